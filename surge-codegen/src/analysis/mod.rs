@@ -1,0 +1,226 @@
+//! Computation analysis: phases, expression sequences, fusion groups and input features.
+//!
+//! An *expression sequence* is the nesting chain of data-parallel operators (SpMV: `map.reduce`,
+//! the outer `map` over rows, the `reduce` nested in its function). Operators that are *arguments*
+//! of a level rather than nested in it (SpMV's `gather` and inner `map`) form that level's *fusion
+//! group*: each of their elements is produced where the consumer reads it, with no temporary.
+//! An argument that cannot be produced element by element (a `scan`, a `map` that itself nests a
+//! `reduce`) and does not depend on the enclosing lambda's parameters is computed first, as its own
+//! *phase* (the tiled reduction's partials, the scan benchmark's partial scans).
+
+mod features;
+
+pub use features::{check_buffers, features, Features};
+
+use crate::ir::{Computation, NodeId, Op, OpKind};
+use crate::CodegenError;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One nesting level of an expression sequence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Level {
+    pub op: OpKind,
+    pub node: NodeId,
+    /// Producers fused into this level, in the order they were found (outermost argument first).
+    pub fused: Vec<Fused>,
+}
+
+/// A producer fused into its consumer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fused {
+    pub op: OpKind,
+    pub node: NodeId,
+}
+
+/// A part of the computation evaluated as one nested kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phase {
+    pub root: NodeId,
+    pub levels: Vec<Level>,
+    /// Roots of the phases whose results this phase reads.
+    pub depends_on: Vec<NodeId>,
+}
+
+impl Phase {
+    /// The expression sequence, e.g. `map.reduce`.
+    pub fn expression_sequence(&self) -> String {
+        self.levels.iter().map(|l| l.op.name()).collect::<Vec<_>>().join(".")
+    }
+    pub fn ops(&self) -> Vec<OpKind> {
+        self.levels.iter().map(|l| l.op).collect()
+    }
+}
+
+/// The phases of a computation in evaluation order; the last one produces the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub phases: Vec<Phase>,
+}
+
+impl Analysis {
+    /// The phase producing the computation's result.
+    pub fn final_phase(&self) -> &Phase {
+        self.phases.last().expect("an analysis has at least one phase")
+    }
+    /// All expression sequences in evaluation order, e.g. `map.reduce, map.reduce`.
+    pub fn expression_sequence(&self) -> String {
+        self.phases.iter().map(Phase::expression_sequence).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Analyzes a computation (validating it first).
+pub fn analyze(c: &Computation) -> Result<Analysis, CodegenError> {
+    c.validate()?;
+    let mut a = Analyzer { c, free: c.free_params(), phases: Vec::new(), done: BTreeSet::new() };
+    a.phase(c.root)?;
+    Ok(Analysis { phases: a.phases })
+}
+
+struct Analyzer<'a> {
+    c: &'a Computation,
+    free: Vec<BTreeSet<NodeId>>,
+    phases: Vec<Phase>,
+    done: BTreeSet<NodeId>,
+}
+
+fn is_data_parallel(k: OpKind) -> bool {
+    OpKind::DATA_PARALLEL.contains(&k)
+}
+
+impl Analyzer<'_> {
+    fn op(&self, n: NodeId) -> &Op {
+        &self.c.node(n).op
+    }
+
+    fn analysis_error(&self, n: NodeId, message: String) -> CodegenError {
+        CodegenError::Analysis { op: self.op(n).kind().name(), node: n, message }
+    }
+
+    /// Analyzes the phase rooted at `root` (after the phases it depends on).
+    fn phase(&mut self, root: NodeId) -> Result<(), CodegenError> {
+        if !self.done.insert(root) {
+            return Ok(());
+        }
+        let mut levels = Vec::new();
+        let mut depends_on = BTreeSet::new();
+        let mut scope: BTreeSet<NodeId> = BTreeSet::new();
+        let mut current = Some(root);
+        while let Some(node) = current.take() {
+            let kind = self.op(node).kind();
+            let mut fused = Vec::new();
+            let mut seen = BTreeSet::new();
+            for o in self.op(node).operands() {
+                self.argument(o, &scope, &mut fused, &mut depends_on, &mut seen)?;
+            }
+            levels.push(Level { op: kind, node, fused });
+            if let Some(l) = self.op(node).lambdas().first().map(|l| (*l).clone()) {
+                scope.extend(l.params.iter().copied());
+                let mut candidates = Vec::new();
+                self.nested_candidates(l.body, &mut candidates, &mut BTreeSet::new());
+                let mut nested = Vec::new();
+                for cand in candidates {
+                    if self.free[cand.0 as usize].is_disjoint(&scope) {
+                        self.phase(cand)?;
+                        depends_on.insert(cand);
+                    } else {
+                        nested.push(cand);
+                    }
+                }
+                match nested.as_slice() {
+                    [] => {}
+                    [one] => current = Some(*one),
+                    [a, b, ..] => {
+                        return Err(self.analysis_error(
+                            node,
+                            format!(
+                                "its function nests two data-parallel operators, `{}` ({a}) and `{}` ({b}); \
+                                 Surge supports one nested operator per level (split the computation)",
+                                self.op(*a).kind(),
+                                self.op(*b).kind()
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        self.phases.push(Phase { root, levels, depends_on: depends_on.into_iter().collect() });
+        Ok(())
+    }
+
+    /// The first data-parallel operators reachable from a lambda body through scalar glue.
+    fn nested_candidates(&self, n: NodeId, out: &mut Vec<NodeId>, seen: &mut BTreeSet<NodeId>) {
+        if !seen.insert(n) {
+            return;
+        }
+        let op = self.op(n);
+        if is_data_parallel(op.kind()) {
+            out.push(n);
+        } else {
+            for o in op.operands() {
+                self.nested_candidates(o, out, seen);
+            }
+        }
+    }
+
+    /// Whether a `map` can be fused: its function nests no data-parallel operator.
+    fn is_elementwise_map(&self, n: NodeId) -> bool {
+        match self.op(n) {
+            Op::Map { f, .. } => {
+                let mut c = Vec::new();
+                self.nested_candidates(f.body, &mut c, &mut BTreeSet::new());
+                c.is_empty()
+            }
+            _ => false,
+        }
+    }
+
+    /// Classifies an argument of a level: fused, a separate phase, or unsupported.
+    fn argument(
+        &mut self,
+        n: NodeId,
+        scope: &BTreeSet<NodeId>,
+        fused: &mut Vec<Fused>,
+        depends_on: &mut BTreeSet<NodeId>,
+        seen: &mut BTreeSet<NodeId>,
+    ) -> Result<(), CodegenError> {
+        if !seen.insert(n) {
+            return Ok(());
+        }
+        let kind = self.op(n).kind();
+        let fusible = kind.is_elementwise_producer() && (kind != OpKind::Map || self.is_elementwise_map(n));
+        if fusible {
+            if is_data_parallel(kind) {
+                fused.push(Fused { op: kind, node: n });
+            }
+            for o in self.op(n).operands() {
+                self.argument(o, scope, fused, depends_on, seen)?;
+            }
+            if let Some(l) = self.op(n).lambdas().first().map(|l| (*l).clone()) {
+                let mut inner = scope.clone();
+                inner.extend(l.params.iter().copied());
+                self.argument(l.body, &inner, fused, depends_on, seen)?;
+            }
+            Ok(())
+        } else if self.free[n.0 as usize].is_disjoint(scope) {
+            self.phase(n)?;
+            depends_on.insert(n);
+            Ok(())
+        } else {
+            Err(self.analysis_error(
+                n,
+                "it produces an argument inside a nested level but cannot be fused (only element-wise \
+                 producers fuse); compute it as a nesting level or outside the lambda"
+                    .into(),
+            ))
+        }
+    }
+}
+
+/// Fusion groups as a map from level (`"map@%3"`) to the fused operator names; for reports.
+pub fn fusion_summary(p: &Phase) -> BTreeMap<String, Vec<String>> {
+    p.levels
+        .iter()
+        .map(|l| (format!("{}@{}", l.op, l.node), l.fused.iter().map(|f| f.op.name().to_string()).collect()))
+        .collect()
+}

@@ -1,0 +1,187 @@
+//! Host data bound to a computation's inputs, and scalar values.
+
+use crate::ir::{Elem, Literal};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A scalar value of one of the IR's element types.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "lowercase")]
+pub enum ScalarValue {
+    F32(f32),
+    F64(f64),
+    I32(i32),
+    I64(i64),
+    U32(u32),
+    U64(u64),
+    Bool(bool),
+}
+
+impl ScalarValue {
+    pub fn elem(self) -> Elem {
+        match self {
+            ScalarValue::F32(_) => Elem::F32,
+            ScalarValue::F64(_) => Elem::F64,
+            ScalarValue::I32(_) => Elem::I32,
+            ScalarValue::I64(_) => Elem::I64,
+            ScalarValue::U32(_) => Elem::U32,
+            ScalarValue::U64(_) => Elem::U64,
+            ScalarValue::Bool(_) => Elem::Bool,
+        }
+    }
+    /// The value of an integer scalar, widened.
+    pub fn as_i128(self) -> Option<i128> {
+        match self {
+            ScalarValue::I32(v) => Some(v.into()),
+            ScalarValue::I64(v) => Some(v.into()),
+            ScalarValue::U32(v) => Some(v.into()),
+            ScalarValue::U64(v) => Some(v.into()),
+            _ => None,
+        }
+    }
+    /// The value as `f64` (lossy for large 64-bit integers); `None` for bool.
+    pub fn as_f64(self) -> Option<f64> {
+        match self {
+            ScalarValue::F32(v) => Some(v.into()),
+            ScalarValue::F64(v) => Some(v),
+            ScalarValue::I32(v) => Some(v.into()),
+            ScalarValue::I64(v) => Some(v as f64),
+            ScalarValue::U32(v) => Some(v.into()),
+            ScalarValue::U64(v) => Some(v as f64),
+            ScalarValue::Bool(_) => None,
+        }
+    }
+}
+
+impl From<Literal> for ScalarValue {
+    fn from(l: Literal) -> Self {
+        match l {
+            Literal::F32(b) => ScalarValue::F32(f32::from_bits(b)),
+            Literal::F64(b) => ScalarValue::F64(f64::from_bits(b)),
+            Literal::I32(v) => ScalarValue::I32(v),
+            Literal::I64(v) => ScalarValue::I64(v),
+            Literal::U32(v) => ScalarValue::U32(v),
+            Literal::U64(v) => ScalarValue::U64(v),
+            Literal::Bool(v) => ScalarValue::Bool(v),
+        }
+    }
+}
+
+impl From<ScalarValue> for Literal {
+    fn from(v: ScalarValue) -> Self {
+        match v {
+            ScalarValue::F32(x) => Literal::f32(x),
+            ScalarValue::F64(x) => Literal::f64(x),
+            ScalarValue::I32(x) => Literal::I32(x),
+            ScalarValue::I64(x) => Literal::I64(x),
+            ScalarValue::U32(x) => Literal::U32(x),
+            ScalarValue::U64(x) => Literal::U64(x),
+            ScalarValue::Bool(x) => Literal::Bool(x),
+        }
+    }
+}
+
+impl fmt::Display for ScalarValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarValue::F32(v) => write!(f, "{v}"),
+            ScalarValue::F64(v) => write!(f, "{v}"),
+            ScalarValue::I32(v) => write!(f, "{v}"),
+            ScalarValue::I64(v) => write!(f, "{v}"),
+            ScalarValue::U32(v) => write!(f, "{v}"),
+            ScalarValue::U64(v) => write!(f, "{v}"),
+            ScalarValue::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A typed, flat host buffer bound to one input of a computation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "lowercase")]
+pub enum Buffer {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+macro_rules! buffer_dispatch {
+    ($self:expr, $v:ident => $body:expr) => {
+        match $self {
+            Buffer::F32($v) => $body,
+            Buffer::F64($v) => $body,
+            Buffer::I32($v) => $body,
+            Buffer::I64($v) => $body,
+            Buffer::U32($v) => $body,
+            Buffer::U64($v) => $body,
+        }
+    };
+}
+
+impl Buffer {
+    pub fn elem(&self) -> Elem {
+        match self {
+            Buffer::F32(_) => Elem::F32,
+            Buffer::F64(_) => Elem::F64,
+            Buffer::I32(_) => Elem::I32,
+            Buffer::I64(_) => Elem::I64,
+            Buffer::U32(_) => Elem::U32,
+            Buffer::U64(_) => Elem::U64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        buffer_dispatch!(self, v => v.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn get(&self, i: usize) -> Option<ScalarValue> {
+        Some(match self {
+            Buffer::F32(v) => ScalarValue::F32(*v.get(i)?),
+            Buffer::F64(v) => ScalarValue::F64(*v.get(i)?),
+            Buffer::I32(v) => ScalarValue::I32(*v.get(i)?),
+            Buffer::I64(v) => ScalarValue::I64(*v.get(i)?),
+            Buffer::U32(v) => ScalarValue::U32(*v.get(i)?),
+            Buffer::U64(v) => ScalarValue::U64(*v.get(i)?),
+        })
+    }
+    /// Element `i` of an integer buffer, widened; `None` for float buffers or out of range.
+    pub fn get_int(&self, i: usize) -> Option<i128> {
+        self.get(i).and_then(ScalarValue::as_i128)
+    }
+    /// Builds a buffer from scalar values that all have element type `elem`.
+    pub fn from_values(elem: Elem, values: &[ScalarValue]) -> Option<Buffer> {
+        macro_rules! collect {
+            ($variant:ident) => {
+                Buffer::$variant(
+                    values
+                        .iter()
+                        .map(|v| match v {
+                            ScalarValue::$variant(x) => Some(*x),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<_>>>()?,
+                )
+            };
+        }
+        Some(match elem {
+            Elem::F32 => collect!(F32),
+            Elem::F64 => collect!(F64),
+            Elem::I32 => collect!(I32),
+            Elem::I64 => collect!(I64),
+            Elem::U32 => collect!(U32),
+            Elem::U64 => collect!(U64),
+            Elem::Bool => return None,
+        })
+    }
+    /// Whether any element is NaN or infinite (integer buffers never are).
+    pub fn first_non_finite(&self) -> Option<usize> {
+        match self {
+            Buffer::F32(v) => v.iter().position(|x| !x.is_finite()),
+            Buffer::F64(v) => v.iter().position(|x| !x.is_finite()),
+            _ => None,
+        }
+    }
+}

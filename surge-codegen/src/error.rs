@@ -1,0 +1,16 @@
+//! The one public error type of `surge-codegen`.
+
+use crate::ir::IrError;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CodegenError {
+    /// The IR is ill-formed: names the operator and node at fault.
+    #[error("invalid computation: {0}")]
+    Ir(#[from] IrError),
+    /// The computation is valid but outside what the analysis supports.
+    #[error("analysis of `{op}` (node {node}): {message}")]
+    Analysis { op: &'static str, node: crate::ir::NodeId, message: String },
+    /// Input data does not match the computation's input declarations.
+    #[error("input `{input}`: {message}")]
+    Input { input: String, message: String },
+}

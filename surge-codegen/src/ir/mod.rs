@@ -1,0 +1,226 @@
+//! The Surge IR: plain data describing one computation.
+//!
+//! A [`Computation`] is a list of [`Node`]s in topological order (operands before users), the
+//! input buffers it reads ([`InputDecl`]), and the root node whose value is the result. Lambdas
+//! passed to operators are traced into the same list: their parameters are [`Op::Param`] nodes and
+//! their bodies ordinary nodes, so nesting (a `reduce` inside the function of a `map`) is explicit.
+//! Scalar lambda bodies are [`ScalarExpr`] trees.
+
+mod infer;
+mod op;
+mod scalar;
+mod types;
+
+pub use infer::{infer, infer_scalar, range_len, ValueInfo};
+pub use op::{Lambda, Node, NodeId, Op, OpKind};
+pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp};
+pub use types::{Elem, Type};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// An input buffer of a computation: a flat sequence of `len` elements of type `elem`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct InputDecl {
+    pub name: String,
+    pub elem: Elem,
+    pub len: u64,
+}
+
+/// A validation failure: the operator at fault, the node when known, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{op}`{}: {message}", node.map(|n| format!(" (node {n})")).unwrap_or_default())]
+pub struct IrError {
+    pub op: &'static str,
+    pub node: Option<NodeId>,
+    pub message: String,
+}
+
+impl IrError {
+    pub fn new(op: &'static str, message: impl Into<String>) -> Self {
+        IrError { op, node: None, message: message.into() }
+    }
+    pub fn at(mut self, node: NodeId) -> Self {
+        self.node = Some(node);
+        self
+    }
+}
+
+/// One nested data-parallel computation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Computation {
+    pub inputs: Vec<InputDecl>,
+    pub nodes: Vec<Node>,
+    pub root: NodeId,
+}
+
+impl Computation {
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.0 as usize]
+    }
+
+    pub fn root_node(&self) -> &Node {
+        self.node(self.root)
+    }
+
+    /// Checks every node's operand order, types, arities, static lengths and parameter scoping.
+    pub fn validate(&self) -> Result<(), IrError> {
+        self.infer_all().map(|_| ())
+    }
+
+    /// Validates the computation and returns what is statically known about every node.
+    pub fn infer_all(&self) -> Result<Vec<ValueInfo>, IrError> {
+        let n = self.nodes.len() as u64;
+        if self.root.0 >= n {
+            return Err(IrError::new("computation", format!("root {} does not exist ({n} nodes)", self.root)));
+        }
+        let mut infos: Vec<ValueInfo> = Vec::with_capacity(self.nodes.len());
+        let mut binder: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            let id = NodeId(i as u64);
+            let kind = node.op.kind().name();
+            for r in node.op.references() {
+                if r.0 >= id.0 {
+                    return Err(IrError::new(kind, format!("refers to {r}, which does not come before it")).at(id));
+                }
+            }
+            let info = match &node.op {
+                Op::Input { buffer } => {
+                    let decl = self.inputs.get(*buffer).ok_or_else(|| {
+                        IrError::new(kind, format!("buffer {buffer} does not exist ({} inputs)", self.inputs.len())).at(id)
+                    })?;
+                    if decl.elem == Elem::Bool {
+                        return Err(IrError::new(kind, format!("input `{}` has element type bool", decl.name)).at(id));
+                    }
+                    ValueInfo::input(decl.elem, decl.len)
+                }
+                Op::Param => ValueInfo::of_type(node.ty.clone()),
+                op => infer(op, &|r| &infos[r.0 as usize]).map_err(|e| e.at(id))?,
+            };
+            if info.ty != node.ty {
+                return Err(IrError::new(kind, format!("declared type {} but its operands give {}", node.ty, info.ty)).at(id));
+            }
+            for l in node.op.lambdas() {
+                for p in &l.params {
+                    if !matches!(self.node(*p).op, Op::Param) {
+                        return Err(IrError::new(kind, format!("lambda parameter {p} is not a parameter node")).at(id));
+                    }
+                    if let Some(other) = binder[p.0 as usize] {
+                        return Err(IrError::new(kind, format!("parameter {p} is already bound by {other}")).at(id));
+                    }
+                    binder[p.0 as usize] = Some(id);
+                }
+            }
+            infos.push(info);
+        }
+        for (i, b) in binder.iter().enumerate() {
+            if matches!(self.nodes[i].op, Op::Param) && b.is_none() {
+                return Err(IrError::new("param", "not bound by any lambda").at(NodeId(i as u64)));
+            }
+        }
+        if let Some(p) = self.free_params()[self.root.0 as usize].iter().next() {
+            return Err(IrError::new(
+                "computation",
+                format!("parameter {p} is used outside the lambda that binds it ({:?})", binder[p.0 as usize]),
+            ));
+        }
+        Ok(infos)
+    }
+
+    /// A hash of the whole IR, stable across runs, platforms and compiler versions (FNV-1a over
+    /// the canonical JSON form). It keys every cache.
+    pub fn stable_hash(&self) -> u128 {
+        fnv1a128(&serde_json::to_vec(self).expect("IR serializes"))
+    }
+
+    /// Like [`stable_hash`](Self::stable_hash) but ignoring input lengths: the same program on
+    /// inputs of other sizes has the same structure hash, so compiled kernels can be reused.
+    pub fn structure_hash(&self) -> u128 {
+        let mut c = self.clone();
+        c.inputs.iter_mut().for_each(|i| i.len = 0);
+        fnv1a128(&serde_json::to_vec(&c).expect("IR serializes"))
+    }
+
+    /// For each node, the lambda parameters it depends on that are not bound inside it.
+    /// Assumes a valid computation.
+    pub fn free_params(&self) -> Vec<BTreeSet<NodeId>> {
+        let mut free: Vec<BTreeSet<NodeId>> = Vec::with_capacity(self.nodes.len());
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut fr = BTreeSet::new();
+            if matches!(node.op, Op::Param) {
+                fr.insert(NodeId(i as u64));
+            }
+            for r in node.op.operands() {
+                fr.extend(free[r.0 as usize].iter().copied());
+            }
+            for l in node.op.lambdas() {
+                fr.extend(free[l.body.0 as usize].iter().copied().filter(|x| !l.params.contains(x)));
+            }
+            free.push(fr);
+        }
+        free
+    }
+
+    /// The ids of nodes reachable from `from` through operands, lambda parameters and bodies.
+    pub fn reachable(&self, from: NodeId) -> BTreeSet<NodeId> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if seen.insert(n) {
+                stack.extend(self.node(n).op.references());
+            }
+        }
+        seen
+    }
+}
+
+/// 128-bit FNV-1a.
+pub fn fnv1a128(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    bytes.iter().fold(OFFSET, |h, b| (h ^ *b as u128).wrapping_mul(PRIME))
+}
+
+impl fmt::Display for Computation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.inputs.iter().enumerate() {
+            writeln!(f, "input {i}: {}: seq<{}> (len {})", d.name, d.elem, d.len)?;
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            let id = NodeId(i as u64);
+            write!(f, "{id}: {} = ", node.ty)?;
+            match &node.op {
+                Op::Input { buffer } => write!(f, "input {}", self.inputs.get(*buffer).map_or("?", |d| &d.name))?,
+                Op::Param => write!(f, "param")?,
+                Op::Scalar { expr } => write!(f, "{expr}")?,
+                Op::Project { tuple, index } => write!(f, "{tuple}.{index}")?,
+                op => {
+                    write!(f, "{}(", op.kind())?;
+                    for (k, r) in op.operands().iter().enumerate() {
+                        if k > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{r}")?;
+                    }
+                    write!(f, ")")?;
+                    for l in op.lambdas() {
+                        write!(f, " |")?;
+                        for (k, p) in l.params.iter().enumerate() {
+                            if k > 0 {
+                                write!(f, ", ")?;
+                            }
+                            write!(f, "{p}")?;
+                        }
+                        write!(f, "| -> {}", l.body)?;
+                    }
+                }
+            }
+            if id == self.root {
+                write!(f, "  (root)")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,364 @@
+//! Operator nodes of the IR.
+
+use super::{ScalarExpr, Type};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of a node in [`Computation::nodes`](super::Computation::nodes). Operands always have
+/// smaller ids than their users, so the node list is a topological order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u64);
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// A traced function: its parameter nodes (each an [`Op::Param`]) and the node computing its result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Lambda {
+    pub params: Vec<NodeId>,
+    pub body: NodeId,
+}
+
+/// The operator of an IR node. Scalar operands (lengths, strides, prefixes) are nodes too.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Op {
+    /// Input buffer `buffer` of the computation, a flat sequence.
+    Input { buffer: usize },
+    /// A lambda parameter; bound by exactly one [`Lambda`].
+    Param,
+    /// A scalar expression tree.
+    Scalar { expr: ScalarExpr },
+    /// A tuple of values.
+    Tuple { items: Vec<NodeId> },
+    /// Field `index` of a tuple.
+    Project { tuple: NodeId, index: usize },
+    /// `seq[index]`.
+    Index { seq: NodeId, index: NodeId },
+    /// The length of a sequence, as `u64`.
+    Length { seq: NodeId },
+    /// `(f(s1[0], .., sn[0]), f(s1[1], .., sn[1]), ..)`.
+    Map { f: Lambda, inputs: Vec<NodeId> },
+    /// `p ⊕ s[0] ⊕ s[1] ⊕ ..`; without a prefix `s[0] ⊕ s[1] ⊕ ..` (an empty input is then an error).
+    Reduce { op: Lambda, input: NodeId, prefix: Option<NodeId> },
+    /// Segmented reduction: one `p ⊕ s[i] ⊕ ..` per run of equal consecutive keys.
+    ReduceByKey { op: Lambda, input: NodeId, keys: NodeId, prefix: NodeId },
+    /// With prefix: `y[0] = p, y[i] = f(y[i-1], s[i-1])` (exclusive, same length as `s`).
+    /// Without: `y[0] = s[0], y[i] = f(y[i-1], s[i])` (inclusive).
+    Scan { op: Lambda, input: NodeId, prefix: Option<NodeId> },
+    /// `y[i] = s[idx[i]]`.
+    Gather { source: NodeId, indices: NodeId },
+    /// A copy of `dest` with `d[idx[i]] = s[i]`, applied in order of `i`.
+    Scatter { source: NodeId, indices: NodeId, dest: NodeId },
+    /// `start, start + stride, ..` up to but excluding `end` (stride 1 when absent; a negative stride counts down).
+    Range { start: NodeId, end: NodeId, stride: Option<NodeId> },
+    /// `len` copies of `value`.
+    Replicate { value: NodeId, len: NodeId },
+    /// `x[i] = (s1[i], .., sn[i])`.
+    Zip { inputs: Vec<NodeId> },
+    /// Tiles of `tile` consecutive elements; the last tile may be shorter.
+    Split { input: NodeId, tile: NodeId },
+    /// The Cartesian product `(x1, .., xn)` for `x1 ∈ s1, .., xn ∈ sn`, the last input varying fastest.
+    Join { inputs: Vec<NodeId> },
+    /// `s[0], s[stride], s[2 stride], ..`.
+    Striding { input: NodeId, stride: NodeId },
+    /// The reversed sequence.
+    Reverse { input: NodeId },
+    /// CSR-style nested sequence: row `i` is `s[off[i]..off[i+1]]`.
+    Nest { input: NodeId, offsets: NodeId },
+    /// The transpose of a uniformly nested sequence.
+    Transpose { input: NodeId },
+}
+
+/// The operator of a node without its operands: what the schedule lookup table is keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Input,
+    Param,
+    Scalar,
+    Tuple,
+    Project,
+    Index,
+    Length,
+    Map,
+    Reduce,
+    ReduceByKey,
+    Scan,
+    Gather,
+    Scatter,
+    Range,
+    Replicate,
+    Zip,
+    Split,
+    Join,
+    Striding,
+    Reverse,
+    Nest,
+    Transpose,
+}
+
+impl OpKind {
+    /// The data-parallel operators of the DSEL (Table 5.1 plus `transpose`).
+    pub const DATA_PARALLEL: [OpKind; 15] = [
+        OpKind::Map,
+        OpKind::Reduce,
+        OpKind::ReduceByKey,
+        OpKind::Scan,
+        OpKind::Gather,
+        OpKind::Scatter,
+        OpKind::Range,
+        OpKind::Replicate,
+        OpKind::Zip,
+        OpKind::Split,
+        OpKind::Join,
+        OpKind::Striding,
+        OpKind::Reverse,
+        OpKind::Nest,
+        OpKind::Transpose,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Input => "input",
+            OpKind::Param => "param",
+            OpKind::Scalar => "scalar",
+            OpKind::Tuple => "tuple",
+            OpKind::Project => "project",
+            OpKind::Index => "index",
+            OpKind::Length => "length",
+            OpKind::Map => "map",
+            OpKind::Reduce => "reduce",
+            OpKind::ReduceByKey => "reduce_by_key",
+            OpKind::Scan => "scan",
+            OpKind::Gather => "gather",
+            OpKind::Scatter => "scatter",
+            OpKind::Range => "range",
+            OpKind::Replicate => "replicate",
+            OpKind::Zip => "zip",
+            OpKind::Split => "split",
+            OpKind::Join => "join",
+            OpKind::Striding => "striding",
+            OpKind::Reverse => "reverse",
+            OpKind::Nest => "nest",
+            OpKind::Transpose => "transpose",
+        }
+    }
+
+    /// Operators whose elements can each be produced without looking at other elements, so
+    /// they fuse into their consumer instead of being materialized (dissertation Section 5.3.2).
+    pub fn is_elementwise_producer(self) -> bool {
+        matches!(
+            self,
+            OpKind::Input
+                | OpKind::Param
+                | OpKind::Map
+                | OpKind::Gather
+                | OpKind::Range
+                | OpKind::Replicate
+                | OpKind::Zip
+                | OpKind::Split
+                | OpKind::Join
+                | OpKind::Striding
+                | OpKind::Reverse
+                | OpKind::Nest
+                | OpKind::Transpose
+                | OpKind::Project
+                | OpKind::Tuple
+                | OpKind::Index
+                | OpKind::Length
+                | OpKind::Scalar
+        )
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Op {
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::Input { .. } => OpKind::Input,
+            Op::Param => OpKind::Param,
+            Op::Scalar { .. } => OpKind::Scalar,
+            Op::Tuple { .. } => OpKind::Tuple,
+            Op::Project { .. } => OpKind::Project,
+            Op::Index { .. } => OpKind::Index,
+            Op::Length { .. } => OpKind::Length,
+            Op::Map { .. } => OpKind::Map,
+            Op::Reduce { .. } => OpKind::Reduce,
+            Op::ReduceByKey { .. } => OpKind::ReduceByKey,
+            Op::Scan { .. } => OpKind::Scan,
+            Op::Gather { .. } => OpKind::Gather,
+            Op::Scatter { .. } => OpKind::Scatter,
+            Op::Range { .. } => OpKind::Range,
+            Op::Replicate { .. } => OpKind::Replicate,
+            Op::Zip { .. } => OpKind::Zip,
+            Op::Split { .. } => OpKind::Split,
+            Op::Join { .. } => OpKind::Join,
+            Op::Striding { .. } => OpKind::Striding,
+            Op::Reverse { .. } => OpKind::Reverse,
+            Op::Nest { .. } => OpKind::Nest,
+            Op::Transpose { .. } => OpKind::Transpose,
+        }
+    }
+
+    /// The lambdas this operator applies.
+    pub fn lambdas(&self) -> Vec<&Lambda> {
+        match self {
+            Op::Map { f, .. } => vec![f],
+            Op::Reduce { op, .. } | Op::ReduceByKey { op, .. } | Op::Scan { op, .. } => vec![op],
+            _ => vec![],
+        }
+    }
+
+    /// The value operands (not lambda parameters or bodies), in a fixed order.
+    pub fn operands(&self) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        self.for_each_operand(|n| out.push(n));
+        out
+    }
+
+    fn for_each_operand(&self, mut f: impl FnMut(NodeId)) {
+        match self {
+            Op::Input { .. } | Op::Param => {}
+            Op::Scalar { expr } => expr.for_each_value(&mut f),
+            Op::Tuple { items: v } | Op::Zip { inputs: v } | Op::Join { inputs: v } => v.iter().copied().for_each(f),
+            Op::Map { inputs, .. } => inputs.iter().copied().for_each(f),
+            Op::Project { tuple: a, .. } | Op::Length { seq: a } | Op::Reverse { input: a } | Op::Transpose { input: a } => {
+                f(*a)
+            }
+            Op::Index { seq: a, index: b }
+            | Op::Gather { source: a, indices: b }
+            | Op::Replicate { value: a, len: b }
+            | Op::Split { input: a, tile: b }
+            | Op::Striding { input: a, stride: b }
+            | Op::Nest { input: a, offsets: b } => {
+                f(*a);
+                f(*b)
+            }
+            Op::Reduce { input, prefix, .. } | Op::Scan { input, prefix, .. } => {
+                f(*input);
+                if let Some(p) = prefix {
+                    f(*p)
+                }
+            }
+            Op::ReduceByKey { input, keys, prefix, .. } => {
+                f(*input);
+                f(*keys);
+                f(*prefix)
+            }
+            Op::Scatter { source, indices, dest } => {
+                f(*source);
+                f(*indices);
+                f(*dest)
+            }
+            Op::Range { start, end, stride } => {
+                f(*start);
+                f(*end);
+                if let Some(s) = stride {
+                    f(*s)
+                }
+            }
+        }
+    }
+
+    /// Every node this node refers to: operands, lambda parameters and lambda bodies.
+    pub fn references(&self) -> Vec<NodeId> {
+        let mut out = self.operands();
+        for l in self.lambdas() {
+            out.extend(l.params.iter().copied());
+            out.push(l.body);
+        }
+        out
+    }
+
+    /// Rewrites every node reference (operands, lambda parameters and bodies, scalar leaves).
+    pub fn remap(&mut self, f: &mut impl FnMut(NodeId) -> NodeId) {
+        fn remap_expr(e: &mut ScalarExpr, f: &mut impl FnMut(NodeId) -> NodeId) {
+            match e {
+                ScalarExpr::Const(_) => {}
+                ScalarExpr::Value(n) => *n = f(*n),
+                ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => remap_expr(a, f),
+                ScalarExpr::Binary(_, a, b) => {
+                    remap_expr(a, f);
+                    remap_expr(b, f);
+                }
+                ScalarExpr::Fma(a, b, c) | ScalarExpr::Select(a, b, c) => {
+                    remap_expr(a, f);
+                    remap_expr(b, f);
+                    remap_expr(c, f);
+                }
+            }
+        }
+        let lam = |l: &mut Lambda, f: &mut dyn FnMut(NodeId) -> NodeId| {
+            for p in &mut l.params {
+                *p = f(*p);
+            }
+            l.body = f(l.body);
+        };
+        match self {
+            Op::Input { .. } | Op::Param => {}
+            Op::Scalar { expr } => remap_expr(expr, f),
+            Op::Tuple { items: v } | Op::Zip { inputs: v } | Op::Join { inputs: v } => {
+                v.iter_mut().for_each(|n| *n = f(*n))
+            }
+            Op::Map { f: l, inputs } => {
+                lam(l, f);
+                inputs.iter_mut().for_each(|n| *n = f(*n));
+            }
+            Op::Project { tuple: a, .. } | Op::Length { seq: a } | Op::Reverse { input: a } | Op::Transpose { input: a } => {
+                *a = f(*a)
+            }
+            Op::Index { seq: a, index: b }
+            | Op::Gather { source: a, indices: b }
+            | Op::Replicate { value: a, len: b }
+            | Op::Split { input: a, tile: b }
+            | Op::Striding { input: a, stride: b }
+            | Op::Nest { input: a, offsets: b } => {
+                *a = f(*a);
+                *b = f(*b);
+            }
+            Op::Reduce { op, input, prefix } | Op::Scan { op, input, prefix } => {
+                lam(op, f);
+                *input = f(*input);
+                if let Some(p) = prefix {
+                    *p = f(*p)
+                }
+            }
+            Op::ReduceByKey { op, input, keys, prefix } => {
+                lam(op, f);
+                *input = f(*input);
+                *keys = f(*keys);
+                *prefix = f(*prefix);
+            }
+            Op::Scatter { source, indices, dest } => {
+                *source = f(*source);
+                *indices = f(*indices);
+                *dest = f(*dest);
+            }
+            Op::Range { start, end, stride } => {
+                *start = f(*start);
+                *end = f(*end);
+                if let Some(s) = stride {
+                    *s = f(*s)
+                }
+            }
+        }
+    }
+}
+
+/// One node: its operator and its type (checked by the validator).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Node {
+    #[serde(flatten)]
+    pub op: Op,
+    pub ty: Type,
+}

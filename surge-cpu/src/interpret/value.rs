@@ -1,0 +1,39 @@
+//! Values of the reference interpreter: deliberately the most obvious representation.
+
+use surge_codegen::data::{Buffer, ScalarValue};
+use surge_codegen::ir::Elem;
+
+/// A runtime value: a scalar, a sequence of values, or a tuple.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Scalar(ScalarValue),
+    Seq(Vec<Value>),
+    Tuple(Vec<Value>),
+}
+
+impl Value {
+    pub fn from_buffer(b: &Buffer) -> Value {
+        Value::Seq((0..b.len()).map(|i| Value::Scalar(b.get(i).expect("index in range"))).collect())
+    }
+    pub fn as_scalar(&self) -> Option<ScalarValue> {
+        match self {
+            Value::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+    pub fn as_seq(&self) -> Option<&[Value]> {
+        match self {
+            Value::Seq(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// A flat sequence of scalars of element type `elem` as a buffer.
+    pub fn to_buffer(&self, elem: Elem) -> Option<Buffer> {
+        let items = self.as_seq()?.iter().map(Value::as_scalar).collect::<Option<Vec<_>>>()?;
+        Buffer::from_values(elem, &items)
+    }
+    /// A flat sequence of numbers as `f64`s (for reports and tests).
+    pub fn to_f64_vec(&self) -> Option<Vec<f64>> {
+        self.as_seq()?.iter().map(|v| v.as_scalar()?.as_f64()).collect()
+    }
+}
