@@ -1,0 +1,95 @@
+//! A built computation: the lowered IR plus the data bound to its inputs.
+
+use crate::dsel::node::lower;
+use crate::dsel::{Element, Scalar, Seq, Sym};
+use crate::Result;
+use surge_codegen::analysis::{self, Analysis, Features};
+use surge_codegen::data::Buffer;
+use surge_codegen::ir;
+use surge_cpu::Value;
+
+/// One nested data-parallel computation, ready to analyze or run.
+#[derive(Debug, Clone)]
+pub struct Computation {
+    ir: ir::Computation,
+    buffers: Vec<Buffer>,
+}
+
+impl Computation {
+    /// Builds the computation whose result is `root` (a `Seq` or `Scalar` handle).
+    pub fn new<S: Sym>(root: &S) -> Result<Self> {
+        let (ir, buffers) = lower(&root.to_node())?;
+        Ok(Computation { ir, buffers })
+    }
+
+    /// A computation from raw IR and buffers (validated).
+    pub fn from_ir(ir: ir::Computation, buffers: Vec<Buffer>) -> Result<Self> {
+        ir.validate()?;
+        analysis::check_buffers(&ir, &buffers)?;
+        Ok(Computation { ir, buffers })
+    }
+
+    pub fn ir(&self) -> &ir::Computation {
+        &self.ir
+    }
+    pub fn buffers(&self) -> &[Buffer] {
+        &self.buffers
+    }
+
+    /// Phases, expression sequences and fusion groups.
+    pub fn analyze(&self) -> Result<Analysis> {
+        Ok(analysis::analyze(&self.ir)?)
+    }
+
+    /// The inferred input features (length, aspect ratio, average row length).
+    pub fn features(&self) -> Result<Features> {
+        let a = self.analyze()?;
+        Ok(analysis::features(&self.ir, &a, &self.buffers)?)
+    }
+
+    /// Evaluates with the reference interpreter (the correctness oracle; slow).
+    pub fn interpret(&self) -> Result<Value> {
+        Ok(surge_cpu::interpret(&self.ir, &self.buffers)?)
+    }
+}
+
+/// Evaluating a handle with the reference interpreter into plain Rust values.
+pub trait Interpret {
+    type Output;
+    fn interpret(&self) -> Result<Self::Output>;
+}
+
+fn unexpected(what: &str) -> ! {
+    panic!("internal: interpreter returned a value that is not {what}")
+}
+
+fn scalar_of<T: Element>(v: &Value) -> T {
+    v.as_scalar().and_then(T::from_value).unwrap_or_else(|| unexpected(T::ELEM.name()))
+}
+
+impl<T: Element> Interpret for Scalar<T> {
+    type Output = T;
+    fn interpret(&self) -> Result<T> {
+        Ok(scalar_of(&Computation::new(self)?.interpret()?))
+    }
+}
+
+impl<T: Element> Interpret for Seq<T> {
+    type Output = Vec<T>;
+    fn interpret(&self) -> Result<Vec<T>> {
+        let v = Computation::new(self)?.interpret()?;
+        Ok(v.as_seq().unwrap_or_else(|| unexpected("a sequence")).iter().map(scalar_of).collect())
+    }
+}
+
+impl<T: Element> Interpret for Seq<Seq<T>> {
+    type Output = Vec<Vec<T>>;
+    fn interpret(&self) -> Result<Vec<Vec<T>>> {
+        let v = Computation::new(self)?.interpret()?;
+        let rows = v.as_seq().unwrap_or_else(|| unexpected("a sequence"));
+        Ok(rows
+            .iter()
+            .map(|r| r.as_seq().unwrap_or_else(|| unexpected("a row")).iter().map(scalar_of).collect())
+            .collect())
+    }
+}

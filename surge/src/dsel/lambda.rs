@@ -1,0 +1,142 @@
+//! Tracing Rust closures into IR lambdas: each parameter becomes a `Param` node, the closure runs
+//! once on symbolic values, and the node it returns is the body.
+
+use super::handles::{Item, Numeric, Scalar, Seq, Sym, Traced};
+use super::node::Node;
+use crate::Result;
+use std::rc::Rc;
+use surge_codegen::ir::{Lambda, NodeId};
+
+/// A traced lambda: its parameter nodes and its body node.
+pub(crate) struct TracedLambda {
+    pub params: Vec<Rc<Node>>,
+    pub body: Rc<Node>,
+}
+
+impl TracedLambda {
+    pub fn ir(&self) -> Lambda {
+        Lambda { params: self.params.iter().map(|p| p.id).collect(), body: self.body.id }
+    }
+    /// Dependencies a node applying this lambda must keep alive.
+    pub fn deps(&self) -> impl Iterator<Item = Rc<Node>> + '_ {
+        self.params.iter().cloned().chain(std::iter::once(self.body.clone()))
+    }
+}
+
+pub(crate) fn param<S: Sym>() -> (S, Rc<Node>) {
+    let p = Node::param(S::Item::ty());
+    (S::from_node(p.clone()), p)
+}
+
+/// The sequences a `map` applies its function to: one `&Seq` or a tuple of up to four.
+/// `Args` is what the function receives: one symbolic element per input.
+pub trait MapInputs {
+    type Args;
+    #[doc(hidden)]
+    fn nodes(&self) -> Vec<Rc<Node>>;
+    #[doc(hidden)]
+    fn params() -> (Self::Args, Vec<Rc<Node>>);
+}
+
+impl<A: Item> MapInputs for &Seq<A> {
+    type Args = A::Sym;
+    fn nodes(&self) -> Vec<Rc<Node>> {
+        vec![self.node.clone()]
+    }
+    fn params() -> (Self::Args, Vec<Rc<Node>>) {
+        let (a, p) = param::<A::Sym>();
+        (a, vec![p])
+    }
+}
+
+macro_rules! map_inputs {
+    ($($A:ident $a:ident $i:tt),+) => {
+        impl<$($A: Item),+> MapInputs for ($(&Seq<$A>,)+) {
+            type Args = ($($A::Sym,)+);
+            fn nodes(&self) -> Vec<Rc<Node>> {
+                vec![$(self.$i.node.clone()),+]
+            }
+            fn params() -> (Self::Args, Vec<Rc<Node>>) {
+                $(let $a = param::<$A::Sym>();)+
+                (($($a.0,)+), vec![$($a.1),+])
+            }
+        }
+    };
+}
+map_inputs!(A a 0);
+map_inputs!(A a 0, B b 1);
+map_inputs!(A a 0, B b 1, C c 2);
+map_inputs!(A a 0, B b 1, C c 2, D d 3);
+
+pub(crate) fn trace_map<I: MapInputs, R: Traced>(f: impl FnOnce(I::Args) -> R) -> Result<(TracedLambda, R::Sym)> {
+    let (args, params) = I::params();
+    let out = f(args).into_sym()?;
+    Ok((TracedLambda { params, body: out.to_node() }, out))
+}
+
+/// A binary operator for `reduce`, `reduce_by_key` and `scan`: a closure `|a, b| ...` or one of
+/// the built-ins [`add`](crate::add), [`mul`](crate::mul), [`min`](crate::min), [`max`](crate::max).
+pub trait Combiner<S: Sym> {
+    #[doc(hidden)]
+    fn trace(self) -> Result<TracedLambdaPub>;
+}
+
+/// Opaque traced lambda (public only so [`Combiner`] can name it).
+#[doc(hidden)]
+pub struct TracedLambdaPub(pub(crate) TracedLambda);
+
+impl std::fmt::Debug for TracedLambdaPub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "lambda({:?}) -> {}", self.0.params.iter().map(|p| p.id).collect::<Vec<NodeId>>(), self.0.body.id)
+    }
+}
+
+impl<S: Sym, R: Traced<Sym = S>, F: FnOnce(S, S) -> R> Combiner<S> for F {
+    fn trace(self) -> Result<TracedLambdaPub> {
+        let (a, pa) = param::<S>();
+        let (b, pb) = param::<S>();
+        let body = self(a, b).into_sym()?.to_node();
+        Ok(TracedLambdaPub(TracedLambda { params: vec![pa, pb], body }))
+    }
+}
+
+macro_rules! builtin {
+    ($name:ident, $Ty:ident, $doc:literal, |$a:ident, $b:ident| $e:expr) => {
+        #[doc = $doc]
+        #[derive(Debug, Clone, Copy)]
+        pub struct $Ty;
+        #[doc = $doc]
+        #[allow(non_upper_case_globals)]
+        pub const $name: $Ty = $Ty;
+        impl<T: Numeric> Combiner<Scalar<T>> for $Ty {
+            fn trace(self) -> Result<TracedLambdaPub> {
+                (|$a: Scalar<T>, $b: Scalar<T>| $e).trace()
+            }
+        }
+    };
+}
+builtin!(add, Add, "Built-in `+` for reductions and scans.", |a, b| a + b);
+builtin!(mul, Mul, "Built-in `*` for reductions and scans.", |a, b| a * b);
+builtin!(min, Min, "Built-in minimum for reductions and scans.", |a, b| a.min(b));
+builtin!(max, Max, "Built-in maximum for reductions and scans.", |a, b| a.max(b));
+
+/// A prefix (initial value) for `reduce`, `reduce_by_key` and `scan`: a symbolic value or a plain
+/// number.
+pub trait IntoSym<S> {
+    fn into_sym(self) -> S;
+}
+impl<S: Sym> IntoSym<S> for S {
+    fn into_sym(self) -> S {
+        self
+    }
+}
+impl<S: Sym> IntoSym<S> for &S {
+    fn into_sym(self) -> S {
+        self.clone()
+    }
+}
+impl<T: super::handles::Element> IntoSym<Scalar<T>> for T {
+    fn into_sym(self) -> Scalar<T> {
+        Scalar::constant(self)
+    }
+}

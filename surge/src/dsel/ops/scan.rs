@@ -1,0 +1,36 @@
+use super::super::handles::{Item, Seq, Sym};
+use super::super::lambda::{Combiner, IntoSym};
+use crate::Result;
+use surge_codegen::ir::Op;
+
+/// `scan(f, s)`: the inclusive scan `y[0] = s[0], y[i] = f(y[i-1], s[i])`.
+///
+/// ```
+/// use surge::prelude::*;
+/// let s = Seq::input("s", vec![1i64, 2, 3, 4])?;
+/// assert_eq!(scan(add, &s)?.interpret()?, vec![1, 3, 6, 10]);
+/// # Ok::<(), surge::SurgeError>(())
+/// ```
+pub fn scan<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<Seq<T>> {
+    build(op, s, None)
+}
+
+/// `scan(f, s, p)`, the dissertation's definition: `y[0] = p, y[i] = f(y[i-1], s[i-1])`
+/// (an exclusive scan, as long as `s`).
+///
+/// ```
+/// use surge::prelude::*;
+/// let s = Seq::input("s", vec![1i64, 2, 3, 4])?;
+/// assert_eq!(scan_prefix(add, &s, 100)?.interpret()?, vec![100, 101, 103, 106]);
+/// # Ok::<(), surge::SurgeError>(())
+/// ```
+pub fn scan_prefix<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: impl IntoSym<T::Sym>) -> Result<Seq<T>> {
+    build(op, s, Some(prefix.into_sym()))
+}
+
+fn build<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: Option<T::Sym>) -> Result<Seq<T>> {
+    let l = op.trace()?.0;
+    let p = prefix.map(|p| p.to_node());
+    let ir = Op::Scan { op: l.ir(), input: s.id(), prefix: p.as_ref().map(|p| p.id) };
+    super::build(ir, std::iter::once(s.node.clone()).chain(p).chain(l.deps()).collect())
+}
