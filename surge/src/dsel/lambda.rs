@@ -100,25 +100,25 @@ impl<S: Sym, R: Traced<Sym = S>, F: FnOnce(S, S) -> R> Combiner<S> for F {
     }
 }
 
-macro_rules! builtin {
-    ($name:ident, $Ty:ident, $doc:literal, |$a:ident, $b:ident| $e:expr) => {
-        #[doc = $doc]
-        #[derive(Debug, Clone, Copy)]
-        pub struct $Ty;
-        #[doc = $doc]
-        #[allow(non_upper_case_globals)]
-        pub const $name: $Ty = $Ty;
-        impl<T: Numeric> Combiner<Scalar<T>> for $Ty {
-            fn trace(self) -> Result<TracedLambdaPub> {
-                (|$a: Scalar<T>, $b: Scalar<T>| $e).trace()
-            }
-        }
-    };
+/// Built-in `+` for reductions and scans: `reduce(add, &s)`.
+pub fn add<T: Numeric>(a: Scalar<T>, b: Scalar<T>) -> Scalar<T> {
+    a + b
 }
-builtin!(add, Add, "Built-in `+` for reductions and scans.", |a, b| a + b);
-builtin!(mul, Mul, "Built-in `*` for reductions and scans.", |a, b| a * b);
-builtin!(min, Min, "Built-in minimum for reductions and scans.", |a, b| a.min(b));
-builtin!(max, Max, "Built-in maximum for reductions and scans.", |a, b| a.max(b));
+
+/// Built-in `*` for reductions and scans.
+pub fn mul<T: Numeric>(a: Scalar<T>, b: Scalar<T>) -> Scalar<T> {
+    a * b
+}
+
+/// Built-in minimum for reductions and scans.
+pub fn min<T: Numeric>(a: Scalar<T>, b: Scalar<T>) -> Scalar<T> {
+    a.min(b)
+}
+
+/// Built-in maximum for reductions and scans.
+pub fn max<T: Numeric>(a: Scalar<T>, b: Scalar<T>) -> Scalar<T> {
+    a.max(b)
+}
 
 /// A prefix (initial value) for `reduce`, `reduce_by_key` and `scan`: a symbolic value or a plain
 /// number.

@@ -7,7 +7,7 @@ pub(crate) mod ops;
 mod scalar_ops;
 
 pub use handles::{lit, Element, Float, IndexElement, IntoScalar, Item, Nested, Numeric, Scalar, Seq, Sym, Traced};
-pub use lambda::{add, max, min, mul, Add, Combiner, IntoSym, MapInputs, Max, Min, Mul};
+pub use lambda::{add, max, min, mul, Combiner, IntoSym, MapInputs};
 pub use ops::*;
 pub use scalar_ops::select;
 #[doc(hidden)]

@@ -1,0 +1,94 @@
+//! Command-line interface: one module per subcommand.
+
+mod analyze;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use surge::SurgeError;
+
+/// Surge: nested data-parallel computations, their code variants, and tuning.
+///
+/// Exit codes: 0 success, 1 the computation failed while running, 2 a usage or input error.
+#[derive(Debug, Parser)]
+#[command(name = "surge", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print an application's expression sequences, fusion groups and input features.
+    Analyze(analyze::AnalyzeArgs),
+    /// Evaluate an application with the reference interpreter and print a summary.
+    Run(run::RunArgs),
+}
+
+/// A CLI failure with its exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl From<SurgeError> for CliError {
+    fn from(e: SurgeError) -> Self {
+        let code = match &e {
+            SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. }) => 1,
+            _ => 2,
+        };
+        CliError { code, message: e.to_string() }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Analyze(a) => analyze::run(a),
+        Command::Run(a) => run::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+/// Arguments that choose an application and its input, shared by subcommands.
+#[derive(Debug, clap::Args)]
+pub struct AppArgs {
+    /// The application: reduce, scan or spmv.
+    pub app: String,
+    /// Matrix Market file for spmv (default: a generated 256×256-grid Laplacian).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<std::path::PathBuf>,
+    /// Number of generated input values for reduce and scan (default 1048576).
+    #[arg(long, value_name = "N")]
+    pub size: Option<usize>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl AppArgs {
+    pub fn build(&self) -> Result<surge::apps::BuiltApp, CliError> {
+        use surge::apps::{App, AppInput, BuiltApp};
+        let app: App = self.app.parse()?;
+        let input = match (&self.input, self.size) {
+            (Some(_), Some(_)) => {
+                return Err(CliError { code: 2, message: "give either --input or --size, not both".into() });
+            }
+            (Some(p), None) => AppInput::Matrix(p.clone()),
+            (None, Some(n)) => AppInput::Size(n),
+            (None, None) => AppInput::Default,
+        };
+        Ok(BuiltApp::new(app, &input)?)
+    }
+}
+
+fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).expect("JSON serializes"));
+}
