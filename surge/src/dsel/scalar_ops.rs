@@ -37,10 +37,28 @@ macro_rules! arith {
                 binary(BinaryOp::$op, self, rhs)
             }
         }
+        impl<T: Numeric> ops::$Trait<&Scalar<T>> for Scalar<T> {
+            type Output = Scalar<T>;
+            fn $method(self, rhs: &Scalar<T>) -> Scalar<T> {
+                binary(BinaryOp::$op, &self, rhs)
+            }
+        }
+        impl<T: Numeric> ops::$Trait<Scalar<T>> for &Scalar<T> {
+            type Output = Scalar<T>;
+            fn $method(self, rhs: Scalar<T>) -> Scalar<T> {
+                binary(BinaryOp::$op, self, &rhs)
+            }
+        }
         impl<T: Numeric> ops::$Trait<T> for Scalar<T> {
             type Output = Scalar<T>;
             fn $method(self, rhs: T) -> Scalar<T> {
                 binary(BinaryOp::$op, &self, &Scalar::constant(rhs))
+            }
+        }
+        impl<T: Numeric> ops::$Trait<T> for &Scalar<T> {
+            type Output = Scalar<T>;
+            fn $method(self, rhs: T) -> Scalar<T> {
+                binary(BinaryOp::$op, self, &Scalar::constant(rhs))
             }
         }
         arith!(@lhs $Trait, $method, $op, f32 f64 i32 i64 u32 u64);
@@ -63,7 +81,14 @@ arith!(Rem, rem, Rem);
 impl<T: Numeric> ops::Neg for Scalar<T> {
     type Output = Scalar<T>;
     fn neg(self) -> Scalar<T> {
-        build(ScalarExpr::Unary(UnaryOp::Neg, v(&self)), &[&self])
+        -&self
+    }
+}
+
+impl<T: Numeric> ops::Neg for &Scalar<T> {
+    type Output = Scalar<T>;
+    fn neg(self) -> Scalar<T> {
+        build(ScalarExpr::Unary(UnaryOp::Neg, v(self)), &[self])
     }
 }
 
