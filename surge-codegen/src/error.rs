@@ -9,7 +9,11 @@ pub enum CodegenError {
     Ir(#[from] IrError),
     /// The computation is valid but outside what the analysis supports.
     #[error("analysis of `{op}` (node {node}): {message}")]
-    Analysis { op: &'static str, node: crate::ir::NodeId, message: String },
+    Analysis {
+        op: &'static str,
+        node: crate::ir::NodeId,
+        message: String,
+    },
     /// Input data does not match the computation's input declarations.
     #[error("input `{input}`: {message}")]
     Input { input: String, message: String },

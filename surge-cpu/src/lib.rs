@@ -3,10 +3,10 @@
 
 pub mod interpret;
 
-pub use interpret::{interpret, Value};
+pub use interpret::{Value, interpret};
 
-use surge_codegen::ir::NodeId;
 use surge_codegen::CodegenError;
+use surge_codegen::ir::NodeId;
 
 /// The one public error type of `surge-cpu`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -16,5 +16,9 @@ pub enum CpuError {
     Invalid(#[from] CodegenError),
     /// Evaluation failed on these inputs (an index out of range, a ragged transpose, ...).
     #[error("`{op}` (node {node}) failed: {message}")]
-    Runtime { op: &'static str, node: NodeId, message: String },
+    Runtime {
+        op: &'static str,
+        node: NodeId,
+        message: String,
+    },
 }

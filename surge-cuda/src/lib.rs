@@ -9,7 +9,10 @@ use std::fmt;
 pub enum CudaError {
     /// A CUDA library could not be loaded (no driver, no GPU, no NVRTC).
     #[error("{library} is not available: {reason}")]
-    Unavailable { library: &'static str, reason: String },
+    Unavailable {
+        library: &'static str,
+        reason: String,
+    },
 }
 
 /// A dynamically loadable CUDA library and the file names searched for it, in order.
@@ -54,7 +57,10 @@ pub fn probe(lib: Library) -> Result<&'static str, CudaError> {
             Err(e) => reasons.push(format!("{name}: {e}")),
         }
     }
-    Err(CudaError::Unavailable { library: lib.name(), reason: reasons.join("; ") })
+    Err(CudaError::Unavailable {
+        library: lib.name(),
+        reason: reasons.join("; "),
+    })
 }
 
 #[cfg(test)]

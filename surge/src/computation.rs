@@ -1,8 +1,8 @@
 //! A built computation: the lowered IR plus the data bound to its inputs.
 
+use crate::Result;
 use crate::dsel::node::lower;
 use crate::dsel::{Element, Scalar, Seq, Sym};
-use crate::Result;
 use surge_codegen::analysis::{self, Analysis, Features};
 use surge_codegen::data::Buffer;
 use surge_codegen::ir;
@@ -64,7 +64,9 @@ fn unexpected(what: &str) -> ! {
 }
 
 fn scalar_of<T: Element>(v: &Value) -> T {
-    v.as_scalar().and_then(T::from_value).unwrap_or_else(|| unexpected(T::ELEM.name()))
+    v.as_scalar()
+        .and_then(T::from_value)
+        .unwrap_or_else(|| unexpected(T::ELEM.name()))
 }
 
 impl<T: Element> Interpret for Scalar<T> {
@@ -78,7 +80,11 @@ impl<T: Element> Interpret for Seq<T> {
     type Output = Vec<T>;
     fn interpret(&self) -> Result<Vec<T>> {
         let v = Computation::new(self)?.interpret()?;
-        Ok(v.as_seq().unwrap_or_else(|| unexpected("a sequence")).iter().map(scalar_of).collect())
+        Ok(v.as_seq()
+            .unwrap_or_else(|| unexpected("a sequence"))
+            .iter()
+            .map(scalar_of)
+            .collect())
     }
 }
 
@@ -89,7 +95,13 @@ impl<T: Element> Interpret for Seq<Seq<T>> {
         let rows = v.as_seq().unwrap_or_else(|| unexpected("a sequence"));
         Ok(rows
             .iter()
-            .map(|r| r.as_seq().unwrap_or_else(|| unexpected("a row")).iter().map(scalar_of).collect())
+            .map(|r| {
+                r.as_seq()
+                    .unwrap_or_else(|| unexpected("a row"))
+                    .iter()
+                    .map(scalar_of)
+                    .collect()
+            })
             .collect())
     }
 }

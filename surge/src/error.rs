@@ -1,7 +1,7 @@
 //! The one public error type of the `surge` crate.
 
-use surge_codegen::ir::IrError;
 use surge_codegen::CodegenError;
+use surge_codegen::ir::IrError;
 use surge_cpu::CpuError;
 
 /// Everything that can go wrong building, analyzing or running a computation.

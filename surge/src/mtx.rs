@@ -229,7 +229,7 @@ pub fn parse_mtx(name: &str, text: &str) -> Result<CsrMatrix, MtxError> {
                     name,
                     last_line(text),
                     "missing size line after the header",
-                ))
+                ));
             }
             Some((ln, l)) => {
                 let n = split_fields(l, &mut f);
@@ -400,7 +400,7 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                 name,
                 1,
                 format!("unknown format '{}' (expected coordinate or array)", w[1]),
-            ))
+            ));
         }
     };
     let field = match lower[2].as_str() {
@@ -416,7 +416,7 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                     "unknown field '{}' (expected real, double, integer, pattern or complex)",
                     w[2]
                 ),
-            ))
+            ));
         }
     };
     let symmetry = match lower[3].as_str() {
@@ -429,10 +429,10 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                 name,
                 1,
                 format!(
-                "unknown symmetry '{}' (expected general, symmetric, skew-symmetric or hermitian)",
-                w[3]
-            ),
-            ))
+                    "unknown symmetry '{}' (expected general, symmetric, skew-symmetric or hermitian)",
+                    w[3]
+                ),
+            ));
         }
     };
     if field == Field::Pattern && format == Format::Array {
@@ -553,7 +553,9 @@ impl EntryParser<'_> {
                 return Err(MtxError::at(
                     name,
                     ln,
-                    format!("more entries than the {declared} declared on the size line (line {size_ln})"),
+                    format!(
+                        "more entries than the {declared} declared on the size line (line {size_ln})"
+                    ),
                 ));
             }
             if n != want {
@@ -699,7 +701,11 @@ impl EntryParser<'_> {
                 return Err(MtxError::at(
                     self.name,
                     ln,
-                    format!("diagonal entry ({}, {}) in a skew-symmetric matrix (its diagonal is zero and must not be stored)", r + 1, c + 1),
+                    format!(
+                        "diagonal entry ({}, {}) in a skew-symmetric matrix (its diagonal is zero and must not be stored)",
+                        r + 1,
+                        c + 1
+                    ),
                 ));
             }
         }

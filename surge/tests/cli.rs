@@ -4,11 +4,18 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn surge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_surge")).args(args).output().expect("surge runs")
+    Command::new(env!("CARGO_BIN_EXE_surge"))
+        .args(args)
+        .output()
+        .expect("surge runs")
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("valid JSON")
 }
 
@@ -28,7 +35,10 @@ fn analyze_spmv_reports_map_reduce() {
     assert_eq!(v["app"], "spmv");
     assert_eq!(v["expression_sequence"], "map.reduce");
     assert_eq!(v["fusion"][1]["consumer"], "reduce");
-    assert_eq!(v["fusion"][1]["fused"], serde_json::json!(["map", "gather"]));
+    assert_eq!(
+        v["fusion"][1]["fused"],
+        serde_json::json!(["map", "gather"])
+    );
     assert_eq!(v["features"]["length"], 65536);
     assert!(v["features"]["avg_row_length"].as_f64().unwrap() > 4.9);
 }
@@ -36,7 +46,10 @@ fn analyze_spmv_reports_map_reduce() {
 #[test]
 fn run_spmv_on_every_shared_matrix() {
     let Some(dir) = matrices() else { return };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "mtx"));
     files.sort();
     for f in files {
@@ -44,7 +57,10 @@ fn run_spmv_on_every_shared_matrix() {
         if f.ends_with("young1c.mtx") {
             assert_eq!(out.status.code(), Some(2));
             let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("young1c.mtx") && err.contains("complex"), "{err}");
+            assert!(
+                err.contains("young1c.mtx") && err.contains("complex"),
+                "{err}"
+            );
             continue;
         }
         let v = json(&out);
@@ -58,11 +74,30 @@ fn run_spmv_on_every_shared_matrix() {
 fn run_spmv_summary_is_right_for_a_known_matrix() {
     let Some(dir) = matrices() else { return };
     // bcsstk13: symmetric, 2003 x 2003, 83883 nonzeros after expansion.
-    let v = json(&surge(&["run", "spmv", "--input", dir.join("bcsstk13.mtx").to_str().unwrap(), "--json"]));
-    assert_eq!((v["rows"].as_u64(), v["cols"].as_u64(), v["nnz"].as_u64()), (Some(2003), Some(2003), Some(83883)));
+    let v = json(&surge(&[
+        "run",
+        "spmv",
+        "--input",
+        dir.join("bcsstk13.mtx").to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(
+        (v["rows"].as_u64(), v["cols"].as_u64(), v["nnz"].as_u64()),
+        (Some(2003), Some(2003), Some(83883))
+    );
     // G51 is a symmetric pattern matrix: every entry counts 1.0.
-    let v = json(&surge(&["run", "spmv", "--input", dir.join("G51.mtx").to_str().unwrap(), "--json"]));
-    assert_eq!(v["sum_y"].as_f64(), Some(11818.0), "pattern entries are 1.0, x = ones: sum y = nnz");
+    let v = json(&surge(&[
+        "run",
+        "spmv",
+        "--input",
+        dir.join("G51.mtx").to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(
+        v["sum_y"].as_f64(),
+        Some(11818.0),
+        "pattern entries are 1.0, x = ones: sum y = nnz"
+    );
 }
 
 #[test]
@@ -70,12 +105,21 @@ fn malformed_mtx_exits_2_with_file_and_line() {
     let dir = std::env::temp_dir().join(format!("surge-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("broken.mtx");
-    std::fs::write(&f, "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n").unwrap();
+    std::fs::write(
+        &f,
+        "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 x 2.0\n",
+    )
+    .unwrap();
     let out = surge(&["run", "spmv", "--input", f.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("broken.mtx:4:"), "{err}");
-    let missing = surge(&["run", "spmv", "--input", dir.join("nope.mtx").to_str().unwrap()]);
+    let missing = surge(&[
+        "run",
+        "spmv",
+        "--input",
+        dir.join("nope.mtx").to_str().unwrap(),
+    ]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nope.mtx"));
     std::fs::remove_dir_all(&dir).ok();
@@ -86,7 +130,10 @@ fn usage_errors_exit_2() {
     let out = surge(&["run", "gemv"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown application `gemv`"));
-    assert_eq!(surge(&["run", "reduce", "--input", "x.mtx"]).status.code(), Some(2));
+    assert_eq!(
+        surge(&["run", "reduce", "--input", "x.mtx"]).status.code(),
+        Some(2)
+    );
     assert_eq!(surge(&["frobnicate"]).status.code(), Some(2));
     assert!(surge(&["--help"]).status.success());
 }

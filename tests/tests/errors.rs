@@ -1,6 +1,8 @@
 //! Every validation error is returned (never a panic) with a message naming the operator and values.
 
-use surge::codegen::ir::{Computation as Ir, Elem, InputDecl, Lambda, Node, NodeId, Op, ScalarExpr, Type};
+use surge::codegen::ir::{
+    Computation as Ir, Elem, InputDecl, Lambda, Node, NodeId, Op, ScalarExpr, Type,
+};
 use surge::prelude::*;
 
 fn msg<T: std::fmt::Debug>(r: Result<T>) -> String {
@@ -11,12 +13,18 @@ fn msg<T: std::fmt::Debug>(r: Result<T>) -> String {
 fn mismatched_lengths_name_the_operator_and_lengths() {
     let a = Seq::input("a", vec![1.0f64, 2.0, 3.0]).unwrap();
     let b = Seq::input("b", vec![1.0f64, 2.0]).unwrap();
-    assert_eq!(msg(map(|(x, y)| x + y, (&a, &b))), "`map`: input lengths differ: input 0 has length 3, input 1 has length 2");
+    assert_eq!(
+        msg(map(|(x, y)| x + y, (&a, &b))),
+        "`map`: input lengths differ: input 0 has length 3, input 1 has length 2"
+    );
     assert!(msg(zip(&a, &b)).starts_with("`zip`: input lengths differ"));
     let i = Seq::input("i", vec![0u32]).unwrap();
     assert!(msg(scatter(&a, &i, &b)).contains("`scatter`: source and indices lengths differ"));
     let k = Seq::input("k", vec![0u32, 1]).unwrap();
-    assert!(msg(reduce_by_key(add, &a, &k, 0.0)).contains("`reduce_by_key`: input and keys lengths differ"));
+    assert!(
+        msg(reduce_by_key(add, &a, &k, 0.0))
+            .contains("`reduce_by_key`: input and keys lengths differ")
+    );
 }
 
 #[test]
@@ -28,7 +36,10 @@ fn nest_offsets_are_checked() {
         "`nest`: offsets are not monotone: offsets[1] = 3 > offsets[2] = 2 (offsets `off`)"
     );
     let out_of_range = Seq::input("off", vec![0u32, 6]).unwrap();
-    assert!(msg(nest(&s, &out_of_range)).contains("offsets[1] = 6 is out of range for a sequence of length 5"));
+    assert!(
+        msg(nest(&s, &out_of_range))
+            .contains("offsets[1] = 6 is out of range for a sequence of length 5")
+    );
     let negative = Seq::input("off", vec![-1i64, 5]).unwrap();
     assert!(msg(nest(&s, &negative)).contains("offsets[0] = -1 is out of range"));
     let empty = Seq::input("off", Vec::<u32>::new()).unwrap();
@@ -36,7 +47,10 @@ fn nest_offsets_are_checked() {
     // Computed offsets are checked when the computation runs.
     let computed = reverse(&Seq::input("off", vec![0u32, 3, 1]).unwrap()).unwrap();
     let e = msg(nest(&s, &computed).unwrap().interpret());
-    assert!(e.contains("`nest`") && e.contains("offsets are not monotone"), "{e}");
+    assert!(
+        e.contains("`nest`") && e.contains("offsets are not monotone"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -44,32 +58,56 @@ fn index_out_of_range_at_run_time_is_an_error() {
     let s = Seq::input("s", vec![1.0f64, 2.0]).unwrap();
     let idx = Seq::input("idx", vec![0u32, 2]).unwrap();
     let e = msg(gather(&s, &idx).unwrap().interpret());
-    assert_eq!(e, "`gather` (node %2) failed: index 2 at position 1 is out of range for a source of length 2");
+    assert_eq!(
+        e,
+        "`gather` (node %2) failed: index 2 at position 1 is out of range for a source of length 2"
+    );
     let neg = Seq::input("neg", vec![-1i32, 0]).unwrap();
-    assert!(msg(scatter(&s, &neg, &s).unwrap().interpret()).contains("index -1 at position 0 is out of range for a destination of length 2"));
+    assert!(
+        msg(scatter(&s, &neg, &s).unwrap().interpret())
+            .contains("index -1 at position 0 is out of range for a destination of length 2")
+    );
 }
 
 #[test]
 fn bad_sizes_and_strides() {
     let s = Seq::input("s", vec![1i64, 2, 3]).unwrap();
-    assert_eq!(msg(split(&s, 0u64)), "`split`: tile size must be positive, got 0");
-    assert_eq!(msg(striding(&s, 0u64)), "`striding`: stride must be positive, got 0");
+    assert_eq!(
+        msg(split(&s, 0u64)),
+        "`split`: tile size must be positive, got 0"
+    );
+    assert_eq!(
+        msg(striding(&s, 0u64)),
+        "`striding`: stride must be positive, got 0"
+    );
     assert_eq!(msg(range_step(0i32, 9, 0)), "`range`: stride is 0");
-    assert!(msg(reduce(add, &Seq::input("e", Vec::<f64>::new()).unwrap())).contains("reduction of an empty sequence without a prefix"));
+    assert!(
+        msg(reduce(add, &Seq::input("e", Vec::<f64>::new()).unwrap()))
+            .contains("reduction of an empty sequence without a prefix")
+    );
     let ragged = nest(&s, &Seq::input("o", vec![0u32, 1, 3]).unwrap()).unwrap();
-    assert!(msg(transpose(&ragged).unwrap().interpret()).contains("rows differ in length (row 0 has 1, row 1 has 2)"));
+    assert!(
+        msg(transpose(&ragged).unwrap().interpret())
+            .contains("rows differ in length (row 0 has 1, row 1 has 2)")
+    );
     assert!(msg(at(&s, 3u32)).contains("index 3 out of range for a sequence of length 3"));
 }
 
 #[test]
 fn bad_input_data() {
     let e = msg(Seq::input("x", vec![1.0f64, f64::NAN]));
-    assert_eq!(e, "input `x`: element 1 is NaN (NaN and infinities are rejected)");
+    assert_eq!(
+        e,
+        "input `x`: element 1 is NaN (NaN and infinities are rejected)"
+    );
     assert!(msg(Seq::input("x", vec![f32::INFINITY])).contains("element 0 is inf"));
     let a = Seq::input("same", vec![1.0f64]).unwrap();
     let b = Seq::input("same", vec![2.0f64]).unwrap();
     let y = map(|(x, y)| x + y, (&a, &b)).unwrap();
-    assert_eq!(msg(Computation::new(&y)), "input `same`: two different inputs of one computation have this name");
+    assert_eq!(
+        msg(Computation::new(&y)),
+        "input `same`: two different inputs of one computation have this name"
+    );
 }
 
 #[test]
@@ -83,12 +121,26 @@ fn integer_division_by_zero_is_a_runtime_error() {
 fn raw(op: Op, ty: Type) -> Ir {
     Ir {
         inputs: vec![
-            InputDecl { name: "s".into(), elem: Elem::F64, len: 3 },
-            InputDecl { name: "idx".into(), elem: Elem::F64, len: 3 },
+            InputDecl {
+                name: "s".into(),
+                elem: Elem::F64,
+                len: 3,
+            },
+            InputDecl {
+                name: "idx".into(),
+                elem: Elem::F64,
+                len: 3,
+            },
         ],
         nodes: vec![
-            Node { op: Op::Input { buffer: 0 }, ty: Type::scalar_seq(Elem::F64) },
-            Node { op: Op::Input { buffer: 1 }, ty: Type::scalar_seq(Elem::F64) },
+            Node {
+                op: Op::Input { buffer: 0 },
+                ty: Type::scalar_seq(Elem::F64),
+            },
+            Node {
+                op: Op::Input { buffer: 1 },
+                ty: Type::scalar_seq(Elem::F64),
+            },
             Node { op, ty },
         ],
         root: NodeId(2),
@@ -98,50 +150,143 @@ fn raw(op: Op, ty: Type) -> Ir {
 #[test]
 fn non_integer_gather_and_scatter_indices_are_rejected() {
     let t = Type::scalar_seq(Elem::F64);
-    let g = raw(Op::Gather { source: NodeId(0), indices: NodeId(1) }, t.clone());
-    assert_eq!(g.validate().unwrap_err().to_string(), "`gather` (node %2): indices must have an integer element type, got f64");
-    let s = raw(Op::Scatter { source: NodeId(0), indices: NodeId(1), dest: NodeId(0) }, t.clone());
-    assert!(s.validate().unwrap_err().to_string().starts_with("`scatter` (node %2): indices must have an integer element type"));
-    let n = raw(Op::Nest { input: NodeId(0), offsets: NodeId(1) }, Type::seq(t));
-    assert!(n.validate().unwrap_err().to_string().contains("offsets must have an integer element type"));
+    let g = raw(
+        Op::Gather {
+            source: NodeId(0),
+            indices: NodeId(1),
+        },
+        t.clone(),
+    );
+    assert_eq!(
+        g.validate().unwrap_err().to_string(),
+        "`gather` (node %2): indices must have an integer element type, got f64"
+    );
+    let s = raw(
+        Op::Scatter {
+            source: NodeId(0),
+            indices: NodeId(1),
+            dest: NodeId(0),
+        },
+        t.clone(),
+    );
+    assert!(
+        s.validate()
+            .unwrap_err()
+            .to_string()
+            .starts_with("`scatter` (node %2): indices must have an integer element type")
+    );
+    let n = raw(
+        Op::Nest {
+            input: NodeId(0),
+            offsets: NodeId(1),
+        },
+        Type::seq(t),
+    );
+    assert!(
+        n.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("offsets must have an integer element type")
+    );
 }
 
 #[test]
 fn validator_catches_malformed_ir() {
     let t = Type::scalar_seq(Elem::F64);
     // Wrong declared type.
-    let bad_ty = raw(Op::Reverse { input: NodeId(0) }, Type::scalar_seq(Elem::F32));
-    assert!(bad_ty.validate().unwrap_err().to_string().contains("declared type seq<f32> but its operands give seq<f64>"));
+    let bad_ty = raw(
+        Op::Reverse { input: NodeId(0) },
+        Type::scalar_seq(Elem::F32),
+    );
+    assert!(
+        bad_ty
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("declared type seq<f32> but its operands give seq<f64>")
+    );
     // Forward reference.
     let mut fwd = raw(Op::Reverse { input: NodeId(0) }, t.clone());
-    fwd.nodes[0] = Node { op: Op::Reverse { input: NodeId(2) }, ty: t.clone() };
-    assert!(fwd.validate().unwrap_err().to_string().contains("does not come before it"));
+    fwd.nodes[0] = Node {
+        op: Op::Reverse { input: NodeId(2) },
+        ty: t.clone(),
+    };
+    assert!(
+        fwd.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("does not come before it")
+    );
     // A lambda of the wrong arity.
     let mut arity = raw(Op::Reverse { input: NodeId(0) }, t.clone());
-    arity.nodes[2] = Node { op: Op::Param, ty: Type::Scalar(Elem::F64) };
+    arity.nodes[2] = Node {
+        op: Op::Param,
+        ty: Type::Scalar(Elem::F64),
+    };
     arity.nodes.push(Node {
-        op: Op::Map { f: Lambda { params: vec![NodeId(2), NodeId(2)], body: NodeId(2) }, inputs: vec![NodeId(0)] },
+        op: Op::Map {
+            f: Lambda {
+                params: vec![NodeId(2), NodeId(2)],
+                body: NodeId(2),
+            },
+            inputs: vec![NodeId(0)],
+        },
         ty: t.clone(),
     });
     arity.root = NodeId(3);
-    assert!(arity.validate().unwrap_err().to_string().contains("the function takes 1 parameter(s), got 2"));
+    assert!(
+        arity
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("the function takes 1 parameter(s), got 2")
+    );
     // A parameter used outside its lambda.
     let mut scope = raw(Op::Param, Type::Scalar(Elem::F64));
-    scope.nodes.push(Node { op: Op::Scalar { expr: ScalarExpr::Value(NodeId(2)) }, ty: Type::Scalar(Elem::F64) });
+    scope.nodes.push(Node {
+        op: Op::Scalar {
+            expr: ScalarExpr::Value(NodeId(2)),
+        },
+        ty: Type::Scalar(Elem::F64),
+    });
     scope.root = NodeId(3);
-    assert!(scope.validate().unwrap_err().to_string().contains("not bound by any lambda"));
+    assert!(
+        scope
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("not bound by any lambda")
+    );
     // An unknown buffer.
     let mut buf = raw(Op::Reverse { input: NodeId(0) }, t);
     buf.nodes[1].op = Op::Input { buffer: 7 };
-    assert!(buf.validate().unwrap_err().to_string().contains("buffer 7 does not exist"));
+    assert!(
+        buf.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("buffer 7 does not exist")
+    );
 }
 
 #[test]
 fn bound_buffers_must_match_declarations() {
-    let ir = raw(Op::Reverse { input: NodeId(0) }, Type::scalar_seq(Elem::F64));
+    let ir = raw(
+        Op::Reverse { input: NodeId(0) },
+        Type::scalar_seq(Elem::F64),
+    );
     use surge::codegen::data::Buffer;
-    let e = Computation::from_ir(ir.clone(), vec![Buffer::F64(vec![1.0; 3])]).unwrap_err().to_string();
+    let e = Computation::from_ir(ir.clone(), vec![Buffer::F64(vec![1.0; 3])])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("1 buffers bound to 2 declared inputs"), "{e}");
-    let e = Computation::from_ir(ir, vec![Buffer::F64(vec![1.0; 3]), Buffer::F32(vec![1.0; 3])]).unwrap_err().to_string();
-    assert!(e.contains("input `idx`: declared 3 elements of f64, bound 3 elements of f32"), "{e}");
+    let e = Computation::from_ir(
+        ir,
+        vec![Buffer::F64(vec![1.0; 3]), Buffer::F32(vec![1.0; 3])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("input `idx`: declared 3 elements of f64, bound 3 elements of f32"),
+        "{e}"
+    );
 }

@@ -5,11 +5,19 @@ use surge::codegen::analysis::Analysis;
 use surge::prelude::*;
 
 fn analysis(app: App, input: AppInput) -> Analysis {
-    BuiltApp::new(app, &input).unwrap().computation.analyze().unwrap()
+    BuiltApp::new(app, &input)
+        .unwrap()
+        .computation
+        .analyze()
+        .unwrap()
 }
 
 fn fused(a: &Analysis, phase: usize, level: usize) -> Vec<&'static str> {
-    a.phases[phase].levels[level].fused.iter().map(|f| f.op.name()).collect()
+    a.phases[phase].levels[level]
+        .fused
+        .iter()
+        .map(|f| f.op.name())
+        .collect()
 }
 
 #[test]
@@ -52,18 +60,32 @@ fn kmeans_centroid_recalculation_is_reduce_by_key_map() {
     )
     .unwrap();
     let c = Computation::new(&centroids).unwrap();
-    assert_eq!(c.analyze().unwrap().expression_sequence(), "reduce_by_key.map");
-    assert_eq!(centroids.interpret().unwrap(), vec![vec![4.0, 6.0], vec![5.0, 6.0]]);
+    assert_eq!(
+        c.analyze().unwrap().expression_sequence(),
+        "reduce_by_key.map"
+    );
+    assert_eq!(
+        centroids.interpret().unwrap(),
+        vec![vec![4.0, 6.0], vec![5.0, 6.0]]
+    );
 }
 
 #[test]
 fn features_of_the_apps() {
-    let spmv = BuiltApp::new(App::Spmv, &AppInput::Default).unwrap().computation.features().unwrap();
+    let spmv = BuiltApp::new(App::Spmv, &AppInput::Default)
+        .unwrap()
+        .computation
+        .features()
+        .unwrap();
     assert_eq!(spmv.length, 65536);
     assert_eq!(spmv.elements, 326_656);
     assert!((spmv.avg_row_length.unwrap() - 4.984375).abs() < 1e-12);
     assert_eq!(spmv.aspect_ratio, None);
-    let red = BuiltApp::new(App::Reduce, &AppInput::Size(1 << 16)).unwrap().computation.features().unwrap();
+    let red = BuiltApp::new(App::Reduce, &AppInput::Size(1 << 16))
+        .unwrap()
+        .computation
+        .features()
+        .unwrap();
     assert_eq!((red.length, red.elements), (16, 1 << 16));
     assert_eq!(red.aspect_ratio, Some(16.0 / 4096.0));
     assert_eq!(red.avg_row_length, None);
@@ -71,14 +93,20 @@ fn features_of_the_apps() {
 
 #[test]
 fn ir_hash_is_stable_and_structure_hash_ignores_lengths() {
-    let c1 = BuiltApp::new(App::Reduce, &AppInput::Size(5000)).unwrap().computation;
-    let c2 = BuiltApp::new(App::Reduce, &AppInput::Size(5000)).unwrap().computation;
+    let c1 = BuiltApp::new(App::Reduce, &AppInput::Size(5000))
+        .unwrap()
+        .computation;
+    let c2 = BuiltApp::new(App::Reduce, &AppInput::Size(5000))
+        .unwrap()
+        .computation;
     assert_eq!(c1.ir(), c2.ir());
     assert_eq!(c1.ir().stable_hash(), c2.ir().stable_hash());
     let json = serde_json::to_string(c1.ir()).unwrap();
     let back: surge::codegen::ir::Computation = serde_json::from_str(&json).unwrap();
     assert_eq!(&back, c1.ir());
-    let c3 = BuiltApp::new(App::Reduce, &AppInput::Size(7000)).unwrap().computation;
+    let c3 = BuiltApp::new(App::Reduce, &AppInput::Size(7000))
+        .unwrap()
+        .computation;
     assert_ne!(c1.ir().stable_hash(), c3.ir().stable_hash());
 }
 
@@ -86,14 +114,30 @@ fn ir_hash_is_stable_and_structure_hash_ignores_lengths() {
 fn app_results_match_direct_computation() {
     let n = 10_001;
     let data = surge::apps::sum_input(n);
-    let red = BuiltApp::new(App::Reduce, &AppInput::Size(n)).unwrap().computation.interpret().unwrap();
+    let red = BuiltApp::new(App::Reduce, &AppInput::Size(n))
+        .unwrap()
+        .computation
+        .interpret()
+        .unwrap();
     let total: f64 = data.iter().sum();
     assert!((red.to_f64_vec().unwrap()[0] - total).abs() < 1e-9 * total);
-    let scan = BuiltApp::new(App::Scan, &AppInput::Size(n)).unwrap().computation.interpret().unwrap();
-    let flat: Vec<f64> = scan.as_seq().unwrap().iter().flat_map(|r| r.to_f64_vec().unwrap()).collect();
+    let scan = BuiltApp::new(App::Scan, &AppInput::Size(n))
+        .unwrap()
+        .computation
+        .interpret()
+        .unwrap();
+    let flat: Vec<f64> = scan
+        .as_seq()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.to_f64_vec().unwrap())
+        .collect();
     let mut acc = 0.0;
     for (i, y) in flat.iter().enumerate() {
-        assert!((y - acc).abs() <= 1e-9 * acc.max(1.0), "position {i}: {y} vs {acc}");
+        assert!(
+            (y - acc).abs() <= 1e-9 * acc.max(1.0),
+            "position {i}: {y} vs {acc}"
+        );
         acc += data[i];
     }
     assert_eq!(flat.len(), n);

@@ -5,7 +5,10 @@ use proptest::prelude::*;
 use surge::prelude::*;
 
 fn cfg() -> ProptestConfig {
-    ProptestConfig { cases: 48, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 48,
+        ..ProptestConfig::default()
+    }
 }
 
 fn vals(max: usize) -> impl Strategy<Value = Vec<i64>> {
@@ -168,8 +171,14 @@ proptest! {
 fn float_math_functions() {
     let a = vec![0.25f64, 1.0, 4.0];
     let s = Seq::input("s", a.clone()).unwrap();
-    let y = map(|x| x.sqrt() + x.exp().ln() - (-x.clone()).abs() / 2.0, &s).unwrap().interpret().unwrap();
-    let want: Vec<f64> = a.iter().map(|x| x.sqrt() + x.exp().ln() - (-x).abs() / 2.0).collect();
+    let y = map(|x| x.sqrt() + x.exp().ln() - (-x.clone()).abs() / 2.0, &s)
+        .unwrap()
+        .interpret()
+        .unwrap();
+    let want: Vec<f64> = a
+        .iter()
+        .map(|x| x.sqrt() + x.exp().ln() - (-x).abs() / 2.0)
+        .collect();
     assert_eq!(y, want);
     let r = map(|x| x % 0.75, &s).unwrap().interpret().unwrap();
     assert_eq!(r, a.iter().map(|x| x % 0.75).collect::<Vec<_>>());
@@ -180,9 +189,16 @@ fn f32_and_unsigned_elements() {
     let s = Seq::input("s", vec![1.5f32, -2.0, 3.25]).unwrap();
     assert_eq!(reduce(add, &s).unwrap().interpret().unwrap(), 2.75f32);
     let u = Seq::input("u", vec![5u32, 9, 2]).unwrap();
-    assert_eq!(map(|x| &x / 2 + &x % 2, &u).unwrap().interpret().unwrap(), vec![3u32, 5, 1]);
+    assert_eq!(
+        map(|x| &x / 2 + &x % 2, &u).unwrap().interpret().unwrap(),
+        vec![3u32, 5, 1]
+    );
     let w = Seq::input("w", vec![u64::MAX, 1]).unwrap();
-    assert_eq!(reduce(add, &w).unwrap().interpret().unwrap(), 0u64, "integers wrap");
+    assert_eq!(
+        reduce(add, &w).unwrap().interpret().unwrap(),
+        0u64,
+        "integers wrap"
+    );
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //! average row length of an irregularly nested one.
 
 use super::Analysis;
+use crate::CodegenError;
 use crate::data::Buffer;
 use crate::ir::{Computation, NodeId, Op, ValueInfo};
-use crate::CodegenError;
 use serde::{Deserialize, Serialize};
 
 /// Inferred input features. `length` counts the outer elements (rows of a nested sequence);
@@ -23,10 +23,17 @@ pub struct Features {
 }
 
 /// Computes the features of the first input sequence read by the first phase.
-pub fn features(c: &Computation, a: &Analysis, buffers: &[Buffer]) -> Result<Features, CodegenError> {
+pub fn features(
+    c: &Computation,
+    a: &Analysis,
+    buffers: &[Buffer],
+) -> Result<Features, CodegenError> {
     let infos = c.infer_all()?;
     check_buffers(c, buffers)?;
-    let first = a.phases.first().expect("an analysis has at least one phase");
+    let first = a
+        .phases
+        .first()
+        .expect("an analysis has at least one phase");
     let level = &first.levels[0];
     let source = c
         .node(level.node)
@@ -39,8 +46,16 @@ pub fn features(c: &Computation, a: &Analysis, buffers: &[Buffer]) -> Result<Fea
     let node = c.node(source);
     let name = format!("{}@{}", node.op.kind(), source);
     Ok(match shape {
-        Shape::Nested { rows, elements, uniform } => {
-            let avg = if rows == 0 { 0.0 } else { elements as f64 / rows as f64 };
+        Shape::Nested {
+            rows,
+            elements,
+            uniform,
+        } => {
+            let avg = if rows == 0 {
+                0.0
+            } else {
+                elements as f64 / rows as f64
+            };
             Features {
                 source: name,
                 length: rows,
@@ -49,13 +64,20 @@ pub fn features(c: &Computation, a: &Analysis, buffers: &[Buffer]) -> Result<Fea
                 avg_row_length: (!uniform).then_some(avg),
             }
         }
-        Shape::Flat(len) => Features { source: name, length: len, elements: len, aspect_ratio: None, avg_row_length: None },
+        Shape::Flat(len) => Features {
+            source: name,
+            length: len,
+            elements: len,
+            aspect_ratio: None,
+            avg_row_length: None,
+        },
         Shape::Unknown => {
             return Err(CodegenError::Analysis {
                 op: node.op.kind().name(),
                 node: source,
-                message: "the length of the first input sequence cannot be known before running".into(),
-            })
+                message: "the length of the first input sequence cannot be known before running"
+                    .into(),
+            });
         }
     })
 }
@@ -65,14 +87,24 @@ pub fn check_buffers(c: &Computation, buffers: &[Buffer]) -> Result<(), CodegenE
     if buffers.len() != c.inputs.len() {
         return Err(CodegenError::Input {
             input: "(all)".into(),
-            message: format!("{} buffers bound to {} declared inputs", buffers.len(), c.inputs.len()),
+            message: format!(
+                "{} buffers bound to {} declared inputs",
+                buffers.len(),
+                c.inputs.len()
+            ),
         });
     }
     for (d, b) in c.inputs.iter().zip(buffers) {
         if d.elem != b.elem() || d.len != b.len() as u64 {
             return Err(CodegenError::Input {
                 input: d.name.clone(),
-                message: format!("declared {} elements of {}, bound {} elements of {}", d.len, d.elem, b.len(), b.elem()),
+                message: format!(
+                    "declared {} elements of {}, bound {} elements of {}",
+                    d.len,
+                    d.elem,
+                    b.len(),
+                    b.elem()
+                ),
             });
         }
     }
@@ -81,7 +113,11 @@ pub fn check_buffers(c: &Computation, buffers: &[Buffer]) -> Result<(), CodegenE
 
 enum Shape {
     Flat(u64),
-    Nested { rows: u64, elements: u64, uniform: bool },
+    Nested {
+        rows: u64,
+        elements: u64,
+        uniform: bool,
+    },
     Unknown,
 }
 
@@ -91,7 +127,9 @@ impl Shape {
         let flat_len = |m: NodeId| infos[m.0 as usize].len;
         match &c.node(n).op {
             Op::Nest { input, offsets } => {
-                let Op::Input { buffer } = c.node(*offsets).op else { return Shape::Unknown };
+                let Op::Input { buffer } = c.node(*offsets).op else {
+                    return Shape::Unknown;
+                };
                 let off = &buffers[buffer];
                 let rows = off.len().saturating_sub(1) as u64;
                 let (first, last) = match (off.get_int(0), off.get_int(off.len().wrapping_sub(1))) {
@@ -101,16 +139,28 @@ impl Shape {
                 let elements = (last - first).max(0) as u64;
                 let uniform = rows > 0
                     && (1..off.len()).all(|i| {
-                        off.get_int(i).zip(off.get_int(i - 1)).map(|(b, a)| b - a) == Some(elements as i128 / rows as i128)
+                        off.get_int(i).zip(off.get_int(i - 1)).map(|(b, a)| b - a)
+                            == Some(elements as i128 / rows as i128)
                     })
-                    && elements % rows == 0;
+                    && elements.is_multiple_of(rows);
                 let _ = input;
-                Shape::Nested { rows, elements, uniform }
+                Shape::Nested {
+                    rows,
+                    elements,
+                    uniform,
+                }
             }
-            Op::Split { input, tile } => match (flat_len(*input), infos[tile.0 as usize].konst.and_then(|k| k.as_integer())) {
+            Op::Split { input, tile } => match (
+                flat_len(*input),
+                infos[tile.0 as usize].konst.and_then(|k| k.as_integer()),
+            ) {
                 (Some(n), Some(t)) if t > 0 => {
                     let rows = n.div_ceil(t as u64);
-                    Shape::Nested { rows, elements: n, uniform: n % t as u64 == 0 }
+                    Shape::Nested {
+                        rows,
+                        elements: n,
+                        uniform: n.is_multiple_of(t as u64),
+                    }
                 }
                 _ => Shape::Unknown,
             },

@@ -10,10 +10,10 @@
 
 mod features;
 
-pub use features::{check_buffers, features, Features};
+pub use features::{Features, check_buffers, features};
 
-use crate::ir::{Computation, NodeId, Op, OpKind};
 use crate::CodegenError;
+use crate::ir::{Computation, NodeId, Op, OpKind};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,7 +45,11 @@ pub struct Phase {
 impl Phase {
     /// The expression sequence, e.g. `map.reduce`.
     pub fn expression_sequence(&self) -> String {
-        self.levels.iter().map(|l| l.op.name()).collect::<Vec<_>>().join(".")
+        self.levels
+            .iter()
+            .map(|l| l.op.name())
+            .collect::<Vec<_>>()
+            .join(".")
     }
     pub fn ops(&self) -> Vec<OpKind> {
         self.levels.iter().map(|l| l.op).collect()
@@ -61,18 +65,29 @@ pub struct Analysis {
 impl Analysis {
     /// The phase producing the computation's result.
     pub fn final_phase(&self) -> &Phase {
-        self.phases.last().expect("an analysis has at least one phase")
+        self.phases
+            .last()
+            .expect("an analysis has at least one phase")
     }
     /// All expression sequences in evaluation order, e.g. `map.reduce, map.reduce`.
     pub fn expression_sequence(&self) -> String {
-        self.phases.iter().map(Phase::expression_sequence).collect::<Vec<_>>().join(", ")
+        self.phases
+            .iter()
+            .map(Phase::expression_sequence)
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
 /// Analyzes a computation (validating it first).
 pub fn analyze(c: &Computation) -> Result<Analysis, CodegenError> {
     c.validate()?;
-    let mut a = Analyzer { c, free: c.free_params(), phases: Vec::new(), done: BTreeSet::new() };
+    let mut a = Analyzer {
+        c,
+        free: c.free_params(),
+        phases: Vec::new(),
+        done: BTreeSet::new(),
+    };
     a.phase(c.root)?;
     Ok(Analysis { phases: a.phases })
 }
@@ -94,7 +109,11 @@ impl Analyzer<'_> {
     }
 
     fn analysis_error(&self, n: NodeId, message: String) -> CodegenError {
-        CodegenError::Analysis { op: self.op(n).kind().name(), node: n, message }
+        CodegenError::Analysis {
+            op: self.op(n).kind().name(),
+            node: n,
+            message,
+        }
     }
 
     /// Analyzes the phase rooted at `root` (after the phases it depends on).
@@ -113,7 +132,11 @@ impl Analyzer<'_> {
             for o in self.op(node).operands() {
                 self.argument(o, &scope, &mut fused, &mut depends_on, &mut seen)?;
             }
-            levels.push(Level { op: kind, node, fused });
+            levels.push(Level {
+                op: kind,
+                node,
+                fused,
+            });
             if let Some(l) = self.op(node).lambdas().first().map(|l| (*l).clone()) {
                 scope.extend(l.params.iter().copied());
                 let mut candidates = Vec::new();
@@ -144,7 +167,11 @@ impl Analyzer<'_> {
                 }
             }
         }
-        self.phases.push(Phase { root, levels, depends_on: depends_on.into_iter().collect() });
+        self.phases.push(Phase {
+            root,
+            levels,
+            depends_on: depends_on.into_iter().collect(),
+        });
         Ok(())
     }
 
@@ -188,7 +215,8 @@ impl Analyzer<'_> {
             return Ok(());
         }
         let kind = self.op(n).kind();
-        let fusible = kind.is_elementwise_producer() && (kind != OpKind::Map || self.is_elementwise_map(n));
+        let fusible =
+            kind.is_elementwise_producer() && (kind != OpKind::Map || self.is_elementwise_map(n));
         if fusible {
             if is_data_parallel(kind) {
                 fused.push(Fused { op: kind, node: n });
@@ -221,6 +249,11 @@ impl Analyzer<'_> {
 pub fn fusion_summary(p: &Phase) -> BTreeMap<String, Vec<String>> {
     p.levels
         .iter()
-        .map(|l| (format!("{}@{}", l.op, l.node), l.fused.iter().map(|f| f.op.name().to_string()).collect()))
+        .map(|l| {
+            (
+                format!("{}@{}", l.op, l.node),
+                l.fused.iter().map(|f| f.op.name().to_string()).collect(),
+            )
+        })
         .collect()
 }

@@ -11,7 +11,7 @@ mod op;
 mod scalar;
 mod types;
 
-pub use infer::{infer, infer_scalar, range_len, ValueInfo};
+pub use infer::{ValueInfo, infer, infer_scalar, range_len};
 pub use op::{Lambda, Node, NodeId, Op, OpKind};
 pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp};
 pub use types::{Elem, Type};
@@ -39,7 +39,11 @@ pub struct IrError {
 
 impl IrError {
     pub fn new(op: &'static str, message: impl Into<String>) -> Self {
-        IrError { op, node: None, message: message.into() }
+        IrError {
+            op,
+            node: None,
+            message: message.into(),
+        }
     }
     pub fn at(mut self, node: NodeId) -> Self {
         self.node = Some(node);
@@ -73,7 +77,10 @@ impl Computation {
     pub fn infer_all(&self) -> Result<Vec<ValueInfo>, IrError> {
         let n = self.nodes.len() as u64;
         if self.root.0 >= n {
-            return Err(IrError::new("computation", format!("root {} does not exist ({n} nodes)", self.root)));
+            return Err(IrError::new(
+                "computation",
+                format!("root {} does not exist ({n} nodes)", self.root),
+            ));
         }
         let mut infos: Vec<ValueInfo> = Vec::with_capacity(self.nodes.len());
         let mut binder: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
@@ -82,16 +89,31 @@ impl Computation {
             let kind = node.op.kind().name();
             for r in node.op.references() {
                 if r.0 >= id.0 {
-                    return Err(IrError::new(kind, format!("refers to {r}, which does not come before it")).at(id));
+                    return Err(IrError::new(
+                        kind,
+                        format!("refers to {r}, which does not come before it"),
+                    )
+                    .at(id));
                 }
             }
             let info = match &node.op {
                 Op::Input { buffer } => {
                     let decl = self.inputs.get(*buffer).ok_or_else(|| {
-                        IrError::new(kind, format!("buffer {buffer} does not exist ({} inputs)", self.inputs.len())).at(id)
+                        IrError::new(
+                            kind,
+                            format!(
+                                "buffer {buffer} does not exist ({} inputs)",
+                                self.inputs.len()
+                            ),
+                        )
+                        .at(id)
                     })?;
                     if decl.elem == Elem::Bool {
-                        return Err(IrError::new(kind, format!("input `{}` has element type bool", decl.name)).at(id));
+                        return Err(IrError::new(
+                            kind,
+                            format!("input `{}` has element type bool", decl.name),
+                        )
+                        .at(id));
                     }
                     ValueInfo::input(decl.elem, decl.len)
                 }
@@ -99,15 +121,30 @@ impl Computation {
                 op => infer(op, &|r| &infos[r.0 as usize]).map_err(|e| e.at(id))?,
             };
             if info.ty != node.ty {
-                return Err(IrError::new(kind, format!("declared type {} but its operands give {}", node.ty, info.ty)).at(id));
+                return Err(IrError::new(
+                    kind,
+                    format!(
+                        "declared type {} but its operands give {}",
+                        node.ty, info.ty
+                    ),
+                )
+                .at(id));
             }
             for l in node.op.lambdas() {
                 for p in &l.params {
                     if !matches!(self.node(*p).op, Op::Param) {
-                        return Err(IrError::new(kind, format!("lambda parameter {p} is not a parameter node")).at(id));
+                        return Err(IrError::new(
+                            kind,
+                            format!("lambda parameter {p} is not a parameter node"),
+                        )
+                        .at(id));
                     }
                     if let Some(other) = binder[p.0 as usize] {
-                        return Err(IrError::new(kind, format!("parameter {p} is already bound by {other}")).at(id));
+                        return Err(IrError::new(
+                            kind,
+                            format!("parameter {p} is already bound by {other}"),
+                        )
+                        .at(id));
                     }
                     binder[p.0 as usize] = Some(id);
                 }
@@ -122,7 +159,10 @@ impl Computation {
         if let Some(p) = self.free_params()[self.root.0 as usize].iter().next() {
             return Err(IrError::new(
                 "computation",
-                format!("parameter {p} is used outside the lambda that binds it ({:?})", binder[p.0 as usize]),
+                format!(
+                    "parameter {p} is used outside the lambda that binds it ({:?})",
+                    binder[p.0 as usize]
+                ),
             ));
         }
         Ok(infos)
@@ -155,7 +195,12 @@ impl Computation {
                 fr.extend(free[r.0 as usize].iter().copied());
             }
             for l in node.op.lambdas() {
-                fr.extend(free[l.body.0 as usize].iter().copied().filter(|x| !l.params.contains(x)));
+                fr.extend(
+                    free[l.body.0 as usize]
+                        .iter()
+                        .copied()
+                        .filter(|x| !l.params.contains(x)),
+                );
             }
             free.push(fr);
         }
@@ -179,7 +224,9 @@ impl Computation {
 pub fn fnv1a128(bytes: &[u8]) -> u128 {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013B;
-    bytes.iter().fold(OFFSET, |h, b| (h ^ *b as u128).wrapping_mul(PRIME))
+    bytes
+        .iter()
+        .fold(OFFSET, |h, b| (h ^ *b as u128).wrapping_mul(PRIME))
 }
 
 impl fmt::Display for Computation {
@@ -191,7 +238,11 @@ impl fmt::Display for Computation {
             let id = NodeId(i as u64);
             write!(f, "{id}: {} = ", node.ty)?;
             match &node.op {
-                Op::Input { buffer } => write!(f, "input {}", self.inputs.get(*buffer).map_or("?", |d| &d.name))?,
+                Op::Input { buffer } => write!(
+                    f,
+                    "input {}",
+                    self.inputs.get(*buffer).map_or("?", |d| &d.name)
+                )?,
                 Op::Param => write!(f, "param")?,
                 Op::Scalar { expr } => write!(f, "{expr}")?,
                 Op::Project { tuple, index } => write!(f, "{tuple}.{index}")?,

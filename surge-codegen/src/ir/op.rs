@@ -44,18 +44,39 @@ pub enum Op {
     /// `(f(s1[0], .., sn[0]), f(s1[1], .., sn[1]), ..)`.
     Map { f: Lambda, inputs: Vec<NodeId> },
     /// `p ⊕ s[0] ⊕ s[1] ⊕ ..`; without a prefix `s[0] ⊕ s[1] ⊕ ..` (an empty input is then an error).
-    Reduce { op: Lambda, input: NodeId, prefix: Option<NodeId> },
+    Reduce {
+        op: Lambda,
+        input: NodeId,
+        prefix: Option<NodeId>,
+    },
     /// Segmented reduction: one `p ⊕ s[i] ⊕ ..` per run of equal consecutive keys.
-    ReduceByKey { op: Lambda, input: NodeId, keys: NodeId, prefix: NodeId },
+    ReduceByKey {
+        op: Lambda,
+        input: NodeId,
+        keys: NodeId,
+        prefix: NodeId,
+    },
     /// With prefix: `y[0] = p, y[i] = f(y[i-1], s[i-1])` (exclusive, same length as `s`).
     /// Without: `y[0] = s[0], y[i] = f(y[i-1], s[i])` (inclusive).
-    Scan { op: Lambda, input: NodeId, prefix: Option<NodeId> },
+    Scan {
+        op: Lambda,
+        input: NodeId,
+        prefix: Option<NodeId>,
+    },
     /// `y[i] = s[idx[i]]`.
     Gather { source: NodeId, indices: NodeId },
     /// A copy of `dest` with `d[idx[i]] = s[i]`, applied in order of `i`.
-    Scatter { source: NodeId, indices: NodeId, dest: NodeId },
+    Scatter {
+        source: NodeId,
+        indices: NodeId,
+        dest: NodeId,
+    },
     /// `start, start + stride, ..` up to but excluding `end` (stride 1 when absent; a negative stride counts down).
-    Range { start: NodeId, end: NodeId, stride: Option<NodeId> },
+    Range {
+        start: NodeId,
+        end: NodeId,
+        stride: Option<NodeId>,
+    },
     /// `len` copies of `value`.
     Replicate { value: NodeId, len: NodeId },
     /// `x[i] = (s1[i], .., sn[i])`.
@@ -230,17 +251,29 @@ impl Op {
         match self {
             Op::Input { .. } | Op::Param => {}
             Op::Scalar { expr } => expr.for_each_value(&mut f),
-            Op::Tuple { items: v } | Op::Zip { inputs: v } | Op::Join { inputs: v } => v.iter().copied().for_each(f),
-            Op::Map { inputs, .. } => inputs.iter().copied().for_each(f),
-            Op::Project { tuple: a, .. } | Op::Length { seq: a } | Op::Reverse { input: a } | Op::Transpose { input: a } => {
-                f(*a)
+            Op::Tuple { items: v } | Op::Zip { inputs: v } | Op::Join { inputs: v } => {
+                v.iter().copied().for_each(f)
             }
+            Op::Map { inputs, .. } => inputs.iter().copied().for_each(f),
+            Op::Project { tuple: a, .. }
+            | Op::Length { seq: a }
+            | Op::Reverse { input: a }
+            | Op::Transpose { input: a } => f(*a),
             Op::Index { seq: a, index: b }
-            | Op::Gather { source: a, indices: b }
+            | Op::Gather {
+                source: a,
+                indices: b,
+            }
             | Op::Replicate { value: a, len: b }
             | Op::Split { input: a, tile: b }
-            | Op::Striding { input: a, stride: b }
-            | Op::Nest { input: a, offsets: b } => {
+            | Op::Striding {
+                input: a,
+                stride: b,
+            }
+            | Op::Nest {
+                input: a,
+                offsets: b,
+            } => {
                 f(*a);
                 f(*b)
             }
@@ -250,12 +283,21 @@ impl Op {
                     f(*p)
                 }
             }
-            Op::ReduceByKey { input, keys, prefix, .. } => {
+            Op::ReduceByKey {
+                input,
+                keys,
+                prefix,
+                ..
+            } => {
                 f(*input);
                 f(*keys);
                 f(*prefix)
             }
-            Op::Scatter { source, indices, dest } => {
+            Op::Scatter {
+                source,
+                indices,
+                dest,
+            } => {
                 f(*source);
                 f(*indices);
                 f(*dest)
@@ -314,15 +356,25 @@ impl Op {
                 lam(l, f);
                 inputs.iter_mut().for_each(|n| *n = f(*n));
             }
-            Op::Project { tuple: a, .. } | Op::Length { seq: a } | Op::Reverse { input: a } | Op::Transpose { input: a } => {
-                *a = f(*a)
-            }
+            Op::Project { tuple: a, .. }
+            | Op::Length { seq: a }
+            | Op::Reverse { input: a }
+            | Op::Transpose { input: a } => *a = f(*a),
             Op::Index { seq: a, index: b }
-            | Op::Gather { source: a, indices: b }
+            | Op::Gather {
+                source: a,
+                indices: b,
+            }
             | Op::Replicate { value: a, len: b }
             | Op::Split { input: a, tile: b }
-            | Op::Striding { input: a, stride: b }
-            | Op::Nest { input: a, offsets: b } => {
+            | Op::Striding {
+                input: a,
+                stride: b,
+            }
+            | Op::Nest {
+                input: a,
+                offsets: b,
+            } => {
                 *a = f(*a);
                 *b = f(*b);
             }
@@ -333,13 +385,22 @@ impl Op {
                     *p = f(*p)
                 }
             }
-            Op::ReduceByKey { op, input, keys, prefix } => {
+            Op::ReduceByKey {
+                op,
+                input,
+                keys,
+                prefix,
+            } => {
                 lam(op, f);
                 *input = f(*input);
                 *keys = f(*keys);
                 *prefix = f(*prefix);
             }
-            Op::Scatter { source, indices, dest } => {
+            Op::Scatter {
+                source,
+                indices,
+                dest,
+            } => {
                 *source = f(*source);
                 *indices = f(*indices);
                 *dest = f(*dest);

@@ -94,7 +94,10 @@ pub enum BinaryOp {
 
 impl BinaryOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne)
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        )
     }
     pub fn is_logical(self) -> bool {
         matches!(self, BinaryOp::And | BinaryOp::Or)
@@ -174,9 +177,13 @@ impl fmt::Display for ScalarExpr {
         match self {
             ScalarExpr::Const(l) => write!(f, "{l}"),
             ScalarExpr::Value(n) => write!(f, "{n}"),
-            ScalarExpr::Unary(op @ (UnaryOp::Neg | UnaryOp::Not), a) => write!(f, "{}{a}", op.name()),
+            ScalarExpr::Unary(op @ (UnaryOp::Neg | UnaryOp::Not), a) => {
+                write!(f, "{}{a}", op.name())
+            }
             ScalarExpr::Unary(op, a) => write!(f, "{}({a})", op.name()),
-            ScalarExpr::Binary(op @ (BinaryOp::Min | BinaryOp::Max), a, b) => write!(f, "{}({a}, {b})", op.symbol()),
+            ScalarExpr::Binary(op @ (BinaryOp::Min | BinaryOp::Max), a, b) => {
+                write!(f, "{}({a}, {b})", op.symbol())
+            }
             ScalarExpr::Binary(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
             ScalarExpr::Fma(a, b, c) => write!(f, "fma({a}, {b}, {c})"),
             ScalarExpr::Select(c, a, b) => write!(f, "select({c}, {a}, {b})"),

@@ -18,7 +18,14 @@ pub enum Elem {
 
 impl Elem {
     /// All element types a buffer can hold.
-    pub const STORABLE: [Elem; 6] = [Elem::F32, Elem::F64, Elem::I32, Elem::I64, Elem::U32, Elem::U64];
+    pub const STORABLE: [Elem; 6] = [
+        Elem::F32,
+        Elem::F64,
+        Elem::I32,
+        Elem::I64,
+        Elem::U32,
+        Elem::U64,
+    ];
 
     pub fn is_float(self) -> bool {
         matches!(self, Elem::F32 | Elem::F64)

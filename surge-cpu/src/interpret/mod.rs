@@ -39,7 +39,12 @@ pub fn interpret(c: &Computation, buffers: &[Buffer]) -> Result<Value, CpuError>
             }
         }
     }
-    let mut it = Interp { c, buffers, cache: vec![None; c.nodes.len()], region };
+    let mut it = Interp {
+        c,
+        buffers,
+        cache: vec![None; c.nodes.len()],
+        region,
+    };
     let v = it.eval(c.root)?;
     Ok(Rc::try_unwrap(v).unwrap_or_else(|rc| (*rc).clone()))
 }
@@ -52,12 +57,18 @@ struct Interp<'a> {
 }
 
 fn to_index(v: &Value, what: &str) -> Result<i128, String> {
-    v.as_scalar().and_then(ScalarValue::as_i128).ok_or_else(|| format!("{what} is not an integer"))
+    v.as_scalar()
+        .and_then(ScalarValue::as_i128)
+        .ok_or_else(|| format!("{what} is not an integer"))
 }
 
 impl Interp<'_> {
     fn err(&self, n: NodeId, message: impl Into<String>) -> CpuError {
-        CpuError::Runtime { op: self.c.node(n).op.kind().name(), node: n, message: message.into() }
+        CpuError::Runtime {
+            op: self.c.node(n).op.kind().name(),
+            node: n,
+            message: message.into(),
+        }
     }
 
     fn seq(&mut self, n: NodeId) -> Result<Rc<Value>, CpuError> {
@@ -90,7 +101,9 @@ impl Interp<'_> {
             ScalarExpr::Const(l) => Ok((*l).into()),
             ScalarExpr::Value(n) => {
                 let v = self.eval(*n)?;
-                Ok(v.as_scalar().unwrap_or_else(|| panic!("internal: validated scalar leaf {n} is not a scalar")))
+                Ok(v.as_scalar().unwrap_or_else(|| {
+                    panic!("internal: validated scalar leaf {n} is not a scalar")
+                }))
             }
             ScalarExpr::Unary(op, a) => {
                 let a = self.scalar(at, a)?;
@@ -101,7 +114,11 @@ impl Interp<'_> {
                 scalar::binary(*op, a, b)
             }
             ScalarExpr::Fma(a, b, c) => {
-                let (a, b, c) = (self.scalar(at, a)?, self.scalar(at, b)?, self.scalar(at, c)?);
+                let (a, b, c) = (
+                    self.scalar(at, a)?,
+                    self.scalar(at, b)?,
+                    self.scalar(at, c)?,
+                );
                 scalar::fma(a, b, c)
             }
             ScalarExpr::Select(c, a, b) => match self.scalar(at, c)? {
@@ -126,9 +143,12 @@ impl Interp<'_> {
             Op::Input { buffer } => Value::from_buffer(&self.buffers[*buffer]),
             Op::Param => panic!("internal: parameter {n} read outside its lambda"),
             Op::Scalar { expr } => Value::Scalar(self.scalar(n, expr)?),
-            Op::Tuple { items } => {
-                Value::Tuple(items.iter().map(|i| self.eval(*i).map(|v| (*v).clone())).collect::<Result<_, _>>()?)
-            }
+            Op::Tuple { items } => Value::Tuple(
+                items
+                    .iter()
+                    .map(|i| self.eval(*i).map(|v| (*v).clone()))
+                    .collect::<Result<_, _>>()?,
+            ),
             Op::Project { tuple, index } => match &*self.eval(*tuple)? {
                 Value::Tuple(items) => items[*index].clone(),
                 _ => panic!("internal: validated tuple {tuple} is not a tuple"),
@@ -138,7 +158,13 @@ impl Interp<'_> {
                 let s = s.as_seq().expect("sequence");
                 let i = self.int(n, *index, "index")?;
                 if i < 0 || i >= s.len() as i128 {
-                    return Err(self.err(n, format!("index {i} is out of range for a sequence of length {}", s.len())));
+                    return Err(self.err(
+                        n,
+                        format!(
+                            "index {i} is out of range for a sequence of length {}",
+                            s.len()
+                        ),
+                    ));
                 }
                 s[i as usize].clone()
             }
@@ -147,17 +173,29 @@ impl Interp<'_> {
                 Value::Scalar(ScalarValue::U64(s.as_seq().expect("sequence").len() as u64))
             }
             Op::Map { f, inputs } => {
-                let seqs = inputs.iter().map(|i| self.seq(*i)).collect::<Result<Vec<_>, _>>()?;
-                let lens: Vec<usize> = seqs.iter().map(|s| s.as_seq().expect("sequence").len()).collect();
+                let seqs = inputs
+                    .iter()
+                    .map(|i| self.seq(*i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let lens: Vec<usize> = seqs
+                    .iter()
+                    .map(|s| s.as_seq().expect("sequence").len())
+                    .collect();
                 if let Some(k) = lens.iter().position(|l| *l != lens[0]) {
                     return Err(self.err(
                         n,
-                        format!("input lengths differ: input 0 has length {}, input {k} has length {}", lens[0], lens[k]),
+                        format!(
+                            "input lengths differ: input 0 has length {}, input {k} has length {}",
+                            lens[0], lens[k]
+                        ),
                     ));
                 }
                 let mut out = Vec::with_capacity(lens[0]);
                 for i in 0..lens[0] {
-                    let args = seqs.iter().map(|s| s.as_seq().expect("sequence")[i].clone()).collect();
+                    let args = seqs
+                        .iter()
+                        .map(|s| s.as_seq().expect("sequence")[i].clone())
+                        .collect();
                     out.push((*self.call(n, f, args)?).clone());
                 }
                 Value::Seq(out)
@@ -169,7 +207,11 @@ impl Interp<'_> {
                     Some(p) => ((*self.eval(*p)?).clone(), s),
                     None => match s.split_first() {
                         Some((first, rest)) => (first.clone(), rest),
-                        None => return Err(self.err(n, "reduction of an empty sequence without a prefix")),
+                        None => {
+                            return Err(
+                                self.err(n, "reduction of an empty sequence without a prefix")
+                            );
+                        }
                     },
                 };
                 for x in rest {
@@ -177,12 +219,24 @@ impl Interp<'_> {
                 }
                 acc
             }
-            Op::ReduceByKey { op, input, keys, prefix } => {
+            Op::ReduceByKey {
+                op,
+                input,
+                keys,
+                prefix,
+            } => {
                 let s = self.seq(*input)?;
                 let k = self.seq(*keys)?;
                 let (s, k) = (s.as_seq().expect("sequence"), k.as_seq().expect("sequence"));
                 if s.len() != k.len() {
-                    return Err(self.err(n, format!("input has length {} but keys have length {}", s.len(), k.len())));
+                    return Err(self.err(
+                        n,
+                        format!(
+                            "input has length {} but keys have length {}",
+                            s.len(),
+                            k.len()
+                        ),
+                    ));
                 }
                 let p = (*self.eval(*prefix)?).clone();
                 let mut out = Vec::new();
@@ -190,7 +244,8 @@ impl Interp<'_> {
                 while i < s.len() {
                     let key = to_index(&k[i], "key").map_err(|m| self.err(n, m))?;
                     let mut acc = p.clone();
-                    while i < s.len() && to_index(&k[i], "key").map_err(|m| self.err(n, m))? == key {
+                    while i < s.len() && to_index(&k[i], "key").map_err(|m| self.err(n, m))? == key
+                    {
                         acc = (*self.call(n, op, vec![acc, s[i].clone()])?).clone();
                         i += 1;
                     }
@@ -243,12 +298,26 @@ impl Interp<'_> {
                 }
                 Value::Seq(out)
             }
-            Op::Scatter { source, indices, dest } => {
+            Op::Scatter {
+                source,
+                indices,
+                dest,
+            } => {
                 let s = self.seq(*source)?;
                 let idx = self.seq(*indices)?;
-                let (s, idx) = (s.as_seq().expect("sequence"), idx.as_seq().expect("sequence"));
+                let (s, idx) = (
+                    s.as_seq().expect("sequence"),
+                    idx.as_seq().expect("sequence"),
+                );
                 if s.len() != idx.len() {
-                    return Err(self.err(n, format!("source has length {} but indices have length {}", s.len(), idx.len())));
+                    return Err(self.err(
+                        n,
+                        format!(
+                            "source has length {} but indices have length {}",
+                            s.len(),
+                            idx.len()
+                        ),
+                    ));
                 }
                 let mut d = self.seq(*dest)?.as_seq().expect("sequence").to_vec();
                 for (pos, (x, i)) in s.iter().zip(idx).enumerate() {
@@ -276,9 +345,13 @@ impl Interp<'_> {
                 }
                 let len = surge_codegen::ir::range_len(a, b, s);
                 if len > (1 << 32) {
-                    return Err(self.err(n, format!("range of {len} elements is too long for the interpreter")));
+                    return Err(self.err(
+                        n,
+                        format!("range of {len} elements is too long for the interpreter"),
+                    ));
                 }
-                let lit = |v: i128| crate::interpret::scalar::cast(elem, ScalarValue::I64(v as i64));
+                let lit =
+                    |v: i128| crate::interpret::scalar::cast(elem, ScalarValue::I64(v as i64));
                 let mut out = Vec::with_capacity(len as usize);
                 for k in 0..len as i128 {
                     out.push(Value::Scalar(lit(a + k * s).map_err(|m| self.err(n, m))?));
@@ -294,30 +367,58 @@ impl Interp<'_> {
                 Value::Seq(vec![(*v).clone(); l as usize])
             }
             Op::Zip { inputs } => {
-                let seqs = inputs.iter().map(|i| self.seq(*i)).collect::<Result<Vec<_>, _>>()?;
-                let lens: Vec<usize> = seqs.iter().map(|s| s.as_seq().expect("sequence").len()).collect();
+                let seqs = inputs
+                    .iter()
+                    .map(|i| self.seq(*i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let lens: Vec<usize> = seqs
+                    .iter()
+                    .map(|s| s.as_seq().expect("sequence").len())
+                    .collect();
                 if let Some(k) = lens.iter().position(|l| *l != lens[0]) {
                     return Err(self.err(
                         n,
-                        format!("input lengths differ: input 0 has length {}, input {k} has length {}", lens[0], lens[k]),
+                        format!(
+                            "input lengths differ: input 0 has length {}, input {k} has length {}",
+                            lens[0], lens[k]
+                        ),
                     ));
                 }
                 Value::Seq(
                     (0..lens[0])
-                        .map(|i| Value::Tuple(seqs.iter().map(|s| s.as_seq().expect("sequence")[i].clone()).collect()))
+                        .map(|i| {
+                            Value::Tuple(
+                                seqs.iter()
+                                    .map(|s| s.as_seq().expect("sequence")[i].clone())
+                                    .collect(),
+                            )
+                        })
                         .collect(),
                 )
             }
             Op::Join { inputs } => {
-                let seqs = inputs.iter().map(|i| self.seq(*i)).collect::<Result<Vec<_>, _>>()?;
+                let seqs = inputs
+                    .iter()
+                    .map(|i| self.seq(*i))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let mut out: Vec<Vec<Value>> = vec![vec![]];
                 for s in &seqs {
                     let s = s.as_seq().expect("sequence");
-                    out = out.into_iter().flat_map(|prefix| s.iter().map(move |x| [prefix.clone(), vec![x.clone()]].concat())).collect();
+                    out = out
+                        .into_iter()
+                        .flat_map(|prefix| {
+                            s.iter()
+                                .map(move |x| [prefix.clone(), vec![x.clone()]].concat())
+                        })
+                        .collect();
                 }
                 Value::Seq(out.into_iter().map(Value::Tuple).collect())
             }
-            Op::Split { input, tile } | Op::Striding { input, stride: tile } => {
+            Op::Split { input, tile }
+            | Op::Striding {
+                input,
+                stride: tile,
+            } => {
                 let s = self.seq(*input)?;
                 let s = s.as_seq().expect("sequence");
                 let is_split = matches!(c.node(n).op, Op::Split { .. });
@@ -327,31 +428,53 @@ impl Interp<'_> {
                     return Err(self.err(n, format!("{what} must be positive, got {k}")));
                 }
                 if is_split {
-                    Value::Seq(s.chunks(k as usize).map(|t| Value::Seq(t.to_vec())).collect())
+                    Value::Seq(
+                        s.chunks(k as usize)
+                            .map(|t| Value::Seq(t.to_vec()))
+                            .collect(),
+                    )
                 } else {
                     Value::Seq(s.iter().step_by(k as usize).cloned().collect())
                 }
             }
             Op::Reverse { input } => {
                 let s = self.seq(*input)?;
-                Value::Seq(s.as_seq().expect("sequence").iter().rev().cloned().collect())
+                Value::Seq(
+                    s.as_seq()
+                        .expect("sequence")
+                        .iter()
+                        .rev()
+                        .cloned()
+                        .collect(),
+                )
             }
             Op::Nest { input, offsets } => {
                 let s = self.seq(*input)?;
                 let off = self.seq(*offsets)?;
-                let (s, off) = (s.as_seq().expect("sequence"), off.as_seq().expect("sequence"));
+                let (s, off) = (
+                    s.as_seq().expect("sequence"),
+                    off.as_seq().expect("sequence"),
+                );
                 let off = off
                     .iter()
                     .map(|o| to_index(o, "offset"))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|m| self.err(n, m))?;
                 check_offsets(&off, s.len()).map_err(|m| self.err(n, m))?;
-                Value::Seq(off.windows(2).map(|w| Value::Seq(s[w[0] as usize..w[1] as usize].to_vec())).collect())
+                Value::Seq(
+                    off.windows(2)
+                        .map(|w| Value::Seq(s[w[0] as usize..w[1] as usize].to_vec()))
+                        .collect(),
+                )
             }
             Op::Transpose { input } => {
                 let s = self.seq(*input)?;
-                let rows: Vec<&[Value]> =
-                    s.as_seq().expect("sequence").iter().map(|r| r.as_seq().expect("nested sequence")).collect();
+                let rows: Vec<&[Value]> = s
+                    .as_seq()
+                    .expect("sequence")
+                    .iter()
+                    .map(|r| r.as_seq().expect("nested sequence"))
+                    .collect();
                 let width = rows.first().map_or(0, |r| r.len());
                 if let Some(k) = rows.iter().position(|r| r.len() != width) {
                     return Err(self.err(
@@ -359,7 +482,11 @@ impl Interp<'_> {
                         format!("rows differ in length (row 0 has {width}, row {k} has {}); only uniform nesting transposes", rows[k].len()),
                     ));
                 }
-                Value::Seq((0..width).map(|j| Value::Seq(rows.iter().map(|r| r[j].clone()).collect())).collect())
+                Value::Seq(
+                    (0..width)
+                        .map(|j| Value::Seq(rows.iter().map(|r| r[j].clone()).collect()))
+                        .collect(),
+                )
             }
         };
         let v = Rc::new(v);
@@ -376,10 +503,16 @@ pub fn check_offsets(off: &[i128], len: usize) -> Result<(), String> {
     }
     for (i, o) in off.iter().enumerate() {
         if *o < 0 || *o > len as i128 {
-            return Err(format!("offsets[{i}] = {o} is out of range for a sequence of length {len}"));
+            return Err(format!(
+                "offsets[{i}] = {o} is out of range for a sequence of length {len}"
+            ));
         }
         if i > 0 && off[i - 1] > *o {
-            return Err(format!("offsets are not monotone: offsets[{}] = {} > offsets[{i}] = {o}", i - 1, off[i - 1]));
+            return Err(format!(
+                "offsets are not monotone: offsets[{}] = {} > offsets[{i}] = {o}",
+                i - 1,
+                off[i - 1]
+            ));
         }
     }
     Ok(())

@@ -96,7 +96,14 @@ pub fn binary(op: BinaryOp, a: V, b: V) -> Result<V, String> {
             BinaryOp::Or => V::Bool(x || y),
             op => cmp(op, x.partial_cmp(&y))?,
         },
-        (a, b) => return Err(format!("`{}` on {} and {}", op.symbol(), a.elem(), b.elem())),
+        (a, b) => {
+            return Err(format!(
+                "`{}` on {} and {}",
+                op.symbol(),
+                a.elem(),
+                b.elem()
+            ));
+        }
     })
 }
 

@@ -13,7 +13,11 @@ pub enum Value {
 
 impl Value {
     pub fn from_buffer(b: &Buffer) -> Value {
-        Value::Seq((0..b.len()).map(|i| Value::Scalar(b.get(i).expect("index in range"))).collect())
+        Value::Seq(
+            (0..b.len())
+                .map(|i| Value::Scalar(b.get(i).expect("index in range")))
+                .collect(),
+        )
     }
     pub fn as_scalar(&self) -> Option<ScalarValue> {
         match self {
@@ -29,11 +33,18 @@ impl Value {
     }
     /// A flat sequence of scalars of element type `elem` as a buffer.
     pub fn to_buffer(&self, elem: Elem) -> Option<Buffer> {
-        let items = self.as_seq()?.iter().map(Value::as_scalar).collect::<Option<Vec<_>>>()?;
+        let items = self
+            .as_seq()?
+            .iter()
+            .map(Value::as_scalar)
+            .collect::<Option<Vec<_>>>()?;
         Buffer::from_values(elem, &items)
     }
     /// A flat sequence of numbers as `f64`s (for reports and tests).
     pub fn to_f64_vec(&self) -> Option<Vec<f64>> {
-        self.as_seq()?.iter().map(|v| v.as_scalar()?.as_f64()).collect()
+        self.as_seq()?
+            .iter()
+            .map(|v| v.as_scalar()?.as_f64())
+            .collect()
     }
 }

@@ -32,7 +32,13 @@ pub fn laplacian_2d(n: usize) -> CsrMatrix {
             row_offsets.push(col_indices.len() as u64);
         }
     }
-    CsrMatrix { rows, cols: rows, row_offsets, col_indices, values }
+    CsrMatrix {
+        rows,
+        cols: rows,
+        row_offsets,
+        col_indices,
+        values,
+    }
 }
 
 /// A `rows × cols` matrix with `per_row` nonzeros per row at pseudo-random columns (sorted,
@@ -65,5 +71,11 @@ pub fn random(rows: usize, cols: usize, per_row: usize, seed: u64) -> CsrMatrix 
         }
         row_offsets.push(col_indices.len() as u64);
     }
-    CsrMatrix { rows, cols, row_offsets, col_indices, values }
+    CsrMatrix {
+        rows,
+        cols,
+        row_offsets,
+        col_indices,
+        values,
+    }
 }

@@ -46,7 +46,9 @@ impl FromStr for App {
     type Err = SurgeError;
     fn from_str(s: &str) -> Result<App> {
         App::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| {
-            SurgeError::Usage(format!("unknown application `{s}`; the built-in applications are reduce, scan, spmv"))
+            SurgeError::Usage(format!(
+                "unknown application `{s}`; the built-in applications are reduce, scan, spmv"
+            ))
         })
     }
 }
@@ -93,9 +95,9 @@ pub const DEFAULT_GRID: usize = 256;
 impl BuiltApp {
     pub fn new(app: App, input: &AppInput) -> Result<BuiltApp> {
         match (app, input) {
-            (App::Spmv, AppInput::Size(_)) => {
-                Err(SurgeError::Usage("spmv takes a Matrix Market file (--input FILE), not a size".into()))
-            }
+            (App::Spmv, AppInput::Size(_)) => Err(SurgeError::Usage(
+                "spmv takes a Matrix Market file (--input FILE), not a size".into(),
+            )),
             (App::Reduce | App::Scan, AppInput::Matrix(p)) => Err(SurgeError::Usage(format!(
                 "{app} takes a size (--size N), not a matrix file ({})",
                 p.display()
@@ -103,12 +105,25 @@ impl BuiltApp {
             (App::Spmv, _) => {
                 let (m, input_name) = match input {
                     AppInput::Matrix(p) => (crate::mtx::read_mtx(p)?, p.display().to_string()),
-                    _ => (matgen::laplacian_2d(DEFAULT_GRID), format!("laplacian_2d {0}x{0} (built-in)", DEFAULT_GRID)),
+                    _ => (
+                        matgen::laplacian_2d(DEFAULT_GRID),
+                        format!("laplacian_2d {0}x{0} (built-in)", DEFAULT_GRID),
+                    ),
                 };
                 let x = vec![1.0; m.cols];
                 let y = spmv_app(&m, &x)?;
-                let matrix = Some(MatrixShape { rows: m.rows, cols: m.cols, nnz: m.nnz() });
-                Ok(BuiltApp { app, computation: crate::Computation::new(&y)?, input_name, matrix, size: None })
+                let matrix = Some(MatrixShape {
+                    rows: m.rows,
+                    cols: m.cols,
+                    nnz: m.nnz(),
+                });
+                Ok(BuiltApp {
+                    app,
+                    computation: crate::Computation::new(&y)?,
+                    input_name,
+                    matrix,
+                    size: None,
+                })
             }
             (App::Reduce | App::Scan, _) => {
                 let n = match input {
@@ -120,7 +135,13 @@ impl BuiltApp {
                     App::Reduce => crate::Computation::new(&reduce_app(&s, DEFAULT_TILE)?)?,
                     _ => crate::Computation::new(&scan_app(&s, DEFAULT_TILE)?)?,
                 };
-                Ok(BuiltApp { app, computation, input_name: format!("{n} generated values"), matrix: None, size: Some(n) })
+                Ok(BuiltApp {
+                    app,
+                    computation,
+                    input_name: format!("{n} generated values"),
+                    matrix: None,
+                    size: Some(n),
+                })
             }
         }
     }

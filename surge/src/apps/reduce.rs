@@ -19,5 +19,7 @@ pub fn reduce_app(s: &Seq<f64>, tile_size: u64) -> Result<Seq<f64>> {
 
 /// The default input of the reduction and scan benchmarks: `n` deterministic values in [0, 1).
 pub fn sum_input(n: usize) -> Vec<f64> {
-    (0..n).map(|i| ((i * 7919) % 1024) as f64 / 1024.0).collect()
+    (0..n)
+        .map(|i| ((i * 7919) % 1024) as f64 / 1024.0)
+        .collect()
 }

@@ -14,12 +14,18 @@ pub fn scan_app(s: &Seq<f64>, tile_size: u64) -> Result<Nested<f64>> {
     // Prefix sum over the partial reductions (one tile holding them all).
     let c = s_partial_reductions.static_len().unwrap_or(1).max(1);
     let s_partials_tiled = split(&s_partial_reductions, c)?;
-    let s_partial_scans = map(|tile: Seq<f64>| scan_prefix(plus, &tile, 0.0), &s_partials_tiled)?;
+    let s_partial_scans = map(
+        |tile: Seq<f64>| scan_prefix(plus, &tile, 0.0),
+        &s_partials_tiled,
+    )?;
     if s_partial_scans.static_len() == Some(0) {
         // An empty input has no tiles: its scan is empty.
         return Ok(s_tiled);
     }
     let tile_prefixes: Seq<f64> = at(&s_partial_scans, 0u64)?;
     // Compute the full prefix sum by seeding each tile from its prefix.
-    map(|(tile, prefix): (Seq<f64>, Scalar<f64>)| scan_prefix(plus, &tile, prefix), (&s_tiled, &tile_prefixes))
+    map(
+        |(tile, prefix): (Seq<f64>, Scalar<f64>)| scan_prefix(plus, &tile, prefix),
+        (&s_tiled, &tile_prefixes),
+    )
 }

@@ -9,7 +9,11 @@ pub fn spmv_app(a: &CsrMatrix, x: &[f64]) -> Result<Seq<f64>> {
     if x.len() != a.cols {
         return Err(SurgeError::Input {
             input: "x".into(),
-            message: format!("x has {} entries but the matrix has {} columns", x.len(), a.cols),
+            message: format!(
+                "x has {} entries but the matrix has {} columns",
+                x.len(),
+                a.cols
+            ),
         });
     }
     let nonzeros = Seq::input("nonzeros", a.values.clone())?;

@@ -1,6 +1,6 @@
 //! `surge analyze APP`: expression sequences, fusion groups, input features.
 
-use super::{print_json, AppArgs, CliError};
+use super::{AppArgs, CliError, print_json};
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]

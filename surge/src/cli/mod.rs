@@ -38,7 +38,10 @@ impl From<SurgeError> for CliError {
             SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. }) => 1,
             _ => 2,
         };
-        CliError { code, message: e.to_string() }
+        CliError {
+            code,
+            message: e.to_string(),
+        }
     }
 }
 
@@ -79,7 +82,10 @@ impl AppArgs {
         let app: App = self.app.parse()?;
         let input = match (&self.input, self.size) {
             (Some(_), Some(_)) => {
-                return Err(CliError { code: 2, message: "give either --input or --size, not both".into() });
+                return Err(CliError {
+                    code: 2,
+                    message: "give either --input or --size, not both".into(),
+                });
             }
             (Some(p), None) => AppInput::Matrix(p.clone()),
             (None, Some(n)) => AppInput::Size(n),
@@ -90,5 +96,8 @@ impl AppArgs {
 }
 
 fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).expect("JSON serializes"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).expect("JSON serializes")
+    );
 }

@@ -1,6 +1,6 @@
 //! `surge run APP`: evaluate an application and summarize its result.
 
-use super::{print_json, AppArgs, CliError};
+use super::{AppArgs, CliError, print_json};
 use serde_json::json;
 use std::time::Instant;
 use surge::apps::App;
@@ -18,7 +18,13 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let seconds = start.elapsed().as_secs_f64();
     let flat: Vec<f64> = match built.app {
         // The scan's result is tiled; its rows concatenated are the prefix sum.
-        App::Scan => value.as_seq().into_iter().flatten().filter_map(|r| r.to_f64_vec()).flatten().collect(),
+        App::Scan => value
+            .as_seq()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.to_f64_vec())
+            .flatten()
+            .collect(),
         _ => value.to_f64_vec().expect("apps return numeric sequences"),
     };
     let sum: f64 = flat.iter().sum();

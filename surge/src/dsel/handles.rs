@@ -92,7 +92,10 @@ pub struct Scalar<T> {
 
 impl<T> Clone for Scalar<T> {
     fn clone(&self) -> Self {
-        Scalar { node: self.node.clone(), _t: PhantomData }
+        Scalar {
+            node: self.node.clone(),
+            _t: PhantomData,
+        }
     }
 }
 
@@ -105,7 +108,10 @@ impl<T> fmt::Debug for Scalar<T> {
 impl<T: Item<Sym = Scalar<T>>> Sym for Scalar<T> {
     type Item = T;
     fn from_node(node: Rc<Node>) -> Self {
-        Scalar { node, _t: PhantomData }
+        Scalar {
+            node,
+            _t: PhantomData,
+        }
     }
     fn to_node(&self) -> Rc<Node> {
         self.node.clone()
@@ -115,7 +121,12 @@ impl<T: Item<Sym = Scalar<T>>> Sym for Scalar<T> {
 impl<T: Element> Scalar<T> {
     /// A constant.
     pub fn constant(v: T) -> Self {
-        Scalar::from_node(Node::typed(Op::Scalar { expr: ScalarExpr::Const(v.literal()) }, vec![]))
+        Scalar::from_node(Node::typed(
+            Op::Scalar {
+                expr: ScalarExpr::Const(v.literal()),
+            },
+            vec![],
+        ))
     }
 }
 
@@ -157,7 +168,10 @@ pub type Nested<T> = Seq<Seq<T>>;
 
 impl<T> Clone for Seq<T> {
     fn clone(&self) -> Self {
-        Seq { node: self.node.clone(), _t: PhantomData }
+        Seq {
+            node: self.node.clone(),
+            _t: PhantomData,
+        }
     }
 }
 
@@ -181,7 +195,10 @@ impl<T: Item> Item for Seq<T> {
 impl<T: Item> Sym for Seq<T> {
     type Item = Seq<T>;
     fn from_node(node: Rc<Node>) -> Self {
-        Seq { node, _t: PhantomData }
+        Seq {
+            node,
+            _t: PhantomData,
+        }
     }
     fn to_node(&self) -> Rc<Node> {
         self.node.clone()
@@ -191,7 +208,10 @@ impl<T: Item> Sym for Seq<T> {
 impl<T: Element> Seq<T> {
     /// An input sequence named `name`, holding `data`. NaN and infinities are rejected.
     pub fn input(name: impl Into<String>, data: Vec<T>) -> Result<Self> {
-        Ok(Seq::from_node(Node::input(name.into(), T::into_buffer(data))?))
+        Ok(Seq::from_node(Node::input(
+            name.into(),
+            T::into_buffer(data),
+        )?))
     }
 }
 

@@ -15,11 +15,17 @@ pub(crate) struct TracedLambda {
 
 impl TracedLambda {
     pub fn ir(&self) -> Lambda {
-        Lambda { params: self.params.iter().map(|p| p.id).collect(), body: self.body.id }
+        Lambda {
+            params: self.params.iter().map(|p| p.id).collect(),
+            body: self.body.id,
+        }
     }
     /// Dependencies a node applying this lambda must keep alive.
     pub fn deps(&self) -> impl Iterator<Item = Rc<Node>> + '_ {
-        self.params.iter().cloned().chain(std::iter::once(self.body.clone()))
+        self.params
+            .iter()
+            .cloned()
+            .chain(std::iter::once(self.body.clone()))
     }
 }
 
@@ -68,10 +74,18 @@ map_inputs!(A a 0, B b 1);
 map_inputs!(A a 0, B b 1, C c 2);
 map_inputs!(A a 0, B b 1, C c 2, D d 3);
 
-pub(crate) fn trace_map<I: MapInputs, R: Traced>(f: impl FnOnce(I::Args) -> R) -> Result<(TracedLambda, R::Sym)> {
+pub(crate) fn trace_map<I: MapInputs, R: Traced>(
+    f: impl FnOnce(I::Args) -> R,
+) -> Result<(TracedLambda, R::Sym)> {
     let (args, params) = I::params();
     let out = f(args).into_sym()?;
-    Ok((TracedLambda { params, body: out.to_node() }, out))
+    Ok((
+        TracedLambda {
+            params,
+            body: out.to_node(),
+        },
+        out,
+    ))
 }
 
 /// A binary operator for `reduce`, `reduce_by_key` and `scan`: a closure `|a, b| ...` or one of
@@ -87,7 +101,12 @@ pub struct TracedLambdaPub(pub(crate) TracedLambda);
 
 impl std::fmt::Debug for TracedLambdaPub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "lambda({:?}) -> {}", self.0.params.iter().map(|p| p.id).collect::<Vec<NodeId>>(), self.0.body.id)
+        write!(
+            f,
+            "lambda({:?}) -> {}",
+            self.0.params.iter().map(|p| p.id).collect::<Vec<NodeId>>(),
+            self.0.body.id
+        )
     }
 }
 
@@ -96,7 +115,10 @@ impl<S: Sym, R: Traced<Sym = S>, F: FnOnce(S, S) -> R> Combiner<S> for F {
         let (a, pa) = param::<S>();
         let (b, pb) = param::<S>();
         let body = self(a, b).into_sym()?.to_node();
-        Ok(TracedLambdaPub(TracedLambda { params: vec![pa, pb], body }))
+        Ok(TracedLambdaPub(TracedLambda {
+            params: vec![pa, pb],
+            body,
+        }))
     }
 }
 

@@ -6,9 +6,11 @@ pub(crate) mod node;
 pub(crate) mod ops;
 mod scalar_ops;
 
-pub use handles::{lit, Element, Float, IndexElement, IntoScalar, Item, Nested, Numeric, Scalar, Seq, Sym, Traced};
-pub use lambda::{add, max, min, mul, Combiner, IntoSym, MapInputs};
-pub use ops::*;
-pub use scalar_ops::select;
+pub use handles::{
+    Element, Float, IndexElement, IntoScalar, Item, Nested, Numeric, Scalar, Seq, Sym, Traced, lit,
+};
+pub use lambda::{Combiner, IntoSym, MapInputs, add, max, min, mul};
 #[doc(hidden)]
 pub use node::Node;
+pub use ops::*;
+pub use scalar_ops::select;

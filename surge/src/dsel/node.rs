@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use surge_codegen::data::Buffer;
-use surge_codegen::ir::{self, infer, InputDecl, IrError, NodeId, Op, ScalarExpr, Type, ValueInfo};
+use surge_codegen::ir::{self, InputDecl, IrError, NodeId, Op, ScalarExpr, Type, ValueInfo, infer};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
@@ -37,33 +37,59 @@ impl Node {
     pub(crate) fn new(op: Op, deps: Vec<Rc<Node>>) -> Result<Rc<Node>, IrError> {
         let info = {
             let lookup = |id: NodeId| -> &ValueInfo {
-                &deps.iter().find(|d| d.id == id).unwrap_or_else(|| panic!("internal: {id} missing from deps")).info
+                &deps
+                    .iter()
+                    .find(|d| d.id == id)
+                    .unwrap_or_else(|| panic!("internal: {id} missing from deps"))
+                    .info
             };
             infer(&op, &lookup)?
         };
-        Ok(Rc::new(Node { id: fresh_id(), op, info, deps, input: None }))
+        Ok(Rc::new(Node {
+            id: fresh_id(),
+            op,
+            info,
+            deps,
+            input: None,
+        }))
     }
 
     /// Like [`Node::new`] for arguments whose types the Rust type system already guarantees.
     pub(crate) fn typed(op: Op, deps: Vec<Rc<Node>>) -> Rc<Node> {
         let kind = op.kind();
-        Node::new(op, deps).unwrap_or_else(|e| panic!("internal: statically typed `{kind}` failed inference: {e}"))
+        Node::new(op, deps)
+            .unwrap_or_else(|e| panic!("internal: statically typed `{kind}` failed inference: {e}"))
     }
 
     pub(crate) fn param(ty: Type) -> Rc<Node> {
-        Rc::new(Node { id: fresh_id(), op: Op::Param, info: ValueInfo::of_type(ty), deps: vec![], input: None })
+        Rc::new(Node {
+            id: fresh_id(),
+            op: Op::Param,
+            info: ValueInfo::of_type(ty),
+            deps: vec![],
+            input: None,
+        })
     }
 
     pub(crate) fn input(name: String, buffer: Buffer) -> Result<Rc<Node>> {
         if let Some(i) = buffer.first_non_finite() {
             return Err(SurgeError::Input {
                 input: name,
-                message: format!("element {i} is {} (NaN and infinities are rejected)", buffer.get(i).expect("in range")),
+                message: format!(
+                    "element {i} is {} (NaN and infinities are rejected)",
+                    buffer.get(i).expect("in range")
+                ),
             });
         }
         let info = ValueInfo::input(buffer.elem(), buffer.len() as u64);
         let data = Rc::new(InputData { name, buffer });
-        Ok(Rc::new(Node { id: fresh_id(), op: Op::Input { buffer: 0 }, info, deps: vec![], input: Some(data) }))
+        Ok(Rc::new(Node {
+            id: fresh_id(),
+            op: Op::Input { buffer: 0 },
+            info,
+            deps: vec![],
+            input: Some(data),
+        }))
     }
 
     pub(crate) fn ty(&self) -> &Type {
@@ -89,16 +115,24 @@ pub(crate) fn lower(root: &Rc<Node>) -> Result<(ir::Computation, Vec<Buffer>)> {
     }
     // Inline scalar chains: a `Value` leaf naming another scalar node is replaced by its tree.
     let mut inlined: HashMap<NodeId, ScalarExpr> = HashMap::new();
-    let mut scalar_ids: Vec<NodeId> = all.values().filter(|n| matches!(n.op, Op::Scalar { .. })).map(|n| n.id).collect();
+    let mut scalar_ids: Vec<NodeId> = all
+        .values()
+        .filter(|n| matches!(n.op, Op::Scalar { .. }))
+        .map(|n| n.id)
+        .collect();
     scalar_ids.sort();
     for id in scalar_ids {
         // Global ids grow with creation time, so a scalar's operands were inlined before it.
-        let Op::Scalar { expr } = &all[&id].op else { unreachable!() };
+        let Op::Scalar { expr } = &all[&id].op else {
+            unreachable!()
+        };
         inlined.insert(id, inline(expr, &inlined));
     }
     let op_of = |n: &Node| -> Op {
         match &n.op {
-            Op::Scalar { .. } => Op::Scalar { expr: inlined[&n.id].clone() },
+            Op::Scalar { .. } => Op::Scalar {
+                expr: inlined[&n.id].clone(),
+            },
             op => op.clone(),
         }
     };
@@ -120,7 +154,11 @@ pub(crate) fn lower(root: &Rc<Node>) -> Result<(ir::Computation, Vec<Buffer>)> {
             work.push((id, true));
             let mut refs = op.references();
             refs.reverse();
-            work.extend(refs.into_iter().filter(|r| !local.contains_key(r)).map(|r| (r, false)));
+            work.extend(
+                refs.into_iter()
+                    .filter(|r| !local.contains_key(r))
+                    .map(|r| (r, false)),
+            );
             continue;
         }
         if let Some(data) = &node.input {
@@ -128,25 +166,37 @@ pub(crate) fn lower(root: &Rc<Node>) -> Result<(ir::Computation, Vec<Buffer>)> {
             let next = input_index.len();
             let idx = *input_index.entry(key).or_insert(next);
             if idx == next {
-                if let Some(other) = names.insert(data.name.clone(), key) {
-                    if other != key {
-                        return Err(SurgeError::Input {
-                            input: data.name.clone(),
-                            message: "two different inputs of one computation have this name".into(),
-                        });
-                    }
+                if let Some(other) = names.insert(data.name.clone(), key)
+                    && other != key
+                {
+                    return Err(SurgeError::Input {
+                        input: data.name.clone(),
+                        message: "two different inputs of one computation have this name".into(),
+                    });
                 }
-                inputs.push(InputDecl { name: data.name.clone(), elem: data.buffer.elem(), len: data.buffer.len() as u64 });
+                inputs.push(InputDecl {
+                    name: data.name.clone(),
+                    elem: data.buffer.elem(),
+                    len: data.buffer.len() as u64,
+                });
                 buffers.push(data.buffer.clone());
             }
             op = Op::Input { buffer: idx };
         }
         op.remap(&mut |r| local[&r]);
         local.insert(id, NodeId(nodes.len() as u64));
-        nodes.push(ir::Node { op, ty: node.info.ty.clone() });
+        nodes.push(ir::Node {
+            op,
+            ty: node.info.ty.clone(),
+        });
     }
-    let c = ir::Computation { inputs, nodes, root: local[&root.id] };
-    c.validate().unwrap_or_else(|e| panic!("internal: lowering produced invalid IR: {e}\n{c}"));
+    let c = ir::Computation {
+        inputs,
+        nodes,
+        root: local[&root.id],
+    };
+    c.validate()
+        .unwrap_or_else(|e| panic!("internal: lowering produced invalid IR: {e}\n{c}"));
     Ok((c, buffers))
 }
 

@@ -13,7 +13,10 @@ fn build<T, U>(expr: ScalarExpr, deps: &[&Scalar<T>]) -> Scalar<U>
 where
     Scalar<U>: Sym,
 {
-    Scalar::<U>::from_node(Node::typed(Op::Scalar { expr }, deps.iter().map(|d| d.node.clone()).collect()))
+    Scalar::<U>::from_node(Node::typed(
+        Op::Scalar { expr },
+        deps.iter().map(|d| d.node.clone()).collect(),
+    ))
 }
 
 fn binary<T, U>(op: BinaryOp, a: &Scalar<T>, b: &Scalar<T>) -> Scalar<U>
@@ -164,11 +167,20 @@ impl Scalar<bool> {
     pub fn select<T: Element>(&self, a: impl IntoScalar<T>, b: impl IntoScalar<T>) -> Scalar<T> {
         let (a, b) = (a.into_scalar(), b.into_scalar());
         let deps = vec![self.node.clone(), a.node.clone(), b.node.clone()];
-        Scalar::from_node(Node::typed(Op::Scalar { expr: ScalarExpr::Select(v(self), v(&a), v(&b)) }, deps))
+        Scalar::from_node(Node::typed(
+            Op::Scalar {
+                expr: ScalarExpr::Select(v(self), v(&a), v(&b)),
+            },
+            deps,
+        ))
     }
 }
 
 /// `if cond { a } else { b }`.
-pub fn select<T: Element>(cond: &Scalar<bool>, a: impl IntoScalar<T>, b: impl IntoScalar<T>) -> Scalar<T> {
+pub fn select<T: Element>(
+    cond: &Scalar<bool>,
+    a: impl IntoScalar<T>,
+    b: impl IntoScalar<T>,
+) -> Scalar<T> {
     cond.select(a, b)
 }

@@ -14,5 +14,11 @@ use surge_codegen::ir::Op;
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
 pub fn gather<T: Item, I: IndexElement>(s: &Seq<T>, idx: &Seq<I>) -> Result<Seq<T>> {
-    super::build(Op::Gather { source: s.id(), indices: idx.id() }, vec![s.node.clone(), idx.node.clone()])
+    super::build(
+        Op::Gather {
+            source: s.id(),
+            indices: idx.id(),
+        },
+        vec![s.node.clone(), idx.node.clone()],
+    )
 }

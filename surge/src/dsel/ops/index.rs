@@ -14,7 +14,13 @@ use surge_codegen::ir::Op;
 /// ```
 pub fn at<T: Item, I: IndexElement>(s: &Seq<T>, i: impl IntoScalar<I>) -> Result<T::Sym> {
     let i = i.into_scalar();
-    super::build(Op::Index { seq: s.id(), index: i.node.id }, vec![s.node.clone(), i.node])
+    super::build(
+        Op::Index {
+            seq: s.id(),
+            index: i.node.id,
+        },
+        vec![s.node.clone(), i.node],
+    )
 }
 
 /// The length of a sequence, as a `u64` scalar.
@@ -27,5 +33,8 @@ pub fn at<T: Item, I: IndexElement>(s: &Seq<T>, i: impl IntoScalar<I>) -> Result
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
 pub fn len<T: Item>(s: &Seq<T>) -> Scalar<u64> {
-    Scalar::from_node(Node::typed(Op::Length { seq: s.id() }, vec![s.node.clone()]))
+    Scalar::from_node(Node::typed(
+        Op::Length { seq: s.id() },
+        vec![s.node.clone()],
+    ))
 }

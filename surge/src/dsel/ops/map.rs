@@ -1,5 +1,5 @@
 use super::super::handles::{Seq, Sym, Traced};
-use super::super::lambda::{trace_map, MapInputs};
+use super::super::lambda::{MapInputs, trace_map};
 use crate::Result;
 use surge_codegen::ir::Op;
 
@@ -20,9 +20,15 @@ use surge_codegen::ir::Op;
 /// assert!(err.to_string().contains("`map`: input lengths differ"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
-pub fn map<I: MapInputs, R: Traced>(f: impl FnOnce(I::Args) -> R, inputs: I) -> Result<Seq<<R::Sym as Sym>::Item>> {
+pub fn map<I: MapInputs, R: Traced>(
+    f: impl FnOnce(I::Args) -> R,
+    inputs: I,
+) -> Result<Seq<<R::Sym as Sym>::Item>> {
     let (lambda, _) = trace_map::<I, R>(f)?;
     let ins = inputs.nodes();
-    let op = Op::Map { f: lambda.ir(), inputs: ins.iter().map(|n| n.id).collect() };
+    let op = Op::Map {
+        f: lambda.ir(),
+        inputs: ins.iter().map(|n| n.id).collect(),
+    };
     super::build(op, ins.into_iter().chain(lambda.deps()).collect())
 }

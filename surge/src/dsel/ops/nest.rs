@@ -18,11 +18,23 @@ use surge_codegen::ir::{IrError, Op};
 /// ```
 pub fn nest<T: Item, I: IndexElement>(s: &Seq<T>, offsets: &Seq<I>) -> Result<Nested<T>> {
     if let (Some(data), Some(len)) = (&offsets.node.input, s.node.info.len) {
-        let off: Vec<i128> = (0..data.buffer.len()).map(|i| data.buffer.get_int(i).expect("integer buffer")).collect();
-        surge_cpu::interpret::check_offsets(&off, len as usize)
-            .map_err(|m| SurgeError::Build(IrError::new("nest", format!("{m} (offsets `{}`)", data.name))))?;
+        let off: Vec<i128> = (0..data.buffer.len())
+            .map(|i| data.buffer.get_int(i).expect("integer buffer"))
+            .collect();
+        surge_cpu::interpret::check_offsets(&off, len as usize).map_err(|m| {
+            SurgeError::Build(IrError::new(
+                "nest",
+                format!("{m} (offsets `{}`)", data.name),
+            ))
+        })?;
     }
-    super::build(Op::Nest { input: s.id(), offsets: offsets.id() }, vec![s.node.clone(), offsets.node.clone()])
+    super::build(
+        Op::Nest {
+            input: s.id(),
+            offsets: offsets.id(),
+        },
+        vec![s.node.clone(), offsets.node.clone()],
+    )
 }
 
 impl<T: Item> Seq<T> {

@@ -9,9 +9,19 @@ use surge_codegen::ir::Op;
 /// assert_eq!(range(2i64, 5i64)?.interpret()?, vec![2, 3, 4]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
-pub fn range<I: IndexElement>(start: impl IntoScalar<I>, end: impl IntoScalar<I>) -> Result<Seq<I>> {
+pub fn range<I: IndexElement>(
+    start: impl IntoScalar<I>,
+    end: impl IntoScalar<I>,
+) -> Result<Seq<I>> {
     let (a, b) = (start.into_scalar(), end.into_scalar());
-    super::build(Op::Range { start: a.node.id, end: b.node.id, stride: None }, vec![a.node, b.node])
+    super::build(
+        Op::Range {
+            start: a.node.id,
+            end: b.node.id,
+            stride: None,
+        },
+        vec![a.node, b.node],
+    )
 }
 
 /// `range(start, end, stride)`: `start, start + stride, ..` up to but excluding `end`; a negative
@@ -29,5 +39,12 @@ pub fn range_step<I: IndexElement>(
     stride: impl IntoScalar<I>,
 ) -> Result<Seq<I>> {
     let (a, b, s) = (start.into_scalar(), end.into_scalar(), stride.into_scalar());
-    super::build(Op::Range { start: a.node.id, end: b.node.id, stride: Some(s.node.id) }, vec![a.node, b.node, s.node])
+    super::build(
+        Op::Range {
+            start: a.node.id,
+            end: b.node.id,
+            stride: Some(s.node.id),
+        },
+        vec![a.node, b.node, s.node],
+    )
 }

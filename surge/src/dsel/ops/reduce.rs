@@ -25,13 +25,27 @@ pub fn reduce<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<T::Sym> 
 /// assert_eq!(reduce_prefix(add, &s, 7)?.interpret()?, 7);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
-pub fn reduce_prefix<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: impl IntoSym<T::Sym>) -> Result<T::Sym> {
+pub fn reduce_prefix<T: Item>(
+    op: impl Combiner<T::Sym>,
+    s: &Seq<T>,
+    prefix: impl IntoSym<T::Sym>,
+) -> Result<T::Sym> {
     build(op, s, Some(prefix.into_sym()))
 }
 
 fn build<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: Option<T::Sym>) -> Result<T::Sym> {
     let l = op.trace()?.0;
     let p = prefix.map(|p| p.to_node());
-    let ir = Op::Reduce { op: l.ir(), input: s.id(), prefix: p.as_ref().map(|p| p.id) };
-    super::build(ir, std::iter::once(s.node.clone()).chain(p).chain(l.deps()).collect())
+    let ir = Op::Reduce {
+        op: l.ir(),
+        input: s.id(),
+        prefix: p.as_ref().map(|p| p.id),
+    };
+    super::build(
+        ir,
+        std::iter::once(s.node.clone())
+            .chain(p)
+            .chain(l.deps())
+            .collect(),
+    )
 }

@@ -21,6 +21,17 @@ pub fn reduce_by_key<T: Item, K: IndexElement>(
 ) -> Result<Seq<T>> {
     let l = op.trace()?.0;
     let p = prefix.into_sym().to_node();
-    let ir = Op::ReduceByKey { op: l.ir(), input: s.id(), keys: keys.id(), prefix: p.id };
-    super::build(ir, [s.node.clone(), keys.node.clone(), p].into_iter().chain(l.deps()).collect())
+    let ir = Op::ReduceByKey {
+        op: l.ir(),
+        input: s.id(),
+        keys: keys.id(),
+        prefix: p.id,
+    };
+    super::build(
+        ir,
+        [s.node.clone(), keys.node.clone(), p]
+            .into_iter()
+            .chain(l.deps())
+            .collect(),
+    )
 }

@@ -12,5 +12,11 @@ use surge_codegen::ir::Op;
 /// ```
 pub fn replicate<T: Item>(v: impl IntoSym<T::Sym>, len: impl IntoScalar<u64>) -> Result<Seq<T>> {
     let (v, n) = (v.into_sym().to_node(), len.into_scalar());
-    super::build(Op::Replicate { value: v.id, len: n.node.id }, vec![v, n.node])
+    super::build(
+        Op::Replicate {
+            value: v.id,
+            len: n.node.id,
+        },
+        vec![v, n.node],
+    )
 }

@@ -24,13 +24,27 @@ pub fn scan<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<Seq<T>> {
 /// assert_eq!(scan_prefix(add, &s, 100)?.interpret()?, vec![100, 101, 103, 106]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
-pub fn scan_prefix<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: impl IntoSym<T::Sym>) -> Result<Seq<T>> {
+pub fn scan_prefix<T: Item>(
+    op: impl Combiner<T::Sym>,
+    s: &Seq<T>,
+    prefix: impl IntoSym<T::Sym>,
+) -> Result<Seq<T>> {
     build(op, s, Some(prefix.into_sym()))
 }
 
 fn build<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: Option<T::Sym>) -> Result<Seq<T>> {
     let l = op.trace()?.0;
     let p = prefix.map(|p| p.to_node());
-    let ir = Op::Scan { op: l.ir(), input: s.id(), prefix: p.as_ref().map(|p| p.id) };
-    super::build(ir, std::iter::once(s.node.clone()).chain(p).chain(l.deps()).collect())
+    let ir = Op::Scan {
+        op: l.ir(),
+        input: s.id(),
+        prefix: p.as_ref().map(|p| p.id),
+    };
+    super::build(
+        ir,
+        std::iter::once(s.node.clone())
+            .chain(p)
+            .chain(l.deps())
+            .collect(),
+    )
 }

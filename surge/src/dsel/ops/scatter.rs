@@ -14,7 +14,11 @@ use surge_codegen::ir::Op;
 /// ```
 pub fn scatter<T: Item, I: IndexElement>(s: &Seq<T>, idx: &Seq<I>, d: &Seq<T>) -> Result<Seq<T>> {
     super::build(
-        Op::Scatter { source: s.id(), indices: idx.id(), dest: d.id() },
+        Op::Scatter {
+            source: s.id(),
+            indices: idx.id(),
+            dest: d.id(),
+        },
         vec![s.node.clone(), idx.node.clone(), d.node.clone()],
     )
 }

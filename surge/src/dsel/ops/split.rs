@@ -14,5 +14,11 @@ use surge_codegen::ir::Op;
 /// ```
 pub fn split<T: Item>(s: &Seq<T>, tile: impl IntoScalar<u64>) -> Result<Nested<T>> {
     let t = tile.into_scalar();
-    super::build(Op::Split { input: s.id(), tile: t.node.id }, vec![s.node.clone(), t.node])
+    super::build(
+        Op::Split {
+            input: s.id(),
+            tile: t.node.id,
+        },
+        vec![s.node.clone(), t.node],
+    )
 }

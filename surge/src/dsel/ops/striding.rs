@@ -12,5 +12,11 @@ use surge_codegen::ir::Op;
 /// ```
 pub fn striding<T: Item>(s: &Seq<T>, stride: impl IntoScalar<u64>) -> Result<Seq<T>> {
     let k = stride.into_scalar();
-    super::build(Op::Striding { input: s.id(), stride: k.node.id }, vec![s.node.clone(), k.node])
+    super::build(
+        Op::Striding {
+            input: s.id(),
+            stride: k.node.id,
+        },
+        vec![s.node.clone(), k.node],
+    )
 }

@@ -13,10 +13,24 @@ use surge_codegen::ir::Op;
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
 pub fn zip<A: Item, B: Item>(a: &Seq<A>, b: &Seq<B>) -> Result<Seq<(A, B)>> {
-    super::build(Op::Zip { inputs: vec![a.id(), b.id()] }, vec![a.node.clone(), b.node.clone()])
+    super::build(
+        Op::Zip {
+            inputs: vec![a.id(), b.id()],
+        },
+        vec![a.node.clone(), b.node.clone()],
+    )
 }
 
 /// `zip(a, b, c)`.
-pub fn zip3<A: Item, B: Item, C: Item>(a: &Seq<A>, b: &Seq<B>, c: &Seq<C>) -> Result<Seq<(A, B, C)>> {
-    super::build(Op::Zip { inputs: vec![a.id(), b.id(), c.id()] }, vec![a.node.clone(), b.node.clone(), c.node.clone()])
+pub fn zip3<A: Item, B: Item, C: Item>(
+    a: &Seq<A>,
+    b: &Seq<B>,
+    c: &Seq<C>,
+) -> Result<Seq<(A, B, C)>> {
+    super::build(
+        Op::Zip {
+            inputs: vec![a.id(), b.id(), c.id()],
+        },
+        vec![a.node.clone(), b.node.clone(), c.node.clone()],
+    )
 }
