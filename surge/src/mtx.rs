@@ -184,35 +184,25 @@ pub fn read_header(path: &Path) -> Result<Header, MtxError> {
     if first.is_empty() {
         return Err(empty_file(&name));
     }
-    let line = std::str::from_utf8(&first)
-        .map_err(|_| MtxError::at(&name, 1, "header line is not valid UTF-8"))?;
-    parse_header_line(&name, line)
+    parse_header_line(&name, &String::from_utf8_lossy(&first))
 }
 
 /// Reads a whole `.mtx` file into CSR; see the module docs for the conventions.
 pub fn read_mtx(path: &Path) -> Result<CsrMatrix, MtxError> {
     let name = path.display().to_string();
     let bytes = fs::read(path).map_err(|e| MtxError::whole(&name, format!("cannot read: {e}")))?;
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(t) => t,
-        Err(e) => {
-            let line = 1 + bytes[..e.valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            return Err(MtxError::at(&name, line, "invalid UTF-8"));
-        }
-    };
-    parse_mtx(&name, text)
+    // Lossy (copy-free when valid): stray Latin-1 in comments is harmless, and a bad
+    // byte in a data line still fails as an unparsable field.
+    parse_mtx(&name, &String::from_utf8_lossy(&bytes))
 }
 
 /// Parses Matrix Market text; `name` is only used in error messages.
 pub fn parse_mtx(name: &str, text: &str) -> Result<CsrMatrix, MtxError> {
-    let mut lines = text.split('\n').enumerate().map(|(i, l)| (i + 1, l));
-    let header = match lines.next() {
-        Some((_, l)) if !text.is_empty() => parse_header_line(name, l)?,
-        _ => return Err(empty_file(name)),
-    };
+    if text.is_empty() {
+        return Err(empty_file(name));
+    }
+    let header_end = text.find('\n').unwrap_or(text.len());
+    let header = parse_header_line(name, &text[..header_end])?;
     if header.field == Field::Complex {
         return Err(MtxError::at(
             name,
@@ -221,23 +211,18 @@ pub fn parse_mtx(name: &str, text: &str) -> Result<CsrMatrix, MtxError> {
         ));
     }
 
+    let mut lines = Lines {
+        text,
+        pos: header_end + 1,
+        line: 1,
+    };
     let mut f = [""; 4];
-    let (size_ln, n) = loop {
-        match lines.next() {
-            None => {
-                return Err(MtxError::at(
-                    name,
-                    last_line(text),
-                    "missing size line after the header",
-                ));
-            }
-            Some((ln, l)) => {
-                let n = split_fields(l, &mut f);
-                if n > 0 {
-                    break (ln, n);
-                }
-            }
-        }
+    let Some((size_ln, n)) = lines.next_data(&mut f) else {
+        return Err(MtxError::at(
+            name,
+            lines.line,
+            "missing size line after the header",
+        ));
     };
     let want = match header.format {
         Format::Coordinate => 3,
@@ -282,9 +267,9 @@ pub fn parse_mtx(name: &str, text: &str) -> Result<CsrMatrix, MtxError> {
     match header.format {
         Format::Coordinate => {
             let declared = size(f[2], "entry count")?;
-            p.coordinate(lines, text, size_ln, declared)?;
+            p.coordinate(&mut lines, size_ln, declared)?;
         }
-        Format::Array => p.array(lines, text, size_ln)?,
+        Format::Array => p.array(&mut lines, size_ln)?,
     }
     build_csr(name, rows, cols, p.entries)
 }
@@ -400,7 +385,7 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                 name,
                 1,
                 format!("unknown format '{}' (expected coordinate or array)", w[1]),
-            ));
+            ))
         }
     };
     let field = match lower[2].as_str() {
@@ -416,7 +401,7 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                     "unknown field '{}' (expected real, double, integer, pattern or complex)",
                     w[2]
                 ),
-            ));
+            ))
         }
     };
     let symmetry = match lower[3].as_str() {
@@ -429,10 +414,10 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                 name,
                 1,
                 format!(
-                    "unknown symmetry '{}' (expected general, symmetric, skew-symmetric or hermitian)",
-                    w[3]
-                ),
-            ));
+                "unknown symmetry '{}' (expected general, symmetric, skew-symmetric or hermitian)",
+                w[3]
+            ),
+            ))
         }
     };
     if field == Field::Pattern && format == Format::Array {
@@ -457,61 +442,124 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
     })
 }
 
-/// Stores up to 4 whitespace-separated fields and returns how many there are in total;
-/// 0 for blank and `%` comment lines. Hand-rolled because it is the parser's hot loop.
-fn split_fields<'a>(line: &'a str, out: &mut [&'a str; 4]) -> usize {
-    let b = line.as_bytes();
-    let is_ws = |c: u8| matches!(c, b' ' | b'\t' | b'\r' | b'\x0c');
-    let (mut i, mut n) = (0, 0);
-    loop {
-        while i < b.len() && is_ws(b[i]) {
+/// Cursor over the lines after the header. Line and field splitting are fused into one
+/// byte scan because this is the parser's hot loop.
+struct Lines<'t> {
+    text: &'t str,
+    /// Byte offset of the next unread line (may exceed `text.len()` once exhausted).
+    pos: usize,
+    /// 1-based number of the last line read; after exhaustion, the file's last line.
+    line: usize,
+}
+
+impl<'t> Lines<'t> {
+    /// Skips blank and `%` comment lines; for the next data line stores up to 4
+    /// whitespace-separated fields in `out` and returns (line number, total field count).
+    fn next_data(&mut self, out: &mut [&'t str; 4]) -> Option<(usize, usize)> {
+        let (text, b) = (self.text, self.text.as_bytes());
+        let blank = |c: u8| matches!(c, b' ' | b'\t' | b'\r' | b'\x0c');
+        while self.pos < b.len() {
+            self.line += 1;
+            let (mut i, mut n) = (self.pos, 0);
+            loop {
+                while i < b.len() && blank(b[i]) {
+                    i += 1;
+                }
+                if i == b.len() || b[i] == b'\n' {
+                    break;
+                }
+                if n == 0 && b[i] == b'%' {
+                    i = text[i..].find('\n').map_or(b.len(), |k| i + k);
+                    break;
+                }
+                let start = i;
+                while i < b.len() && !blank(b[i]) && b[i] != b'\n' {
+                    i += 1;
+                }
+                if n < out.len() {
+                    // Split points are ASCII bytes, hence char boundaries.
+                    out[n] = &text[start..i];
+                }
+                n += 1;
+            }
+            self.pos = i + 1;
+            if n > 0 {
+                return Some((self.line, n));
+            }
+        }
+        None
+    }
+
+    /// Single-pass fast path for the usual entry line `<digits> <digits>[ <value>]`
+    /// (then optional blanks/CR and a newline): returns 1-based (row, col, value token).
+    /// Any other shape returns None without consuming anything; the caller then rereads
+    /// the line with `next_data`, which handles it exactly and reports errors.
+    fn fast_entry(&mut self, with_value: bool) -> Option<(u64, u64, &'t str)> {
+        let b = self.text.as_bytes();
+        let is_blank = |c: u8| c == b' ' || c == b'\t';
+        let mut i = self.pos;
+        let row = scan_digits(b, &mut i)?;
+        let sep = i;
+        while i < b.len() && is_blank(b[i]) {
             i += 1;
         }
-        if i == b.len() {
-            return n;
+        let col = if i > sep {
+            scan_digits(b, &mut i)?
+        } else {
+            return None;
+        };
+        let mut value = "";
+        if with_value {
+            let sep = i;
+            while i < b.len() && is_blank(b[i]) {
+                i += 1;
+            }
+            let start = i;
+            while i < b.len() && !matches!(b[i], b' ' | b'\t' | b'\r' | b'\n' | b'\x0c') {
+                i += 1;
+            }
+            if sep == start || start == i {
+                return None;
+            }
+            value = &self.text[start..i];
         }
-        if n == 0 && b[i] == b'%' {
-            return 0;
-        }
-        let start = i;
-        while i < b.len() && !is_ws(b[i]) {
+        while i < b.len() && (is_blank(b[i]) || b[i] == b'\r') {
             i += 1;
         }
-        if n < out.len() {
-            // Split points are ASCII bytes, hence char boundaries.
-            out[n] = &line[start..i];
+        if i < b.len() {
+            if b[i] != b'\n' {
+                return None;
+            }
+            i += 1;
         }
-        n += 1;
+        self.pos = i;
+        self.line += 1;
+        Some((row, col, value))
     }
 }
 
-/// Fast path for plain digit strings (the overwhelmingly common case); anything else
-/// (signs, overflow, garbage) returns None and goes through `str::parse` for exact
-/// semantics and error reporting.
-fn parse_digits(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.is_empty() || b.len() > 19 {
-        return None;
-    }
+/// Scans up to 18 ASCII digits at `b[*i..]` (18 cannot overflow u64). None if there
+/// are no digits or more than 18, so callers fall back to `str::parse`.
+fn scan_digits(b: &[u8], i: &mut usize) -> Option<u64> {
+    let start = *i;
     let mut v = 0u64;
-    for &c in b {
+    while let Some(&c) = b.get(*i) {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
-            return None;
+            break;
         }
-        v = v * 10 + d as u64;
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        *i += 1;
     }
-    Some(v)
+    (*i > start && *i - start <= 18).then_some(v)
 }
 
-/// 1-based number of the last line (a trailing newline does not start a new line).
-fn last_line(text: &str) -> usize {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count();
-    if text.ends_with('\n') {
-        newlines.max(1)
-    } else {
-        newlines + 1
-    }
+/// Fast path for the overwhelmingly common all-digit token; anything else (signs,
+/// huge numbers, garbage) returns None and goes through `str::parse`.
+fn parse_digits(s: &str) -> Option<u64> {
+    let mut i = 0;
+    let v = scan_digits(s.as_bytes(), &mut i)?;
+    (i == s.len()).then_some(v)
 }
 
 struct EntryParser<'a> {
@@ -524,10 +572,9 @@ struct EntryParser<'a> {
 }
 
 impl EntryParser<'_> {
-    fn coordinate<'t>(
+    fn coordinate(
         &mut self,
-        lines: impl Iterator<Item = (usize, &'t str)>,
-        text: &str,
+        lines: &mut Lines<'_>,
         size_ln: usize,
         declared: usize,
     ) -> Result<(), MtxError> {
@@ -539,42 +586,55 @@ impl EntryParser<'_> {
         };
         let mirrored = self.header.symmetry != Symmetry::General;
         // Each entry line needs at least 4 bytes, which bounds a bogus declared count.
-        let cap = declared.min(text.len() / 4 + 1);
+        let cap = declared.min(lines.text.len() / 4 + 1);
         self.entries
             .reserve(if mirrored { cap.saturating_mul(2) } else { cap });
+        let too_many = |ln: usize| {
+            MtxError::at(
+                name,
+                ln,
+                format!(
+                    "more entries than the {declared} declared on the size line (line {size_ln})"
+                ),
+            )
+        };
         let mut found = 0usize;
         let mut f = [""; 4];
-        for (ln, line) in lines {
-            let n = split_fields(line, &mut f);
-            if n == 0 {
-                continue;
-            }
+        loop {
+            let (ln, r, c, value) = match lines.fast_entry(want == 3) {
+                Some((r, c, value)) => (lines.line, r, c, value),
+                None => match lines.next_data(&mut f) {
+                    None => break,
+                    Some((ln, n)) => {
+                        if found == declared {
+                            return Err(too_many(ln));
+                        }
+                        if n != want {
+                            return Err(MtxError::at(
+                                name,
+                                ln,
+                                format!("expected {want} fields, found {n}"),
+                            ));
+                        }
+                        let r = parse_u64(name, ln, f[0], "row index")?;
+                        let c = parse_u64(name, ln, f[1], "column index")?;
+                        (ln, r, c, f[2])
+                    }
+                },
+            };
             if found == declared {
-                return Err(MtxError::at(
-                    name,
-                    ln,
-                    format!(
-                        "more entries than the {declared} declared on the size line (line {size_ln})"
-                    ),
-                ));
+                return Err(too_many(ln));
             }
-            if n != want {
-                return Err(MtxError::at(
-                    name,
-                    ln,
-                    format!("expected {want} fields, found {n}"),
-                ));
-            }
-            let r = parse_index(name, ln, f[0], "row", self.rows)?;
-            let c = parse_index(name, ln, f[1], "column", self.cols)?;
-            let v = self.value(ln, f[2])?;
+            let r = check_index(name, ln, r, "row", self.rows)?;
+            let c = check_index(name, ln, c, "column", self.cols)?;
+            let v = self.value(ln, value)?;
             self.push(ln, r, c, v)?;
             found += 1;
         }
         if found < declared {
             return Err(MtxError::at(
                 name,
-                last_line(text),
+                lines.line,
                 format!(
                     "found {found} entries, but the size line (line {size_ln}) declares {declared}"
                 ),
@@ -585,17 +645,15 @@ impl EntryParser<'_> {
 
     /// Column-major values; non-general files list the lower triangle column by column
     /// (skew-symmetric without the diagonal). Zeros are dropped.
-    fn array<'t>(
-        &mut self,
-        lines: impl Iterator<Item = (usize, &'t str)>,
-        text: &str,
-        size_ln: usize,
-    ) -> Result<(), MtxError> {
+    fn array(&mut self, lines: &mut Lines<'_>, size_ln: usize) -> Result<(), MtxError> {
         let name = self.name;
         let (rows, cols, sym) = (self.rows, self.cols, self.header.symmetry);
         let declared = match sym {
             Symmetry::General => rows.checked_mul(cols),
-            Symmetry::Symmetric | Symmetry::Hermitian => rows.checked_mul(rows + 1).map(|x| x / 2),
+            Symmetry::Symmetric | Symmetry::Hermitian => rows
+                .checked_add(1)
+                .and_then(|r1| rows.checked_mul(r1))
+                .map(|x| x / 2),
             Symmetry::SkewSymmetric => rows.checked_mul(rows.saturating_sub(1)).map(|x| x / 2),
         }
         .ok_or_else(|| {
@@ -609,11 +667,7 @@ impl EntryParser<'_> {
         let (mut i, mut j) = (first_row(0), 0usize);
         let mut found = 0usize;
         let mut f = [""; 4];
-        for (ln, line) in lines {
-            let n = split_fields(line, &mut f);
-            if n == 0 {
-                continue;
-            }
+        while let Some((ln, n)) = lines.next_data(&mut f) {
             if found == declared {
                 return Err(MtxError::at(
                     name,
@@ -644,7 +698,7 @@ impl EntryParser<'_> {
         if found < declared {
             return Err(MtxError::at(
                 name,
-                last_line(text),
+                lines.line,
                 format!(
                     "found {found} values, but the size line (line {size_ln}) implies {declared}"
                 ),
@@ -653,32 +707,19 @@ impl EntryParser<'_> {
         Ok(())
     }
 
+    #[inline]
     fn value(&self, ln: usize, s: &str) -> Result<f64, MtxError> {
-        let name = self.name;
-        match self.header.field {
-            Field::Pattern => Ok(1.0),
+        let field = self.header.field;
+        let v = match field {
+            Field::Pattern => return Ok(1.0),
+            // parse_digits covers up to 18 digits, so the value fits i64 exactly.
             Field::Integer => match parse_digits(s) {
-                Some(v) if v <= i64::MAX as u64 => Ok(v as f64),
-                _ => s
-                    .parse::<i64>()
-                    .map(|v| v as f64)
-                    .map_err(|_| MtxError::at(name, ln, format!("invalid integer value '{s}'"))),
+                Some(v) => Some(v as f64),
+                None => s.parse::<i64>().ok().map(|v| v as f64),
             },
-            Field::Real | Field::Complex => {
-                let v = s
-                    .parse::<f64>()
-                    .map_err(|_| MtxError::at(name, ln, format!("invalid real value '{s}'")))?;
-                if v.is_finite() {
-                    Ok(v)
-                } else {
-                    Err(MtxError::at(
-                        name,
-                        ln,
-                        format!("value '{s}' is not a finite number (NaN/inf are not allowed)"),
-                    ))
-                }
-            }
-        }
+            Field::Real | Field::Complex => s.parse::<f64>().ok().filter(|v| v.is_finite()),
+        };
+        v.ok_or_else(|| value_error(self.name, ln, s, field))
     }
 
     /// Adds a 0-based entry, mirroring it per the symmetry.
@@ -701,11 +742,7 @@ impl EntryParser<'_> {
                 return Err(MtxError::at(
                     self.name,
                     ln,
-                    format!(
-                        "diagonal entry ({}, {}) in a skew-symmetric matrix (its diagonal is zero and must not be stored)",
-                        r + 1,
-                        c + 1
-                    ),
+                    format!("diagonal entry ({}, {}) in a skew-symmetric matrix (its diagonal is zero and must not be stored)", r + 1, c + 1),
                 ));
             }
         }
@@ -722,35 +759,45 @@ impl EntryParser<'_> {
     }
 }
 
-/// Parses a 1-based index and returns it 0-based.
-fn parse_index(
-    name: &str,
-    ln: usize,
-    s: &str,
-    what: &str,
-    bound: usize,
-) -> Result<usize, MtxError> {
-    let i = match parse_digits(s) {
-        Some(v) if v <= usize::MAX as u64 => v as usize,
-        _ => s
-            .parse::<usize>()
-            .map_err(|_| MtxError::at(name, ln, format!("invalid {what} index '{s}'")))?,
+fn parse_u64(name: &str, ln: usize, s: &str, what: &str) -> Result<u64, MtxError> {
+    match parse_digits(s) {
+        Some(v) => Ok(v),
+        None => s
+            .parse::<u64>()
+            .map_err(|_| MtxError::at(name, ln, format!("invalid {what} '{s}'"))),
+    }
+}
+
+/// Checks a 1-based index against its bound and returns it 0-based.
+#[inline]
+fn check_index(name: &str, ln: usize, i: u64, what: &str, bound: usize) -> Result<usize, MtxError> {
+    if i == 0 || i > bound as u64 {
+        return Err(index_error(name, ln, i, what, bound));
+    }
+    Ok(i as usize - 1)
+}
+
+// Error construction is kept out of line so the per-entry hot path stays small.
+#[cold]
+fn index_error(name: &str, ln: usize, i: u64, what: &str, bound: usize) -> MtxError {
+    let message = if i == 0 {
+        format!("{what} index 0 is invalid (Matrix Market indices are 1-based)")
+    } else {
+        format!("{what} index {i} out of range (matrix has {bound} {what}s)")
     };
-    if i == 0 {
-        return Err(MtxError::at(
-            name,
-            ln,
-            format!("{what} index 0 is invalid (Matrix Market indices are 1-based)"),
-        ));
-    }
-    if i > bound {
-        return Err(MtxError::at(
-            name,
-            ln,
-            format!("{what} index {i} out of range (matrix has {bound} {what}s)"),
-        ));
-    }
-    Ok(i - 1)
+    MtxError::at(name, ln, message)
+}
+
+#[cold]
+fn value_error(name: &str, ln: usize, s: &str, field: Field) -> MtxError {
+    let message = match field {
+        Field::Integer => format!("invalid integer value '{s}'"),
+        _ if s.parse::<f64>().is_ok() => {
+            format!("value '{s}' is not a finite number (NaN/inf are not allowed)")
+        }
+        _ => format!("invalid real value '{s}'"),
+    };
+    MtxError::at(name, ln, message)
 }
 
 /// Counting sort by row (stable, so duplicates are summed in input order), then a
@@ -761,12 +808,14 @@ fn build_csr(
     cols: usize,
     entries: Vec<(usize, u32, f64)>,
 ) -> Result<CsrMatrix, MtxError> {
-    let too_big = |_| MtxError::whole(name, format!("cannot allocate row offsets for {rows} rows"));
+    // Fail with an error rather than abort on absurd row counts from a size line.
+    let too_big = || MtxError::whole(name, format!("cannot allocate row offsets for {rows} rows"));
+    let len = rows.checked_add(1).ok_or_else(too_big)?;
     let mut start: Vec<usize> = Vec::new();
-    start.try_reserve_exact(rows + 1).map_err(too_big)?;
-    start.resize(rows + 1, 0);
+    start.try_reserve_exact(len).map_err(|_| too_big())?;
+    start.resize(len, 0);
     let mut row_offsets: Vec<u64> = Vec::new();
-    row_offsets.try_reserve_exact(rows + 1).map_err(too_big)?;
+    row_offsets.try_reserve_exact(len).map_err(|_| too_big())?;
 
     for &(r, _, _) in &entries {
         start[r + 1] += 1;
