@@ -84,6 +84,24 @@ impl Interp<'_> {
         to_index(&v, what).map_err(|m| self.err(at, m))
     }
 
+    /// The common length of `seqs`, or an error naming the first input that differs.
+    fn equal_lengths(&self, n: NodeId, seqs: &[Rc<Value>]) -> Result<usize, CpuError> {
+        let lens: Vec<usize> = seqs
+            .iter()
+            .map(|s| s.as_seq().expect("sequence").len())
+            .collect();
+        match lens.iter().position(|l| *l != lens[0]) {
+            Some(k) => Err(self.err(
+                n,
+                format!(
+                    "input lengths differ: input 0 has length {}, input {k} has length {}",
+                    lens[0], lens[k]
+                ),
+            )),
+            None => Ok(lens[0]),
+        }
+    }
+
     fn call(&mut self, owner: NodeId, l: &Lambda, args: Vec<Value>) -> Result<Rc<Value>, CpuError> {
         if let Some(r) = self.region.get(&owner) {
             for n in r {
@@ -177,21 +195,9 @@ impl Interp<'_> {
                     .iter()
                     .map(|i| self.seq(*i))
                     .collect::<Result<Vec<_>, _>>()?;
-                let lens: Vec<usize> = seqs
-                    .iter()
-                    .map(|s| s.as_seq().expect("sequence").len())
-                    .collect();
-                if let Some(k) = lens.iter().position(|l| *l != lens[0]) {
-                    return Err(self.err(
-                        n,
-                        format!(
-                            "input lengths differ: input 0 has length {}, input {k} has length {}",
-                            lens[0], lens[k]
-                        ),
-                    ));
-                }
-                let mut out = Vec::with_capacity(lens[0]);
-                for i in 0..lens[0] {
+                let len = self.equal_lengths(n, &seqs)?;
+                let mut out = Vec::with_capacity(len);
+                for i in 0..len {
                     let args = seqs
                         .iter()
                         .map(|s| s.as_seq().expect("sequence")[i].clone())
@@ -371,21 +377,9 @@ impl Interp<'_> {
                     .iter()
                     .map(|i| self.seq(*i))
                     .collect::<Result<Vec<_>, _>>()?;
-                let lens: Vec<usize> = seqs
-                    .iter()
-                    .map(|s| s.as_seq().expect("sequence").len())
-                    .collect();
-                if let Some(k) = lens.iter().position(|l| *l != lens[0]) {
-                    return Err(self.err(
-                        n,
-                        format!(
-                            "input lengths differ: input 0 has length {}, input {k} has length {}",
-                            lens[0], lens[k]
-                        ),
-                    ));
-                }
+                let len = self.equal_lengths(n, &seqs)?;
                 Value::Seq(
-                    (0..lens[0])
+                    (0..len)
                         .map(|i| {
                             Value::Tuple(
                                 seqs.iter()

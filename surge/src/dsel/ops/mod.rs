@@ -41,6 +41,29 @@ use crate::Result;
 use std::rc::Rc;
 use surge_codegen::ir::Op;
 
+/// Builds a `reduce` or `scan` node: traces the operator and keeps the input and prefix alive.
+fn fold<T: super::Item, R: Sym>(
+    op: impl super::Combiner<T::Sym>,
+    s: &Seq<T>,
+    prefix: Option<T::Sym>,
+    make: impl FnOnce(
+        surge_codegen::ir::Lambda,
+        surge_codegen::ir::NodeId,
+        Option<surge_codegen::ir::NodeId>,
+    ) -> Op,
+) -> Result<R> {
+    let l = op.trace()?.0;
+    let p = prefix.map(|p| p.to_node());
+    let ir = make(l.ir(), s.id(), p.as_ref().map(|p| p.id));
+    build(
+        ir,
+        std::iter::once(s.node.clone())
+            .chain(p)
+            .chain(l.deps())
+            .collect(),
+    )
+}
+
 fn build<S: Sym>(op: Op, deps: Vec<Rc<Node>>) -> Result<S> {
     Ok(S::from_node(Node::new(op, deps)?))
 }

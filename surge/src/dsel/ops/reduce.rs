@@ -1,4 +1,4 @@
-use super::super::handles::{Item, Seq, Sym};
+use super::super::handles::{Item, Seq};
 use super::super::lambda::{Combiner, IntoSym};
 use crate::Result;
 use surge_codegen::ir::Op;
@@ -34,18 +34,9 @@ pub fn reduce_prefix<T: Item>(
 }
 
 fn build<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: Option<T::Sym>) -> Result<T::Sym> {
-    let l = op.trace()?.0;
-    let p = prefix.map(|p| p.to_node());
-    let ir = Op::Reduce {
-        op: l.ir(),
-        input: s.id(),
-        prefix: p.as_ref().map(|p| p.id),
-    };
-    super::build(
-        ir,
-        std::iter::once(s.node.clone())
-            .chain(p)
-            .chain(l.deps())
-            .collect(),
-    )
+    super::fold(op, s, prefix, |op, input, prefix| Op::Reduce {
+        op,
+        input,
+        prefix,
+    })
 }
