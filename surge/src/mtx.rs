@@ -385,7 +385,7 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                 name,
                 1,
                 format!("unknown format '{}' (expected coordinate or array)", w[1]),
-            ))
+            ));
         }
     };
     let field = match lower[2].as_str() {
@@ -401,7 +401,7 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                     "unknown field '{}' (expected real, double, integer, pattern or complex)",
                     w[2]
                 ),
-            ))
+            ));
         }
     };
     let symmetry = match lower[3].as_str() {
@@ -414,10 +414,10 @@ fn parse_header_line(name: &str, line: &str) -> Result<Header, MtxError> {
                 name,
                 1,
                 format!(
-                "unknown symmetry '{}' (expected general, symmetric, skew-symmetric or hermitian)",
-                w[3]
-            ),
-            ))
+                    "unknown symmetry '{}' (expected general, symmetric, skew-symmetric or hermitian)",
+                    w[3]
+                ),
+            ));
         }
     };
     if field == Field::Pattern && format == Format::Array {
@@ -742,7 +742,11 @@ impl EntryParser<'_> {
                 return Err(MtxError::at(
                     self.name,
                     ln,
-                    format!("diagonal entry ({}, {}) in a skew-symmetric matrix (its diagonal is zero and must not be stored)", r + 1, c + 1),
+                    format!(
+                        "diagonal entry ({}, {}) in a skew-symmetric matrix (its diagonal is zero and must not be stored)",
+                        r + 1,
+                        c + 1
+                    ),
                 ));
             }
         }

@@ -1,8 +1,8 @@
-use surge::mtx::{
-    parse_mtx, read_header, read_mtx, write_mtx, CsrMatrix, Field, Format, Header, MtxError,
-    Symmetry,
-};
 use std::path::{Path, PathBuf};
+use surge::mtx::{
+    CsrMatrix, Field, Format, Header, MtxError, Symmetry, parse_mtx, read_header, read_mtx,
+    write_mtx,
+};
 
 /// Shared test matrices; override with SURGE_MATRICES_DIR.
 fn matrices_dir() -> Option<PathBuf> {
@@ -891,15 +891,19 @@ fn write_rejects_non_finite_and_inconsistent() {
     let p = std::env::temp_dir().join(format!("mtx_scratch_bad_{}.mtx", std::process::id()));
     let mut m = CsrMatrix::from_triplets(1, 1, &[(0, 0, 1.0)]).unwrap();
     m.values[0] = f64::NAN;
-    assert!(write_mtx(&p, &m)
-        .unwrap_err()
-        .message
-        .contains("not finite"));
+    assert!(
+        write_mtx(&p, &m)
+            .unwrap_err()
+            .message
+            .contains("not finite")
+    );
     m.values[0] = 1.0;
     m.row_offsets = vec![0];
-    assert!(write_mtx(&p, &m)
-        .unwrap_err()
-        .message
-        .contains("inconsistent"));
+    assert!(
+        write_mtx(&p, &m)
+            .unwrap_err()
+            .message
+            .contains("inconsistent")
+    );
     assert!(!p.exists());
 }
