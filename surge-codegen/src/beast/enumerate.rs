@@ -13,7 +13,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::error::BeastError;
-use super::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
+use super::expr::{make_range, Builtin, EvalError, Expr, ExprKind};
 use super::plan::{Clip, Dom, DomainPlan, Plan, Solve, SolveForm, Step};
 use super::stats::{Counters, Stats};
 use super::value::{PyRange, Value};
@@ -29,10 +29,7 @@ pub struct RunOptions {
 
 impl RunOptions {
     pub fn threads(threads: usize) -> RunOptions {
-        RunOptions {
-            threads,
-            limit: None,
-        }
+        RunOptions { threads, limit: None }
     }
 
     fn resolved_threads(&self) -> usize {
@@ -61,10 +58,7 @@ impl<'a> Point<'a> {
     }
 
     pub fn get(&self, name: &str) -> Option<&'a Value> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| &self.values[i])
+        self.names.iter().position(|n| n == name).map(|i| &self.values[i])
     }
 
     /// The integer value of iterator `name` (None if absent or not an int).
@@ -125,11 +119,7 @@ enum Cands {
 }
 
 fn eval_err(entry: &str, e: EvalError) -> BeastError {
-    BeastError::Eval {
-        entry: entry.to_string(),
-        column: e.pos as usize + 1,
-        message: e.message,
-    }
+    BeastError::Eval { entry: entry.to_string(), column: e.pos as usize + 1, message: e.message }
 }
 
 /// `range(a, b[, c])` over ints with a non-zero step, without building values.
@@ -137,37 +127,22 @@ fn eval_err(entry: &str, e: EvalError) -> BeastError {
 fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
     let start = args[0].int_fast(env)?;
     let stop = args[1].int_fast(env)?;
-    let step = if args.len() == 3 {
-        args[2].int_fast(env)?
-    } else {
-        1
-    };
+    let step = if args.len() == 3 { args[2].int_fast(env)? } else { 1 };
     (step != 0).then_some(PyRange { start, stop, step })
 }
 
 /// Evaluate a domain expression, avoiding materialisation for `range(...)`.
 fn eval_dom_expr(e: &Expr, env: &[Value]) -> Result<Dom, EvalError> {
     match &e.kind {
-        ExprKind::Call(Builtin::Range, args)
-            if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() =>
-        {
-            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange {
-                start: 0,
-                stop: 0,
-                step: 1,
-            })))
+        ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() => {
+            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange { start: 0, stop: 0, step: 1 })))
         }
         ExprKind::Call(Builtin::Range, args) if args.len() <= 3 => {
             let mut buf = [Value::None, Value::None, Value::None];
             for (i, a) in args.iter().enumerate() {
                 buf[i] = a.eval_fast(env)?;
             }
-            make_range(&buf[..args.len()])
-                .map(Dom::Range)
-                .map_err(|m| EvalError {
-                    pos: e.pos,
-                    message: m,
-                })
+            make_range(&buf[..args.len()]).map(Dom::Range).map_err(|m| EvalError { pos: e.pos, message: m })
         }
         ExprKind::IfElse(b) => {
             if b[1].truthy_any(env)? {
@@ -190,42 +165,22 @@ impl Plan {
                 v => Ok(Dom::from_value(v.clone())),
             },
             DomainPlan::Gen { f, args } => {
-                let vals = args
-                    .iter()
-                    .map(|a| a.eval(env))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| eval_err(entry, e))?;
-                let out = f(&vals).map_err(|m| BeastError::Eval {
-                    entry: entry.to_string(),
-                    column: 1,
-                    message: m,
-                })?;
+                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>().map_err(|e| eval_err(entry, e))?;
+                let out = f(&vals).map_err(|m| BeastError::Eval { entry: entry.to_string(), column: 1, message: m })?;
                 Ok(Dom::Values(out.into()))
             }
             DomainPlan::Set(op, a, b) => {
                 let a = self.eval_domain(a, env, entry)?;
                 let b = self.eval_domain(b, env, entry)?;
-                let r = super::expr::call_builtin(
-                    *op,
-                    &[Value::list(a.to_values()), Value::list(b.to_values())],
-                )
-                .map_err(|m| BeastError::Eval {
-                    entry: entry.to_string(),
-                    column: 1,
-                    message: m,
-                })?;
+                let r = super::expr::call_builtin(*op, &[Value::list(a.to_values()), Value::list(b.to_values())])
+                    .map_err(|m| BeastError::Eval { entry: entry.to_string(), column: 1, message: m })?;
                 Ok(Dom::from_value(r))
             }
         }
     }
 
     #[inline]
-    fn run_steps(
-        &self,
-        steps: &[Step],
-        env: &mut [Value],
-        c: &mut Counters,
-    ) -> Result<bool, BeastError> {
+    fn run_steps(&self, steps: &[Step], env: &mut [Value], c: &mut Counters) -> Result<bool, BeastError> {
         for s in steps {
             match s {
                 Step::Derive { slot, entry, expr } => {
@@ -233,7 +188,7 @@ impl Plan {
                     env[*slot as usize] = v;
                 }
                 Step::Domain { slot, expr } => {
-                    env[*slot as usize] = match eval_dom_expr(expr, env) {
+                        env[*slot as usize] = match eval_dom_expr(expr, env) {
                         Ok(Dom::Range(r)) => Value::Range(r),
                         Ok(Dom::Values(v)) => Value::List(v),
                         // Single values and errors are re-evaluated at the loop itself.
@@ -241,10 +196,7 @@ impl Plan {
                     };
                 }
                 Step::Check { ci, expr } => {
-                    if expr
-                        .truthy_any(env)
-                        .map_err(|e| eval_err(&self.constraints[*ci].name, e))?
-                    {
+                    if expr.truthy_any(env).map_err(|e| eval_err(&self.constraints[*ci].name, e))? {
                         c.rejected[*ci] += 1;
                         return Ok(false);
                     }
@@ -283,23 +235,14 @@ impl Plan {
             SolveForm::Sub(c) => rhs.checked_add(int(c)?)?,
         };
         match dom {
-            Dom::Range(r) => Some(if r.contains(v) {
-                Cands::One(v)
-            } else {
-                Cands::Zero
-            }),
+            Dom::Range(r) => Some(if r.contains(v) { Cands::One(v) } else { Cands::Zero }),
             Dom::Single(Value::Int(x)) => Some(if *x == v { Cands::One(v) } else { Cands::Zero }),
             Dom::Single(_) => None,
             Dom::Values(vs) => {
                 if !vs.iter().all(|x| matches!(x, Value::Int(_))) {
                     return None;
                 }
-                Some(Cands::Many(
-                    vs.iter()
-                        .filter(|x| matches!(x, Value::Int(i) if *i == v))
-                        .map(|_| v)
-                        .collect(),
-                ))
+                Some(Cands::Many(vs.iter().filter(|x| matches!(x, Value::Int(i) if *i == v)).map(|_| v).collect()))
             }
         }
     }
@@ -332,13 +275,7 @@ impl Plan {
 
     /// Iterate level `d` in environment `env`, calling `k` for every value that passes the
     /// level's steps. Returns false if `k` asked to stop.
-    fn for_level<F>(
-        &self,
-        d: usize,
-        env: &mut [Value],
-        c: &mut Counters,
-        mut k: F,
-    ) -> Result<bool, BeastError>
+    fn for_level<F>(&self, d: usize, env: &mut [Value], c: &mut Counters, mut k: F) -> Result<bool, BeastError>
     where
         F: FnMut(&mut [Value], &mut Counters) -> Result<bool, BeastError>,
     {
@@ -407,13 +344,7 @@ impl Plan {
     }
 
     /// Run the nest from level `d` down.
-    fn run_from<V: Visitor>(
-        &self,
-        d: usize,
-        env: &mut [Value],
-        c: &mut Counters,
-        vis: &mut V,
-    ) -> Result<bool, BeastError> {
+    fn run_from<V: Visitor>(&self, d: usize, env: &mut [Value], c: &mut Counters, vis: &mut V) -> Result<bool, BeastError> {
         let n = self.levels.len();
         if d == n {
             c.survivors += 1;
@@ -442,11 +373,7 @@ impl Plan {
     /// The environment after the steps that precede all loops (None if they reject everything).
     fn start(&self, c: &mut Counters) -> Result<Option<Vec<Value>>, BeastError> {
         let mut env = self.init_env.clone();
-        Ok(if self.run_steps(&self.pre_steps, &mut env, c)? {
-            Some(env)
-        } else {
-            None
-        })
+        Ok(if self.run_steps(&self.pre_steps, &mut env, c)? { Some(env) } else { None })
     }
 
     /// Expand the outer loops into work items: environments bound down to the returned depth.
@@ -504,10 +431,7 @@ impl Plan {
                         .enumerate()
                         .map(|(i, mut env)| {
                             let mut c = self.new_counters();
-                            let e = self
-                                .run_from(depth, &mut env, &mut c, &mut CountVis)
-                                .err()
-                                .map(|e| (i, e));
+                            let e = self.run_from(depth, &mut env, &mut c, &mut CountVis).err().map(|e| (i, e));
                             (c, e)
                         })
                         .reduce(zero, |(mut a, ea), (b, eb)| {
@@ -525,13 +449,7 @@ impl Plan {
                 c.merge(&sum);
             }
         }
-        Ok(Stats::from_counters(
-            self,
-            &c,
-            t0.elapsed().as_secs_f64(),
-            threads,
-            true,
-        ))
+        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, true))
     }
 
     /// Stream survivors in deterministic order (the single-threaded order, whatever the thread
@@ -565,27 +483,26 @@ impl Plan {
                 let pool = Self::pool(threads)?;
                 'chunks: for chunk in items.chunks(4 * threads) {
                     let cap = limit - delivered;
-                    let results: Vec<(Vec<Value>, Counters, Result<bool, BeastError>)> = pool
-                        .install(|| {
-                            chunk
-                                .par_iter()
-                                .map(|env| {
-                                    let mut env = env.clone();
-                                    let mut c = self.new_counters();
-                                    let mut buf: Vec<Value> = Vec::new();
-                                    let mut n: u64 = 0;
-                                    let mut vis = FnVis {
-                                        f: |p: &[Value]| {
-                                            buf.extend_from_slice(p);
-                                            n += 1;
-                                            n < cap
-                                        },
-                                    };
-                                    let r = self.run_from(depth, &mut env, &mut c, &mut vis);
-                                    (buf, c, r)
-                                })
-                                .collect()
-                        });
+                    let results: Vec<(Vec<Value>, Counters, Result<bool, BeastError>)> = pool.install(|| {
+                        chunk
+                            .par_iter()
+                            .map(|env| {
+                                let mut env = env.clone();
+                                let mut c = self.new_counters();
+                                let mut buf: Vec<Value> = Vec::new();
+                                let mut n: u64 = 0;
+                                let mut vis = FnVis {
+                                    f: |p: &[Value]| {
+                                        buf.extend_from_slice(p);
+                                        n += 1;
+                                        n < cap
+                                    },
+                                };
+                                let r = self.run_from(depth, &mut env, &mut c, &mut vis);
+                                (buf, c, r)
+                            })
+                            .collect()
+                    });
                     for (buf, ci, r) in results {
                         c.merge(&ci);
                         r?;
@@ -601,13 +518,7 @@ impl Plan {
                 }
             }
         }
-        Ok(Stats::from_counters(
-            self,
-            &c,
-            t0.elapsed().as_secs_f64(),
-            threads,
-            complete,
-        ))
+        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, complete))
     }
 
     /// Stream survivors to `f` from all threads at once, in no particular order.
@@ -652,13 +563,7 @@ impl Plan {
             }
         }
         let complete = sent.load(AtomicOrdering::Relaxed) <= limit;
-        Ok(Stats::from_counters(
-            self,
-            &c,
-            t0.elapsed().as_secs_f64(),
-            threads,
-            complete,
-        ))
+        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, complete))
     }
 
     /// All survivors, in deterministic order (only for spaces that fit in memory).
@@ -681,11 +586,7 @@ impl Plan {
             let r = plan.for_each(&run, |p| tx.send(Msg::Point(p.to_owned())).is_ok());
             let _ = tx.send(Msg::Done(Box::new(r)));
         });
-        Points {
-            rx,
-            stats: None,
-            handle: Some(handle),
-        }
+        Points { rx, stats: None, handle: Some(handle) }
     }
 }
 

@@ -285,10 +285,7 @@ impl Expr {
     }
 
     /// Replace names by constants or slots; an unresolvable name is returned with its position.
-    pub fn resolve(
-        &mut self,
-        lookup: &dyn Fn(&str) -> Option<Resolved>,
-    ) -> Result<(), (String, u32)> {
+    pub fn resolve(&mut self, lookup: &dyn Fn(&str) -> Option<Resolved>) -> Result<(), (String, u32)> {
         if let ExprKind::Name(n) = &self.kind {
             match lookup(n) {
                 Some(Resolved::Const(v)) => self.kind = ExprKind::Const(v),
@@ -319,9 +316,7 @@ impl Expr {
         let pos = self.pos;
         let is_and = matches!(self.kind, ExprKind::And(_));
         let replacement: Option<Expr> = match &mut self.kind {
-            ExprKind::Const(_) | ExprKind::Name(_) | ExprKind::Slot(_) | ExprKind::Native(..) => {
-                None
-            }
+            ExprKind::Const(_) | ExprKind::Name(_) | ExprKind::Slot(_) | ExprKind::Native(..) => None,
             ExprKind::IfElse(b) => match b[1].as_const().map(Value::truthy) {
                 Some(t) => {
                     let none = || Expr::constant(Value::None);
@@ -351,9 +346,7 @@ impl Expr {
             }
             _ => {
                 if self.children().iter().all(|c| c.as_const().is_some()) {
-                    self.eval(&[])
-                        .ok()
-                        .map(|v| Expr::new(ExprKind::Const(v), pos))
+                    self.eval(&[]).ok().map(|v| Expr::new(ExprKind::Const(v), pos))
                 } else {
                     None
                 }
@@ -366,10 +359,7 @@ impl Expr {
 
     #[inline]
     fn err(&self, message: String) -> EvalError {
-        EvalError {
-            pos: self.pos,
-            message,
-        }
+        EvalError { pos: self.pos, message }
     }
 
     /// Evaluate in environment `env` (indexed by slot).
@@ -396,9 +386,7 @@ impl Expr {
                 }
                 value::binop(*op, &x, &y).map_err(|m| self.err(m))
             }
-            ExprKind::Compare(..) | ExprKind::Unary(UnOp::Not, _) => {
-                Ok(Value::Bool(self.truthy(env)?))
-            }
+            ExprKind::Compare(..) | ExprKind::Unary(UnOp::Not, _) => Ok(Value::Bool(self.truthy(env)?)),
             ExprKind::Unary(op, a) => {
                 let x = a.eval(env)?;
                 value::unop(*op, &x).map_err(|m| self.err(m))
@@ -431,27 +419,17 @@ impl Expr {
                 }
             }
             ExprKind::Call(bi, args) => {
-                let vals = args
-                    .iter()
-                    .map(|a| a.eval(env))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>()?;
                 call_builtin(*bi, &vals).map_err(|m| self.err(m))
             }
-            ExprKind::List(xs) => Ok(Value::list(
-                xs.iter()
-                    .map(|x| x.eval(env))
-                    .collect::<Result<Vec<_>, _>>()?,
-            )),
+            ExprKind::List(xs) => Ok(Value::list(xs.iter().map(|x| x.eval(env)).collect::<Result<Vec<_>, _>>()?)),
             ExprKind::Index(a, i) => {
                 let c = a.eval(env)?;
                 let i = i.eval(env)?;
                 index(&c, &i).map_err(|m| self.err(m))
             }
             ExprKind::Native(f, args) => {
-                let vals = args
-                    .iter()
-                    .map(|a| a.eval(env))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>()?;
                 f(&vals).map_err(|m| self.err(m))
             }
             ExprKind::Name(n) => Err(self.err(format!("NameError: name '{n}' is not resolved"))),
@@ -500,9 +478,7 @@ impl Expr {
                 }
                 Some(m)
             }
-            ExprKind::Call(Builtin::Abs, args) if args.len() == 1 => {
-                args[0].int_fast(env)?.checked_abs()
-            }
+            ExprKind::Call(Builtin::Abs, args) if args.len() == 1 => args[0].int_fast(env)?.checked_abs(),
             ExprKind::IfElse(b) => {
                 if b[1].truthy_fast(env)? {
                     b[0].int_fast(env)
@@ -592,10 +568,7 @@ impl Expr {
                 let mut left = first.eval(env)?;
                 for (op, e) in rest {
                     let right = e.eval(env)?;
-                    let ok = value::compare(*op, &left, &right).map_err(|m| EvalError {
-                        pos: e.pos,
-                        message: m,
-                    })?;
+                    let ok = value::compare(*op, &left, &right).map_err(|m| EvalError { pos: e.pos, message: m })?;
                     if !ok {
                         return Ok(false);
                     }
@@ -634,21 +607,13 @@ impl Expr {
 
 fn index(c: &Value, i: &Value) -> Result<Value, String> {
     let Some(k) = i.as_i64() else {
-        return Err(format!(
-            "TypeError: indices must be integers, not {}",
-            i.type_name()
-        ));
+        return Err(format!("TypeError: indices must be integers, not {}", i.type_name()));
     };
     let len = match c {
         Value::List(l) => l.len() as i64,
         Value::Range(r) => r.len() as i64,
         Value::Str(s) => s.chars().count() as i64,
-        other => {
-            return Err(format!(
-                "TypeError: '{}' object is not subscriptable",
-                other.type_name()
-            ));
-        }
+        other => return Err(format!("TypeError: '{}' object is not subscriptable", other.type_name())),
     };
     let j = if k < 0 { k + len } else { k };
     if j < 0 || j >= len {
@@ -657,22 +622,14 @@ fn index(c: &Value, i: &Value) -> Result<Value, String> {
     Ok(match c {
         Value::List(l) => l[j as usize].clone(),
         Value::Range(r) => Value::Int(r.get(j as u64)),
-        Value::Str(s) => Value::str(
-            &s.chars()
-                .nth(j as usize)
-                .map(|ch| ch.to_string())
-                .unwrap_or_default(),
-        ),
+        Value::Str(s) => Value::str(&s.chars().nth(j as usize).map(|ch| ch.to_string()).unwrap_or_default()),
         _ => unreachable!(),
     })
 }
 
 fn arity(name: &str, args: &[Value], lo: usize, hi: usize) -> Result<(), String> {
     if args.len() < lo || args.len() > hi {
-        Err(format!(
-            "TypeError: {name}() takes {lo} to {hi} arguments ({} given)",
-            args.len()
-        ))
+        Err(format!("TypeError: {name}() takes {lo} to {hi} arguments ({} given)", args.len()))
     } else {
         Ok(())
     }
@@ -683,12 +640,9 @@ pub fn make_range(args: &[Value]) -> Result<PyRange, String> {
     arity("range", args, 1, 3)?;
     let mut ints = [0i64; 3];
     for (i, a) in args.iter().enumerate() {
-        ints[i] = a.as_i64().ok_or_else(|| {
-            format!(
-                "TypeError: '{}' object cannot be interpreted as an integer",
-                a.type_name()
-            )
-        })?;
+        ints[i] = a
+            .as_i64()
+            .ok_or_else(|| format!("TypeError: '{}' object cannot be interpreted as an integer", a.type_name()))?;
     }
     let (start, stop, step) = match args.len() {
         1 => (0, ints[0], 1),
@@ -702,21 +656,13 @@ pub fn make_range(args: &[Value]) -> Result<PyRange, String> {
 }
 
 fn extremum(name: &str, args: &[Value], want_max: bool) -> Result<Value, String> {
-    let items: Vec<Value> = if args.len() == 1 {
-        args[0].iter_values()?
-    } else {
-        args.to_vec()
-    };
+    let items: Vec<Value> = if args.len() == 1 { args[0].iter_values()? } else { args.to_vec() };
     let mut it = items.into_iter();
     let Some(mut best) = it.next() else {
         return Err(format!("ValueError: {name}() arg is an empty sequence"));
     };
     for v in it {
-        let better = if want_max {
-            value::less_than(&best, &v)?
-        } else {
-            value::less_than(&v, &best)?
-        };
+        let better = if want_max { value::less_than(&best, &v)? } else { value::less_than(&v, &best)? };
         if better {
             best = v;
         }
@@ -727,10 +673,7 @@ fn extremum(name: &str, args: &[Value], want_max: bool) -> Result<Value, String>
 /// Python set algebra on iterables, keeping first-occurrence order of the left operand.
 fn set_op(bi: Builtin, args: &[Value]) -> Result<Value, String> {
     if args.is_empty() {
-        return Err(format!(
-            "TypeError: {}() needs at least one argument",
-            bi.name()
-        ));
+        return Err(format!("TypeError: {}() needs at least one argument", bi.name()));
     }
     let mut acc: Vec<Value> = Vec::new();
     for v in args[0].iter_values()? {
@@ -766,13 +709,11 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
             match &args[0] {
                 Value::Float(f) => Ok(Value::Float(f.abs())),
                 v => match v.as_i64() {
-                    Some(i) => i.checked_abs().map(Value::Int).ok_or_else(|| {
-                        "OverflowError: integer result does not fit in 64 bits".into()
-                    }),
-                    None => Err(format!(
-                        "TypeError: bad operand type for abs(): '{}'",
-                        v.type_name()
-                    )),
+                    Some(i) => i
+                        .checked_abs()
+                        .map(Value::Int)
+                        .ok_or_else(|| "OverflowError: integer result does not fit in 64 bits".into()),
+                    None => Err(format!("TypeError: bad operand type for abs(): '{}'", v.type_name())),
                 },
             }
         }
@@ -782,10 +723,7 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
                 Value::List(l) => Ok(Value::Int(l.len() as i64)),
                 Value::Range(r) => Ok(Value::Int(r.len() as i64)),
                 Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
-                v => Err(format!(
-                    "TypeError: object of type '{}' has no len()",
-                    v.type_name()
-                )),
+                v => Err(format!("TypeError: object of type '{}' has no len()", v.type_name())),
             }
         }
         Builtin::Int => {
@@ -803,31 +741,25 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
                     .replace('_', "")
                     .parse::<i64>()
                     .map(Value::Int)
-                    .map_err(|_| {
-                        format!("ValueError: invalid literal for int() with base 10: '{s}'")
-                    }),
-                v => v.as_i64().map(Value::Int).ok_or_else(|| {
-                    format!(
-                        "TypeError: int() argument must be a number, not '{}'",
-                        v.type_name()
-                    )
-                }),
+                    .map_err(|_| format!("ValueError: invalid literal for int() with base 10: '{s}'")),
+                v => v
+                    .as_i64()
+                    .map(Value::Int)
+                    .ok_or_else(|| format!("TypeError: int() argument must be a number, not '{}'", v.type_name())),
             }
         }
         Builtin::Float => {
             arity("float", args, 1, 1)?;
             match &args[0] {
-                Value::Str(s) => {
-                    s.trim().parse::<f64>().map(Value::Float).map_err(|_| {
-                        format!("ValueError: could not convert string to float: '{s}'")
-                    })
-                }
-                v => v.as_f64().map(Value::Float).ok_or_else(|| {
-                    format!(
-                        "TypeError: float() argument must be a number, not '{}'",
-                        v.type_name()
-                    )
-                }),
+                Value::Str(s) => s
+                    .trim()
+                    .parse::<f64>()
+                    .map(Value::Float)
+                    .map_err(|_| format!("ValueError: could not convert string to float: '{s}'")),
+                v => v
+                    .as_f64()
+                    .map(Value::Float)
+                    .ok_or_else(|| format!("TypeError: float() argument must be a number, not '{}'", v.type_name())),
             }
         }
         Builtin::Bool => {
@@ -851,15 +783,11 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
         }
         Builtin::Any => {
             arity("any", args, 1, 1)?;
-            Ok(Value::Bool(
-                args[0].iter_values()?.iter().any(Value::truthy),
-            ))
+            Ok(Value::Bool(args[0].iter_values()?.iter().any(Value::truthy)))
         }
         Builtin::All => {
             arity("all", args, 1, 1)?;
-            Ok(Value::Bool(
-                args[0].iter_values()?.iter().all(Value::truthy),
-            ))
+            Ok(Value::Bool(args[0].iter_values()?.iter().all(Value::truthy)))
         }
         Builtin::Union | Builtin::Intersection | Builtin::Difference => set_op(bi, args),
     }
