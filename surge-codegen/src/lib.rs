@@ -9,5 +9,11 @@ pub mod beast;
 pub mod data;
 pub mod error;
 pub mod ir;
+pub mod passes;
+pub mod policy;
+pub mod schedule;
+pub mod space;
+pub mod target;
+pub mod variant;
 
 pub use error::CodegenError;
