@@ -87,11 +87,11 @@ pub fn run_phase(
     // strongest
     let ops = schedule::expand(level_ops)?;
     let strongest = schedule::strongest(level_ops)?;
-    strongest.check(&ops)?;
+    strongest.check(level_ops)?;
     // rewrite
     let rewritten = schedule::enumerate(level_ops)?;
     for s in &rewritten {
-        s.check(&ops)?;
+        s.check(level_ops)?;
     }
     let bottom = Schedule::all_sequential(strongest.depth());
     if !rewritten.contains(&bottom) {
@@ -103,7 +103,7 @@ pub fn run_phase(
     // platform
     let schedules = schedule::platform_rewrite_all(&rewritten, platform);
     for s in &schedules {
-        s.check(&ops)?;
+        s.check(level_ops)?;
         if !schedule::satisfies(s, platform) {
             return Err(invariant(
                 s,

@@ -116,10 +116,11 @@ impl Schedule {
         }
         seen
     }
-    /// Checks the schedule invariants against the operator sequence it schedules: same depth,
-    /// and every element no stronger than the lookup table allows for its operator.
-    pub fn check(&self, ops: &[OpKind]) -> Result<(), CodegenError> {
-        let strongest = strongest(ops)?;
+    /// Checks the schedule invariants against the expression sequence it schedules (one
+    /// operator per nesting level): same depth, and every element no stronger than the lookup
+    /// table allows for its operator.
+    pub fn check(&self, level_ops: &[OpKind]) -> Result<(), CodegenError> {
+        let strongest = strongest(level_ops)?;
         if !strongest.at_least(self) {
             return Err(CodegenError::Schedule {
                 schedule: self.to_string(),
