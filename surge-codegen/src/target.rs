@@ -20,7 +20,10 @@ pub struct CudaDevice {
 }
 
 /// Built-in device descriptions (vendor data sheets / CUDA programming guide tables).
-const BUILTIN: [(&str, (u32, u32), u32, u32, u32); 6] = [
+/// (name, compute capability, shared memory per SM in KiB, registers per SM, SMs).
+type Builtin = (&'static str, (u32, u32), u32, u32, u32);
+
+const BUILTIN: [Builtin; 6] = [
     // name, cc, shared memory per SM (KiB), registers per SM, SMs
     ("k20c", (3, 5), 48, 65536, 13),
     ("k40c", (3, 5), 48, 65536, 15),
