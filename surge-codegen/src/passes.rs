@@ -222,25 +222,19 @@ mod tests {
     use crate::target::{CpuMachine, CudaDevice};
 
     #[test]
-    fn counts_print() {
+    fn every_pass_prints_alone() {
         for plat in [
             Platform::Cuda(CudaDevice::builtin("h200").unwrap()),
             Platform::Cpu(CpuMachine::haswell32()),
         ] {
-            for ops in [
-                vec![OpKind::Map, OpKind::Reduce],
-                vec![OpKind::Map, OpKind::Scan],
-            ] {
-                let p = run_phase(0, "x", &ops, &plat).unwrap();
-                eprintln!(
-                    "{plat} {ops:?}: {} of {}",
-                    p.total_variants(),
-                    p.size_before()
-                );
-                for sp in &p.spaces {
-                    eprintln!("  {} {} {:?}", sp.schedule, sp.variants.len(), sp.pruned_by);
-                }
+            let p = run_phase(0, "map.reduce", &[OpKind::Map, OpKind::Reduce], &plat).unwrap();
+            for pass in PASSES {
+                let text = print_pass(pass, std::slice::from_ref(&p)).unwrap();
+                assert!(text.starts_with("phase 0 (map.reduce):"), "{pass}: {text}");
+                assert!(text.lines().count() >= 2, "{pass}: {text}");
             }
+            let e = print_pass("nope", &[p]).unwrap_err().to_string();
+            assert!(e.contains("nope"), "{e}");
         }
     }
 }

@@ -311,4 +311,16 @@ mod tests {
         assert!(s.at_least(&r));
         assert_eq!(Schedule(vec![Independent]).to_string(), "independent");
     }
+
+    #[test]
+    fn check_rejects_too_strong_or_wrong_depth() {
+        let ops = [OpKind::Map, OpKind::Reduce];
+        let bad: Schedule = "cooperative.cooperative".parse().unwrap();
+        let e = bad.check(&ops).unwrap_err().to_string();
+        assert!(e.contains("cooperative.cooperative"), "{e}");
+        assert!(Schedule(vec![Sequential]).check(&ops).is_err());
+        assert!(Schedule::all_sequential(2).check(&ops).is_ok());
+        assert!("independent..sequential".parse::<Schedule>().is_err());
+        assert!(Schedule::all_sequential(3).weaker().is_empty());
+    }
 }
