@@ -231,4 +231,21 @@ fn variants_one_pass_and_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("p100"));
     let out = surge(&["variants", "spmv", "--platform", "fpga"]);
     assert_eq!(out.status.code(), Some(2));
+    // The live GPU when present; without one, exit 1 with a message, never a panic.
+    let out = surge(&[
+        "variants",
+        "spmv",
+        "--platform",
+        "cuda",
+        "--device",
+        "live",
+        "--json",
+    ]);
+    match out.status.code() {
+        Some(0) => assert!(json(&out)["total_variants"].as_u64().unwrap() > 0),
+        code => {
+            assert_eq!(code, Some(1));
+            assert!(String::from_utf8_lossy(&out.stderr).contains("--device live"));
+        }
+    }
 }

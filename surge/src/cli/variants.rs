@@ -16,7 +16,8 @@ pub struct VariantsArgs {
     /// Target platform: cpu or cuda.
     #[arg(long, default_value = "cuda")]
     pub platform: String,
-    /// CUDA device (k20c, k40c, v100, a100, h100, h200; default h200) or CPU machine
+    /// CUDA device (k20c, k40c, v100, a100, h100, h200, or `live` for the GPU present; default
+    /// h200) or CPU machine
     /// (host, haswell32; default host).
     #[arg(long, value_name = "NAME")]
     pub device: Option<String>,
@@ -34,8 +35,15 @@ fn usage(message: String) -> CliError {
 
 pub fn run(args: &VariantsArgs) -> Result<(), CliError> {
     let built = args.app.build()?;
-    let platform = Platform::from_names(&args.platform, args.device.as_deref())
-        .map_err(|e| usage(e.to_string()))?;
+    let platform = match (args.platform.as_str(), args.device.as_deref()) {
+        ("cuda", Some("live")) => {
+            Platform::Cuda(surge_cuda::live_device(0).map_err(|e| CliError {
+                code: 1,
+                message: format!("--device live: {e}"),
+            })?)
+        }
+        (p, d) => Platform::from_names(p, d).map_err(|e| usage(e.to_string()))?,
+    };
     let analysis = built.computation.analyze()?;
     let phases = passes::run(&analysis, &platform).map_err(SurgeError::from)?;
     if let Some(pass) = &args.pass {
