@@ -17,4 +17,16 @@ pub enum CodegenError {
     /// Input data does not match the computation's input declarations.
     #[error("input `{input}`: {message}")]
     Input { input: String, message: String },
+    /// A schedule that violates the lattice invariants, or an expression sequence without one.
+    #[error("schedule `{schedule}`: {message}")]
+    Schedule { schedule: String, message: String },
+    /// An unknown platform, device or machine name.
+    #[error("target `{part}`: {message}")]
+    Target { part: String, message: String },
+    /// A malformed or unknown variant id; the message names the bad part.
+    #[error("variant id `{id}`: {message}")]
+    Variant { id: String, message: String },
+    /// The BEAST engine rejected a generated space (a bug in the space generator).
+    #[error("search space: {0}")]
+    Beast(String),
 }

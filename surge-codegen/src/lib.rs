@@ -2,8 +2,18 @@
 //! BEAST search-space engine and the emitters. Pure: nothing here runs a kernel or times anything.
 
 pub mod analysis;
+/// The BEAST search-space engine (a snapshot; its own lints are its author's business).
+#[allow(clippy::all, missing_debug_implementations, rust_2018_idioms, unused)]
+#[rustfmt::skip]
+pub mod beast;
 pub mod data;
 pub mod error;
 pub mod ir;
+pub mod passes;
+pub mod policy;
+pub mod schedule;
+pub mod space;
+pub mod target;
+pub mod variant;
 
 pub use error::CodegenError;

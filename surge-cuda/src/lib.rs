@@ -63,6 +63,90 @@ pub fn probe(lib: Library) -> Result<&'static str, CudaError> {
     })
 }
 
+/// Properties of the live CUDA device `ordinal`, read through the driver API
+/// (`cuDeviceGetAttribute`), as the description the variant space is built from. The name is the
+/// built-in description's (`h200`, ...) when the device's marketing name contains one, else
+/// `gpu{ordinal}`. No GPU or no driver is an error value.
+pub fn live_device(ordinal: i32) -> Result<surge_codegen::target::CudaDevice, CudaError> {
+    type Init = unsafe extern "C" fn(u32) -> i32;
+    type Get = unsafe extern "C" fn(*mut i32, i32) -> i32;
+    type Name = unsafe extern "C" fn(*mut std::ffi::c_char, i32, i32) -> i32;
+    type Attr = unsafe extern "C" fn(*mut i32, i32, i32) -> i32;
+    let file = probe(Library::Driver)?;
+    let fail = |what: &str, code: i32| CudaError::Unavailable {
+        library: Library::Driver.name(),
+        reason: format!("{what} failed with CUresult {code}"),
+    };
+    // SAFETY: the driver library is loaded by its own file name; its initializers have no
+    // preconditions on us.
+    let lib = unsafe { libloading::Library::new(file) }.map_err(|e| CudaError::Unavailable {
+        library: Library::Driver.name(),
+        reason: e.to_string(),
+    })?;
+    let sym = |n: &[u8]| CudaError::Unavailable {
+        library: Library::Driver.name(),
+        reason: format!("missing symbol {}", String::from_utf8_lossy(n)),
+    };
+    // SAFETY: the symbol types are the CUDA driver API's documented C signatures, and every
+    // pointer passed points to a live local of the right size.
+    unsafe {
+        let init: libloading::Symbol<'_, Init> = lib.get(b"cuInit").map_err(|_| sym(b"cuInit"))?;
+        let get: libloading::Symbol<'_, Get> =
+            lib.get(b"cuDeviceGet").map_err(|_| sym(b"cuDeviceGet"))?;
+        let name: libloading::Symbol<'_, Name> = lib
+            .get(b"cuDeviceGetName")
+            .map_err(|_| sym(b"cuDeviceGetName"))?;
+        let attr: libloading::Symbol<'_, Attr> = lib
+            .get(b"cuDeviceGetAttribute")
+            .map_err(|_| sym(b"cuDeviceGetAttribute"))?;
+        let r = init(0);
+        if r != 0 {
+            return Err(fail("cuInit", r));
+        }
+        let mut dev = 0;
+        let r = get(&mut dev, ordinal);
+        if r != 0 {
+            return Err(fail("cuDeviceGet", r));
+        }
+        let mut buf = [0 as std::ffi::c_char; 256];
+        let r = name(buf.as_mut_ptr(), buf.len() as i32, dev);
+        if r != 0 {
+            return Err(fail("cuDeviceGetName", r));
+        }
+        let full = std::ffi::CStr::from_ptr(buf.as_ptr())
+            .to_string_lossy()
+            .to_ascii_lowercase();
+        let a = |code: i32, what: &str| -> Result<u32, CudaError> {
+            let mut v = 0;
+            let r = attr(&mut v, code, dev);
+            if r != 0 {
+                return Err(fail(what, r));
+            }
+            Ok(v as u32)
+        };
+        let short = surge_codegen::target::CudaDevice::builtin_names()
+            .into_iter()
+            .find(|b| {
+                full.split(|c: char| !c.is_ascii_alphanumeric())
+                    .any(|w| w == *b)
+            })
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("gpu{ordinal}"));
+        Ok(surge_codegen::target::CudaDevice {
+            name: short,
+            compute_capability: (
+                a(75, "compute capability major")?,
+                a(76, "compute capability minor")?,
+            ),
+            max_threads_per_block: a(1, "max threads per block")?,
+            warp_size: a(10, "warp size")?,
+            shared_memory_per_sm: a(81, "shared memory per SM")?,
+            registers_per_sm: a(82, "registers per SM")?,
+            sm_count: a(16, "SM count")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +154,15 @@ mod tests {
     #[test]
     fn probing_never_panics_and_names_what_was_tried() {
         for lib in [Library::Driver, Library::Nvrtc] {
+            if lib == Library::Driver {
+                match live_device(0) {
+                    Ok(d) => {
+                        eprintln!("live device: {d:?}");
+                        assert!(d.warp_size >= 32 && d.sm_count >= 1);
+                    }
+                    Err(e) => eprintln!("no live device: {e}"),
+                }
+            }
             match probe(lib) {
                 Ok(name) => assert!(lib.candidates().contains(&name)),
                 Err(CudaError::Unavailable { reason, .. }) => {

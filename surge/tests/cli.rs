@@ -150,3 +150,102 @@ fn run_reduce_and_scan() {
     let v = json(&surge(&["analyze", "scan", "--size", "1000", "--json"]));
     assert_eq!(v["expression_sequence"], "map.reduce, map.scan, map.scan");
 }
+
+#[test]
+fn variants_spmv_cuda_h200_json() {
+    let v = json(&surge(&[
+        "variants",
+        "spmv",
+        "--platform",
+        "cuda",
+        "--device",
+        "h200",
+        "--json",
+    ]));
+    assert_eq!(v["app"], "spmv");
+    assert_eq!(v["platform"], "cuda:h200");
+    let schedules: Vec<&str> = v["schedules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["schedule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        schedules,
+        [
+            "independent.cooperative",
+            "independent.sequential",
+            "sequential.cooperative",
+            "sequential.sequential"
+        ]
+    );
+    let mut sum = 0;
+    for s in v["schedules"].as_array().unwrap() {
+        let ids = s["variant_ids"].as_array().unwrap();
+        assert_eq!(ids.len() as u64, s["variants"].as_u64().unwrap());
+        assert!(s["parameters"].as_array().unwrap().len() >= 5);
+        assert!(ids[0].as_str().unwrap().starts_with("cuda:h200/"));
+        sum += ids.len();
+    }
+    assert_eq!(v["total_variants"], sum);
+    assert_eq!(v["total_variants"], 320);
+    assert!(v["pruned_by"]["threads_per_block"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn variants_cpu_text_and_phases() {
+    let out = surge(&["variants", "spmv", "--platform", "cpu"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("independent.cooperative"), "{text}");
+    assert!(
+        text.contains("num_threads, enable_nesting, schedule1, chunk_size1"),
+        "{text}"
+    );
+    assert!(text.contains("pruned by"), "{text}");
+    let v = json(&surge(&[
+        "variants",
+        "scan",
+        "--platform",
+        "cpu",
+        "--device",
+        "haswell32",
+        "--json",
+        "--no-ids",
+    ]));
+    assert_eq!(v["phases"].as_array().unwrap().len(), 3);
+    assert_eq!(v["total_variants"], 3 * 184);
+    assert!(v["schedules"][0].get("variant_ids").is_none());
+}
+
+#[test]
+fn variants_one_pass_and_errors() {
+    let out = surge(&["variants", "spmv", "--pass", "strongest"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("independent.cooperative"));
+    let out = surge(&["variants", "spmv", "--pass", "bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
+    let out = surge(&["variants", "spmv", "--platform", "cuda", "--device", "p100"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("p100"));
+    let out = surge(&["variants", "spmv", "--platform", "fpga"]);
+    assert_eq!(out.status.code(), Some(2));
+    // The live GPU when present; without one, exit 1 with a message, never a panic.
+    let out = surge(&[
+        "variants",
+        "spmv",
+        "--platform",
+        "cuda",
+        "--device",
+        "live",
+        "--json",
+    ]);
+    match out.status.code() {
+        Some(0) => assert!(json(&out)["total_variants"].as_u64().unwrap() > 0),
+        code => {
+            assert_eq!(code, Some(1));
+            assert!(String::from_utf8_lossy(&out.stderr).contains("--device live"));
+        }
+    }
+}

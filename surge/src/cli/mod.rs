@@ -2,6 +2,7 @@
 
 mod analyze;
 mod run;
+mod variants;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -23,6 +24,8 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Evaluate an application with the reference interpreter and print a summary.
     Run(run::RunArgs),
+    /// Enumerate an application's schedules, policies and pruned variant space per platform.
+    Variants(variants::VariantsArgs),
 }
 
 /// A CLI failure with its exit code.
@@ -50,6 +53,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
+        Command::Variants(a) => variants::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

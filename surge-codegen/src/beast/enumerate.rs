@@ -1,0 +1,633 @@
+//! Enumeration: the loop nest interpreter, parallel splitting and streaming.
+//!
+//! The outer loops are expanded sequentially into work items (environments bound down to some
+//! depth) until there are enough items to keep the threads busy; rayon then runs the items'
+//! sub-nests in parallel, each with its own counters, summed at the end. Ordered streaming
+//! processes items in chunks and hands points to the consumer in item order, so the output
+//! is the same as a single-threaded run.
+
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::error::BeastError;
+use super::expr::{make_range, Builtin, EvalError, Expr, ExprKind};
+use super::plan::{Clip, Dom, DomainPlan, Plan, Solve, SolveForm, Step};
+use super::stats::{Counters, Stats};
+use super::value::{PyRange, Value};
+
+/// How to run an enumeration.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Worker threads; 0 means one per available core.
+    pub threads: usize,
+    /// Stop after this many survivors (streaming only).
+    pub limit: Option<u64>,
+}
+
+impl RunOptions {
+    pub fn threads(threads: usize) -> RunOptions {
+        RunOptions { threads, limit: None }
+    }
+
+    fn resolved_threads(&self) -> usize {
+        if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.threads
+        }
+    }
+}
+
+/// A surviving point: iterator values in declaration order, borrowed from the enumerator.
+#[derive(Clone, Copy, Debug)]
+pub struct Point<'a> {
+    names: &'a [String],
+    values: &'a [Value],
+}
+
+impl<'a> Point<'a> {
+    pub fn names(&self) -> &'a [String] {
+        self.names
+    }
+
+    pub fn values(&self) -> &'a [Value] {
+        self.values
+    }
+
+    pub fn get(&self, name: &str) -> Option<&'a Value> {
+        self.names.iter().position(|n| n == name).map(|i| &self.values[i])
+    }
+
+    /// The integer value of iterator `name` (None if absent or not an int).
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.get(name).and_then(Value::as_i64)
+    }
+
+    /// One JSON object, fields in declaration order (a JSON Lines record).
+    pub fn to_json_line(&self) -> String {
+        let mut s = String::from("{");
+        for (i, (n, v)) in self.names.iter().zip(self.values).enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&serde_json::Value::String(n.clone()).to_string());
+            s.push(':');
+            s.push_str(&v.to_json().to_string());
+        }
+        s.push('}');
+        s
+    }
+
+    pub fn to_owned(&self) -> Vec<Value> {
+        self.values.to_vec()
+    }
+}
+
+/// Where survivors go.
+trait Visitor {
+    /// When true, survivors are only counted and trailing free loops are multiplied out.
+    const COUNT_ONLY: bool;
+    /// Receive a survivor (iterator slots); return false to stop.
+    fn emit(&mut self, point: &[Value]) -> bool;
+}
+
+struct CountVis;
+impl Visitor for CountVis {
+    const COUNT_ONLY: bool = true;
+    fn emit(&mut self, _: &[Value]) -> bool {
+        true
+    }
+}
+
+struct FnVis<F> {
+    f: F,
+}
+impl<F: FnMut(&[Value]) -> bool> Visitor for FnVis<F> {
+    const COUNT_ONLY: bool = false;
+    fn emit(&mut self, point: &[Value]) -> bool {
+        (self.f)(point)
+    }
+}
+
+enum Cands {
+    Zero,
+    One(i64),
+    Many(Vec<i64>),
+}
+
+fn eval_err(entry: &str, e: EvalError) -> BeastError {
+    BeastError::Eval { entry: entry.to_string(), column: e.pos as usize + 1, message: e.message }
+}
+
+/// `range(a, b[, c])` over ints with a non-zero step, without building values.
+#[inline]
+fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
+    let start = args[0].int_fast(env)?;
+    let stop = args[1].int_fast(env)?;
+    let step = if args.len() == 3 { args[2].int_fast(env)? } else { 1 };
+    (step != 0).then_some(PyRange { start, stop, step })
+}
+
+/// Evaluate a domain expression, avoiding materialisation for `range(...)`.
+fn eval_dom_expr(e: &Expr, env: &[Value]) -> Result<Dom, EvalError> {
+    match &e.kind {
+        ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() => {
+            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange { start: 0, stop: 0, step: 1 })))
+        }
+        ExprKind::Call(Builtin::Range, args) if args.len() <= 3 => {
+            let mut buf = [Value::None, Value::None, Value::None];
+            for (i, a) in args.iter().enumerate() {
+                buf[i] = a.eval_fast(env)?;
+            }
+            make_range(&buf[..args.len()]).map(Dom::Range).map_err(|m| EvalError { pos: e.pos, message: m })
+        }
+        ExprKind::IfElse(b) => {
+            if b[1].truthy_any(env)? {
+                eval_dom_expr(&b[0], env)
+            } else {
+                eval_dom_expr(&b[2], env)
+            }
+        }
+        _ => Ok(Dom::from_value(e.eval(env)?)),
+    }
+}
+
+impl Plan {
+    fn eval_domain(&self, d: &DomainPlan, env: &[Value], entry: &str) -> Result<Dom, BeastError> {
+        match d {
+            DomainPlan::Const(c) => Ok(c.clone()),
+            DomainPlan::Expr(e) => eval_dom_expr(e, env).map_err(|e| eval_err(entry, e)),
+            DomainPlan::Cached { slot, expr } => match &env[*slot as usize] {
+                Value::None => eval_dom_expr(expr, env).map_err(|e| eval_err(entry, e)),
+                v => Ok(Dom::from_value(v.clone())),
+            },
+            DomainPlan::Gen { f, args } => {
+                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>().map_err(|e| eval_err(entry, e))?;
+                let out = f(&vals).map_err(|m| BeastError::Eval { entry: entry.to_string(), column: 1, message: m })?;
+                Ok(Dom::Values(out.into()))
+            }
+            DomainPlan::Set(op, a, b) => {
+                let a = self.eval_domain(a, env, entry)?;
+                let b = self.eval_domain(b, env, entry)?;
+                let r = super::expr::call_builtin(*op, &[Value::list(a.to_values()), Value::list(b.to_values())])
+                    .map_err(|m| BeastError::Eval { entry: entry.to_string(), column: 1, message: m })?;
+                Ok(Dom::from_value(r))
+            }
+        }
+    }
+
+    #[inline]
+    fn run_steps(&self, steps: &[Step], env: &mut [Value], c: &mut Counters) -> Result<bool, BeastError> {
+        for s in steps {
+            match s {
+                Step::Derive { slot, entry, expr } => {
+                    let v = expr.eval_fast(env).map_err(|e| eval_err(entry, e))?;
+                    env[*slot as usize] = v;
+                }
+                Step::Domain { slot, expr } => {
+                        env[*slot as usize] = match eval_dom_expr(expr, env) {
+                        Ok(Dom::Range(r)) => Value::Range(r),
+                        Ok(Dom::Values(v)) => Value::List(v),
+                        // Single values and errors are re-evaluated at the loop itself.
+                        Ok(Dom::Single(_)) | Err(_) => Value::None,
+                    };
+                }
+                Step::Check { ci, expr } => {
+                    if expr.truthy_any(env).map_err(|e| eval_err(&self.constraints[*ci].name, e))? {
+                        c.rejected[*ci] += 1;
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Candidates of a tightened level, or None to fall back to a full scan.
+    fn solve(&self, sv: &Solve, dom: &Dom, env: &[Value]) -> Option<Cands> {
+        if dom.len() == 0 {
+            return None;
+        }
+        let int = |e: &Expr| match e.int_fast(env) {
+            Some(x) => Some(x),
+            None => match e.eval(env) {
+                Ok(Value::Int(x)) => Some(x),
+                _ => None,
+            },
+        };
+        let rhs = int(&sv.rhs)?;
+        let v = match &sv.form {
+            SolveForm::Plain => rhs,
+            SolveForm::Mul(c) => {
+                let x = int(c)?;
+                if x == 0 {
+                    return None;
+                }
+                if rhs.checked_rem(x)? != 0 {
+                    return Some(Cands::Zero);
+                }
+                rhs.checked_div(x)?
+            }
+            SolveForm::Add(c) => rhs.checked_sub(int(c)?)?,
+            SolveForm::Sub(c) => rhs.checked_add(int(c)?)?,
+        };
+        match dom {
+            Dom::Range(r) => Some(if r.contains(v) { Cands::One(v) } else { Cands::Zero }),
+            Dom::Single(Value::Int(x)) => Some(if *x == v { Cands::One(v) } else { Cands::Zero }),
+            Dom::Single(_) => None,
+            Dom::Values(vs) => {
+                if !vs.iter().all(|x| matches!(x, Value::Int(_))) {
+                    return None;
+                }
+                Some(Cands::Many(vs.iter().filter(|x| matches!(x, Value::Int(i) if *i == v)).map(|_| v).collect()))
+            }
+        }
+    }
+
+    /// Index of the first element of the increasing range `r` from which the clip predicate
+    /// holds (`r.len()` if never), or None when its preconditions fail (full scan).
+    fn clip(&self, cl: &Clip, r: &PyRange, slot: usize, env: &mut [Value]) -> Option<u64> {
+        let len = r.len();
+        if r.step <= 0 || len < 8 {
+            return None;
+        }
+        for (e, strict) in &cl.conds {
+            match e.eval(env) {
+                Ok(Value::Int(x)) if x > 0 || (x == 0 && !strict) => {}
+                _ => return None,
+            }
+        }
+        let (mut lo, mut hi) = (0u64, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            env[slot] = Value::Int(r.get(mid));
+            match cl.pred.truthy_any(env) {
+                Ok(true) => hi = mid,
+                Ok(false) => lo = mid + 1,
+                Err(_) => return None,
+            }
+        }
+        Some(lo)
+    }
+
+    /// Iterate level `d` in environment `env`, calling `k` for every value that passes the
+    /// level's steps. Returns false if `k` asked to stop.
+    fn for_level<F>(&self, d: usize, env: &mut [Value], c: &mut Counters, mut k: F) -> Result<bool, BeastError>
+    where
+        F: FnMut(&mut [Value], &mut Counters) -> Result<bool, BeastError>,
+    {
+        let lvl = &self.levels[d];
+        let slot = lvl.slot as usize;
+        let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
+        if self.tighten {
+            if let Some(sv) = &lvl.solve {
+                if let Some(cands) = self.solve(sv, &dom, env) {
+                    let n = dom.len();
+                    let vals: &[i64] = match &cands {
+                        Cands::Zero => &[],
+                        Cands::One(v) => std::slice::from_ref(v),
+                        Cands::Many(v) => v,
+                    };
+                    c.visited[d] += n;
+                    c.rejected[sv.ci] += n - vals.len() as u64;
+                    for &v in vals {
+                        env[slot] = Value::Int(v);
+                        if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                            return Ok(false);
+                        }
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+        match dom {
+            Dom::Range(r) => {
+                let mut len = r.len();
+                if let (Some(cl), true) = (&lvl.clip, self.tighten) {
+                    if let Some(first) = self.clip(cl, &r, slot, env) {
+                        c.visited[d] += len - first;
+                        c.rejected[cl.ci] += len - first;
+                        len = first;
+                    }
+                }
+                let mut v = r.start;
+                for _ in 0..len {
+                    c.visited[d] += 1;
+                    env[slot] = Value::Int(v);
+                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                        return Ok(false);
+                    }
+                    v = v.wrapping_add(r.step);
+                }
+            }
+            Dom::Values(vs) => {
+                for v in vs.iter() {
+                    c.visited[d] += 1;
+                    env[slot] = v.clone();
+                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            Dom::Single(v) => {
+                c.visited[d] += 1;
+                env[slot] = v;
+                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Run the nest from level `d` down.
+    fn run_from<V: Visitor>(&self, d: usize, env: &mut [Value], c: &mut Counters, vis: &mut V) -> Result<bool, BeastError> {
+        let n = self.levels.len();
+        if d == n {
+            c.survivors += 1;
+            return Ok(vis.emit(&env[..self.iter_names.len()]));
+        }
+        if V::COUNT_ONLY && d >= self.shortcut {
+            let mut prod: u64 = 1;
+            for j in d..n {
+                let lvl = &self.levels[j];
+                prod = prod.saturating_mul(self.eval_domain(&lvl.domain, env, &lvl.name)?.len());
+                c.visited[j] += prod;
+                if prod == 0 {
+                    break;
+                }
+            }
+            c.survivors += prod;
+            return Ok(true);
+        }
+        self.for_level(d, env, c, |env, c| self.run_from(d + 1, env, c, vis))
+    }
+
+    fn new_counters(&self) -> Counters {
+        Counters::new(self.levels.len(), self.constraints.len())
+    }
+
+    /// The environment after the steps that precede all loops (None if they reject everything).
+    fn start(&self, c: &mut Counters) -> Result<Option<Vec<Value>>, BeastError> {
+        let mut env = self.init_env.clone();
+        Ok(if self.run_steps(&self.pre_steps, &mut env, c)? { Some(env) } else { None })
+    }
+
+    /// Expand the outer loops into work items: environments bound down to the returned depth.
+    fn split(
+        &self,
+        env: Vec<Value>,
+        c: &mut Counters,
+        threads: usize,
+        max_depth: usize,
+    ) -> Result<(Vec<Vec<Value>>, usize), BeastError> {
+        let target = 64 * threads;
+        let mut items = vec![env];
+        let mut depth = 0;
+        while depth < max_depth && !items.is_empty() && items.len() < target {
+            if let DomainPlan::Const(d) = &self.levels[depth].domain {
+                if (items.len() as u64).saturating_mul(d.len()) > 1 << 22 {
+                    break;
+                }
+            }
+            let mut next = Vec::new();
+            for mut e in items {
+                self.for_level(depth, &mut e, c, |env, _| {
+                    next.push(env.to_vec());
+                    Ok(true)
+                })?;
+            }
+            items = next;
+            depth += 1;
+        }
+        Ok((items, depth))
+    }
+
+    fn pool(threads: usize) -> Result<rayon::ThreadPool, BeastError> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| BeastError::invalid("threads", e.to_string()))
+    }
+
+    /// Count survivors (with full statistics), in parallel.
+    pub fn count(&self, run: &RunOptions) -> Result<Stats, BeastError> {
+        let t0 = Instant::now();
+        let threads = run.resolved_threads();
+        let mut c = self.new_counters();
+        if let Some(mut env) = self.start(&mut c)? {
+            if threads <= 1 {
+                self.run_from(0, &mut env, &mut c, &mut CountVis)?;
+            } else {
+                let (items, depth) = self.split(env, &mut c, threads, self.shortcut)?;
+                let pool = Self::pool(threads)?;
+                let zero = || (self.new_counters(), None::<(usize, BeastError)>);
+                let (sum, err) = pool.install(|| {
+                    items
+                        .into_par_iter()
+                        .enumerate()
+                        .map(|(i, mut env)| {
+                            let mut c = self.new_counters();
+                            let e = self.run_from(depth, &mut env, &mut c, &mut CountVis).err().map(|e| (i, e));
+                            (c, e)
+                        })
+                        .reduce(zero, |(mut a, ea), (b, eb)| {
+                            a.merge(&b);
+                            let e = match (ea, eb) {
+                                (Some(x), Some(y)) => Some(if x.0 <= y.0 { x } else { y }),
+                                (x, y) => x.or(y),
+                            };
+                            (a, e)
+                        })
+                });
+                if let Some((_, e)) = err {
+                    return Err(e);
+                }
+                c.merge(&sum);
+            }
+        }
+        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, true))
+    }
+
+    /// Stream survivors in deterministic order (the single-threaded order, whatever the thread
+    /// count). `f` returns false to stop. At most `run.limit` points are delivered.
+    pub fn for_each<F>(&self, run: &RunOptions, mut f: F) -> Result<Stats, BeastError>
+    where
+        F: FnMut(Point<'_>) -> bool,
+    {
+        let t0 = Instant::now();
+        let threads = run.resolved_threads();
+        let names: &[String] = &self.iter_names;
+        let ni = names.len();
+        let limit = run.limit.unwrap_or(u64::MAX);
+        let mut delivered: u64 = 0;
+        let mut c = self.new_counters();
+        let mut complete = true;
+        if limit == 0 {
+            return Ok(Stats::from_counters(self, &c, 0.0, threads, false));
+        }
+        if let Some(mut env) = self.start(&mut c)? {
+            if threads <= 1 {
+                let mut vis = FnVis {
+                    f: |p: &[Value]| {
+                        delivered += 1;
+                        f(Point { names, values: p }) && delivered < limit
+                    },
+                };
+                complete = self.run_from(0, &mut env, &mut c, &mut vis)?;
+            } else {
+                let (items, depth) = self.split(env, &mut c, threads, self.levels.len())?;
+                let pool = Self::pool(threads)?;
+                'chunks: for chunk in items.chunks(4 * threads) {
+                    let cap = limit - delivered;
+                    let results: Vec<(Vec<Value>, Counters, Result<bool, BeastError>)> = pool.install(|| {
+                        chunk
+                            .par_iter()
+                            .map(|env| {
+                                let mut env = env.clone();
+                                let mut c = self.new_counters();
+                                let mut buf: Vec<Value> = Vec::new();
+                                let mut n: u64 = 0;
+                                let mut vis = FnVis {
+                                    f: |p: &[Value]| {
+                                        buf.extend_from_slice(p);
+                                        n += 1;
+                                        n < cap
+                                    },
+                                };
+                                let r = self.run_from(depth, &mut env, &mut c, &mut vis);
+                                (buf, c, r)
+                            })
+                            .collect()
+                    });
+                    for (buf, ci, r) in results {
+                        c.merge(&ci);
+                        r?;
+                        for p in buf.chunks(ni.max(1)) {
+                            let p = if ni == 0 { &p[..0] } else { p };
+                            delivered += 1;
+                            if !f(Point { names, values: p }) || delivered >= limit {
+                                complete = false;
+                                break 'chunks;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, complete))
+    }
+
+    /// Stream survivors to `f` from all threads at once, in no particular order.
+    pub fn par_for_each<F>(&self, run: &RunOptions, f: F) -> Result<Stats, BeastError>
+    where
+        F: Fn(Point<'_>) + Sync,
+    {
+        let t0 = Instant::now();
+        let threads = run.resolved_threads();
+        let names: &[String] = &self.iter_names;
+        let limit = run.limit.unwrap_or(u64::MAX);
+        let sent = AtomicU64::new(0);
+        let emit = |p: &[Value]| {
+            if sent.fetch_add(1, AtomicOrdering::Relaxed) < limit {
+                f(Point { names, values: p });
+                true
+            } else {
+                false
+            }
+        };
+        let mut c = self.new_counters();
+        if let Some(mut env) = self.start(&mut c)? {
+            if threads <= 1 {
+                self.run_from(0, &mut env, &mut c, &mut FnVis { f: emit })?;
+            } else {
+                let (items, depth) = self.split(env, &mut c, threads, self.levels.len())?;
+                let pool = Self::pool(threads)?;
+                let results: Vec<(Counters, Result<bool, BeastError>)> = pool.install(|| {
+                    items
+                        .into_par_iter()
+                        .map(|mut env| {
+                            let mut c = self.new_counters();
+                            let r = self.run_from(depth, &mut env, &mut c, &mut FnVis { f: emit });
+                            (c, r)
+                        })
+                        .collect()
+                });
+                for (ci, r) in results {
+                    c.merge(&ci);
+                    r?;
+                }
+            }
+        }
+        let complete = sent.load(AtomicOrdering::Relaxed) <= limit;
+        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, complete))
+    }
+
+    /// All survivors, in deterministic order (only for spaces that fit in memory).
+    pub fn collect(&self, run: &RunOptions) -> Result<(Vec<Vec<Value>>, Stats), BeastError> {
+        let mut out = Vec::new();
+        let stats = self.for_each(run, |p| {
+            out.push(p.to_owned());
+            true
+        })?;
+        Ok((out, stats))
+    }
+
+    /// A streaming iterator over survivors (deterministic order), produced by a background
+    /// thread through a bounded channel; dropping the iterator stops the enumeration.
+    pub fn points(&self, run: &RunOptions) -> Points {
+        let (tx, rx) = mpsc::sync_channel::<Msg>(1024);
+        let plan = self.clone();
+        let run = *run;
+        let handle = std::thread::spawn(move || {
+            let r = plan.for_each(&run, |p| tx.send(Msg::Point(p.to_owned())).is_ok());
+            let _ = tx.send(Msg::Done(Box::new(r)));
+        });
+        Points { rx, stats: None, handle: Some(handle) }
+    }
+}
+
+enum Msg {
+    Point(Vec<Value>),
+    Done(Box<Result<Stats, BeastError>>),
+}
+
+/// Iterator returned by [`Plan::points`]; yields iterator values in declaration order.
+pub struct Points {
+    rx: mpsc::Receiver<Msg>,
+    stats: Option<Stats>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Points {
+    /// Statistics, once the iterator is exhausted.
+    pub fn stats(&self) -> Option<&Stats> {
+        self.stats.as_ref()
+    }
+}
+
+impl Iterator for Points {
+    type Item = Result<Vec<Value>, BeastError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.rx.recv() {
+            Ok(Msg::Point(p)) => Some(Ok(p)),
+            Ok(Msg::Done(r)) => {
+                if let Some(h) = self.handle.take() {
+                    let _ = h.join();
+                }
+                match *r {
+                    Ok(s) => {
+                        self.stats = Some(s);
+                        None
+                    }
+                    Err(e) => Some(Err(e)),
+                }
+            }
+            Err(_) => None,
+        }
+    }
+}
