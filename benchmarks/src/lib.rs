@@ -1,6 +1,8 @@
 //! Benchmark support: repeated timing with warm-up and medians, and JSON reports.
 //! The comparisons against references (MKL, cuSPARSE, BEAST's baseline) build on this.
 
+pub mod beast_baseline;
+
 use std::time::Instant;
 
 /// Timing statistics of repeated runs, in seconds.

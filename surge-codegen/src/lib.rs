@@ -3,8 +3,6 @@
 
 pub mod analysis;
 /// The BEAST search-space engine (a snapshot; its own lints are its author's business).
-#[allow(clippy::all, missing_debug_implementations, rust_2018_idioms, unused)]
-#[rustfmt::skip]
 pub mod beast;
 pub mod data;
 pub mod error;

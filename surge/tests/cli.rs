@@ -249,3 +249,72 @@ fn variants_one_pass_and_errors() {
         }
     }
 }
+
+fn space(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../surge-codegen/spaces")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn beast_counts_lists_and_rejects_bad_input() {
+    let dir = std::env::temp_dir().join(format!("surge-beast-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let small = dir.join("small.toml");
+    std::fs::write(
+        &small,
+        "[settings]\nn = 12\n[iterators]\nx = \"range(1, n + 1)\"\ny = \"range(x, n + 1, x)\"\n\
+         [constraints.hard]\ntoo_big = \"x * y > n\"\n",
+    )
+    .unwrap();
+    let v = json(&surge(&[
+        "beast",
+        small.to_str().unwrap(),
+        "--count",
+        "--json",
+    ]));
+    // Pairs (x, y) with y a multiple of x in [x, 12] and x * y <= 12, by brute force:
+    let want = (1..=12)
+        .flat_map(|x| (x..=12).step_by(x).map(move |y| (x, y)))
+        .filter(|(x, y)| x * y <= 12)
+        .count();
+    assert_eq!(v["survivors"].as_u64(), Some(want as u64));
+    for key in ["visited", "rejected_by", "seconds"] {
+        assert!(v.get(key).is_some(), "no {key}");
+    }
+    let list = surge(&["beast", small.to_str().unwrap(), "--list", "--limit", "3"]);
+    assert!(list.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["x"], 1);
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[iterators]\nx = \"range(1, 5\"\n").unwrap();
+    let out = surge(&["beast", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("x: column"));
+    let out = surge(&["beast", small.to_str().unwrap(), "--disable", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn beast_shipped_gemm_space_plans() {
+    let out = surge(&[
+        "beast",
+        &space("beast_gemm_k40c.toml"),
+        "--plan",
+        "--list",
+        "--limit",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

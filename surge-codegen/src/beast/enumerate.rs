@@ -13,8 +13,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::error::BeastError;
-use super::expr::{make_range, Builtin, EvalError, Expr, ExprKind};
-use super::plan::{Clip, Dom, DomainPlan, Plan, Solve, SolveForm, Step};
+use super::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
+use super::plan::{Clip, Dom, DomainPlan, Pair, Plan, Solve, SolveForm, Step};
 use super::stats::{Counters, Stats};
 use super::value::{PyRange, Value};
 
@@ -29,7 +29,10 @@ pub struct RunOptions {
 
 impl RunOptions {
     pub fn threads(threads: usize) -> RunOptions {
-        RunOptions { threads, limit: None }
+        RunOptions {
+            threads,
+            limit: None,
+        }
     }
 
     fn resolved_threads(&self) -> usize {
@@ -58,7 +61,10 @@ impl<'a> Point<'a> {
     }
 
     pub fn get(&self, name: &str) -> Option<&'a Value> {
-        self.names.iter().position(|n| n == name).map(|i| &self.values[i])
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| &self.values[i])
     }
 
     /// The integer value of iterator `name` (None if absent or not an int).
@@ -119,7 +125,11 @@ enum Cands {
 }
 
 fn eval_err(entry: &str, e: EvalError) -> BeastError {
-    BeastError::Eval { entry: entry.to_string(), column: e.pos as usize + 1, message: e.message }
+    BeastError::Eval {
+        entry: entry.to_string(),
+        column: e.pos as usize + 1,
+        message: e.message,
+    }
 }
 
 /// `range(a, b[, c])` over ints with a non-zero step, without building values.
@@ -127,22 +137,37 @@ fn eval_err(entry: &str, e: EvalError) -> BeastError {
 fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
     let start = args[0].int_fast(env)?;
     let stop = args[1].int_fast(env)?;
-    let step = if args.len() == 3 { args[2].int_fast(env)? } else { 1 };
+    let step = if args.len() == 3 {
+        args[2].int_fast(env)?
+    } else {
+        1
+    };
     (step != 0).then_some(PyRange { start, stop, step })
 }
 
 /// Evaluate a domain expression, avoiding materialisation for `range(...)`.
 fn eval_dom_expr(e: &Expr, env: &[Value]) -> Result<Dom, EvalError> {
     match &e.kind {
-        ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() => {
-            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange { start: 0, stop: 0, step: 1 })))
+        ExprKind::Call(Builtin::Range, args)
+            if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() =>
+        {
+            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange {
+                start: 0,
+                stop: 0,
+                step: 1,
+            })))
         }
         ExprKind::Call(Builtin::Range, args) if args.len() <= 3 => {
             let mut buf = [Value::None, Value::None, Value::None];
             for (i, a) in args.iter().enumerate() {
                 buf[i] = a.eval_fast(env)?;
             }
-            make_range(&buf[..args.len()]).map(Dom::Range).map_err(|m| EvalError { pos: e.pos, message: m })
+            make_range(&buf[..args.len()])
+                .map(Dom::Range)
+                .map_err(|m| EvalError {
+                    pos: e.pos,
+                    message: m,
+                })
         }
         ExprKind::IfElse(b) => {
             if b[1].truthy_any(env)? {
@@ -165,22 +190,42 @@ impl Plan {
                 v => Ok(Dom::from_value(v.clone())),
             },
             DomainPlan::Gen { f, args } => {
-                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>().map_err(|e| eval_err(entry, e))?;
-                let out = f(&vals).map_err(|m| BeastError::Eval { entry: entry.to_string(), column: 1, message: m })?;
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(env))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| eval_err(entry, e))?;
+                let out = f(&vals).map_err(|m| BeastError::Eval {
+                    entry: entry.to_string(),
+                    column: 1,
+                    message: m,
+                })?;
                 Ok(Dom::Values(out.into()))
             }
             DomainPlan::Set(op, a, b) => {
                 let a = self.eval_domain(a, env, entry)?;
                 let b = self.eval_domain(b, env, entry)?;
-                let r = super::expr::call_builtin(*op, &[Value::list(a.to_values()), Value::list(b.to_values())])
-                    .map_err(|m| BeastError::Eval { entry: entry.to_string(), column: 1, message: m })?;
+                let r = super::expr::call_builtin(
+                    *op,
+                    &[Value::list(a.to_values()), Value::list(b.to_values())],
+                )
+                .map_err(|m| BeastError::Eval {
+                    entry: entry.to_string(),
+                    column: 1,
+                    message: m,
+                })?;
                 Ok(Dom::from_value(r))
             }
         }
     }
 
     #[inline]
-    fn run_steps(&self, steps: &[Step], env: &mut [Value], c: &mut Counters) -> Result<bool, BeastError> {
+    fn run_steps(
+        &self,
+        steps: &[Step],
+        env: &mut [Value],
+        c: &mut Counters,
+    ) -> Result<bool, BeastError> {
         for s in steps {
             match s {
                 Step::Derive { slot, entry, expr } => {
@@ -188,15 +233,21 @@ impl Plan {
                     env[*slot as usize] = v;
                 }
                 Step::Domain { slot, expr } => {
-                        env[*slot as usize] = match eval_dom_expr(expr, env) {
+                    env[*slot as usize] = match eval_dom_expr(expr, env) {
                         Ok(Dom::Range(r)) => Value::Range(r),
                         Ok(Dom::Values(v)) => Value::List(v),
                         // Single values and errors are re-evaluated at the loop itself.
                         Ok(Dom::Single(_)) | Err(_) => Value::None,
                     };
                 }
+                Step::Cache { slot, expr } => {
+                    env[*slot as usize] = expr.eval_fast(env).unwrap_or(Value::None);
+                }
                 Step::Check { ci, expr } => {
-                    if expr.truthy_any(env).map_err(|e| eval_err(&self.constraints[*ci].name, e))? {
+                    if expr
+                        .truthy_any(env)
+                        .map_err(|e| eval_err(&self.constraints[*ci].name, e))?
+                    {
                         c.rejected[*ci] += 1;
                         return Ok(false);
                     }
@@ -235,53 +286,125 @@ impl Plan {
             SolveForm::Sub(c) => rhs.checked_add(int(c)?)?,
         };
         match dom {
-            Dom::Range(r) => Some(if r.contains(v) { Cands::One(v) } else { Cands::Zero }),
+            Dom::Range(r) => Some(if r.contains(v) {
+                Cands::One(v)
+            } else {
+                Cands::Zero
+            }),
             Dom::Single(Value::Int(x)) => Some(if *x == v { Cands::One(v) } else { Cands::Zero }),
             Dom::Single(_) => None,
             Dom::Values(vs) => {
                 if !vs.iter().all(|x| matches!(x, Value::Int(_))) {
                     return None;
                 }
-                Some(Cands::Many(vs.iter().filter(|x| matches!(x, Value::Int(i) if *i == v)).map(|_| v).collect()))
+                Some(Cands::Many(
+                    vs.iter()
+                        .filter(|x| matches!(x, Value::Int(i) if *i == v))
+                        .map(|_| v)
+                        .collect(),
+                ))
             }
         }
     }
 
-    /// Index of the first element of the increasing range `r` from which the clip predicate
-    /// holds (`r.len()` if never), or None when its preconditions fail (full scan).
-    fn clip(&self, cl: &Clip, r: &PyRange, slot: usize, env: &mut [Value]) -> Option<u64> {
-        let len = r.len();
-        if r.step <= 0 || len < 8 {
+    /// Whether the clip's preconditions hold here: an increasing range and co-operands of the
+    /// right sign, so the predicate is non-decreasing along the range.
+    fn clip_applies(&self, cl: &Clip, r: &PyRange, env: &[Value]) -> bool {
+        r.step > 0
+            && cl.conds.iter().all(|(e, strict)| match e.eval_fast(env) {
+                Ok(Value::Int(x)) => x > 0 || (x == 0 && !strict),
+                _ => false,
+            })
+    }
+
+    /// The elements of `r` dividing the pair's right-hand side, in iteration order, or None
+    /// when the shortcut does not apply (zero in range, non-int or zero rhs, too many divisors).
+    fn divisors(&self, pair: &Pair, r: &PyRange, env: &[Value]) -> Option<(i64, Vec<i64>)> {
+        if r.contains(0) || r.is_empty() {
             return None;
         }
-        for (e, strict) in &cl.conds {
-            match e.eval(env) {
-                Ok(Value::Int(x)) if x > 0 || (x == 0 && !strict) => {}
+        let rhs = match pair.rhs.int_fast(env) {
+            Some(x) => x,
+            None => match pair.rhs.eval(env) {
+                Ok(Value::Int(x)) => x,
                 _ => return None,
-            }
+            },
+        };
+        if rhs == 0 || rhs == i64::MIN {
+            return None;
         }
-        let (mut lo, mut hi) = (0u64, len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            env[slot] = Value::Int(r.get(mid));
-            match cl.pred.truthy_any(env) {
-                Ok(true) => hi = mid,
-                Ok(false) => lo = mid + 1,
-                Err(_) => return None,
+        let m = rhs.unsigned_abs();
+        let len = r.len();
+        let mut out: Vec<i64> = Vec::new();
+        if len.saturating_mul(len) <= m.saturating_mul(4) {
+            // Short range: test its elements directly (already in iteration order).
+            let mut v = r.start;
+            for _ in 0..len {
+                if v != 0 && rhs % v == 0 {
+                    out.push(v);
+                }
+                v = v.wrapping_add(r.step);
             }
+            return Some((rhs, out));
         }
-        Some(lo)
+        let mut dv: u64 = 1;
+        while dv.saturating_mul(dv) <= m {
+            if m % dv == 0 {
+                for q in [dv, m / dv] {
+                    for v in [q as i64, -(q as i64)] {
+                        if r.contains(v) && !out.contains(&v) {
+                            out.push(v);
+                        }
+                    }
+                }
+            }
+            dv += 1;
+        }
+        out.sort_by_key(|&v| match v.checked_sub(r.start) {
+            Some(x) if r.step != -1 => x / r.step,
+            _ => ((v as i128 - r.start as i128) / r.step as i128) as i64,
+        });
+        Some((rhs, out))
     }
 
     /// Iterate level `d` in environment `env`, calling `k` for every value that passes the
     /// level's steps. Returns false if `k` asked to stop.
-    fn for_level<F>(&self, d: usize, env: &mut [Value], c: &mut Counters, mut k: F) -> Result<bool, BeastError>
+    fn for_level<F>(
+        &self,
+        d: usize,
+        env: &mut [Value],
+        c: &mut Counters,
+        mut k: F,
+    ) -> Result<bool, BeastError>
     where
         F: FnMut(&mut [Value], &mut Counters) -> Result<bool, BeastError>,
     {
         let lvl = &self.levels[d];
         let slot = lvl.slot as usize;
         let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
+        if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten) {
+            if let Some((rhs, mut divs)) = self.divisors(pair, r, env) {
+                let len = r.len();
+                // Values whose cofactor is not in the inner domain leave no candidate either.
+                let inner = &self.levels[d + 1];
+                let inner_dom = self.eval_domain(&inner.domain, env, &inner.name)?;
+                if let Dom::Range(ir) = &inner_dom {
+                    divs.retain(|&v| ir.contains(rhs / v));
+                }
+                let n_non = len - divs.len() as u64;
+                let len1 = inner_dom.len();
+                c.visited[d + 1] += n_non * len1;
+                c.rejected[pair.ci] += n_non * len1;
+                c.visited[d] += len;
+                for v in divs {
+                    env[slot] = Value::Int(v);
+                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                        return Ok(false);
+                    }
+                }
+                return Ok(true);
+            }
+        }
         if self.tighten {
             if let Some(sv) = &lvl.solve {
                 if let Some(cands) = self.solve(sv, &dom, env) {
@@ -305,20 +428,27 @@ impl Plan {
         }
         match dom {
             Dom::Range(r) => {
-                let mut len = r.len();
-                if let (Some(cl), true) = (&lvl.clip, self.tighten) {
-                    if let Some(first) = self.clip(cl, &r, slot, env) {
-                        c.visited[d] += len - first;
-                        c.rejected[cl.ci] += len - first;
-                        len = first;
-                    }
-                }
+                let len = r.len();
+                // Clipping: once the monotone predicate rejects, the rest of the range does too.
+                let clip = match (&lvl.clip, self.tighten) {
+                    (Some(cl), true) if self.clip_applies(cl, &r, env) => Some(cl),
+                    _ => None,
+                };
                 let mut v = r.start;
-                for _ in 0..len {
+                for i in 0..len {
                     c.visited[d] += 1;
                     env[slot] = Value::Int(v);
-                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
-                        return Ok(false);
+                    if self.run_steps(&lvl.steps, env, c)? {
+                        if !k(env, c)? {
+                            return Ok(false);
+                        }
+                    } else if let Some(cl) = clip {
+                        if cl.pred.truthy_any(env) == Ok(true) {
+                            let rest = len - i - 1;
+                            c.visited[d] += rest;
+                            c.rejected[cl.ci] += rest;
+                            break;
+                        }
                     }
                     v = v.wrapping_add(r.step);
                 }
@@ -344,7 +474,13 @@ impl Plan {
     }
 
     /// Run the nest from level `d` down.
-    fn run_from<V: Visitor>(&self, d: usize, env: &mut [Value], c: &mut Counters, vis: &mut V) -> Result<bool, BeastError> {
+    fn run_from<V: Visitor>(
+        &self,
+        d: usize,
+        env: &mut [Value],
+        c: &mut Counters,
+        vis: &mut V,
+    ) -> Result<bool, BeastError> {
         let n = self.levels.len();
         if d == n {
             c.survivors += 1;
@@ -373,7 +509,11 @@ impl Plan {
     /// The environment after the steps that precede all loops (None if they reject everything).
     fn start(&self, c: &mut Counters) -> Result<Option<Vec<Value>>, BeastError> {
         let mut env = self.init_env.clone();
-        Ok(if self.run_steps(&self.pre_steps, &mut env, c)? { Some(env) } else { None })
+        Ok(if self.run_steps(&self.pre_steps, &mut env, c)? {
+            Some(env)
+        } else {
+            None
+        })
     }
 
     /// Expand the outer loops into work items: environments bound down to the returned depth.
@@ -428,10 +568,16 @@ impl Plan {
                 let (sum, err) = pool.install(|| {
                     items
                         .into_par_iter()
+                        // Work is very uneven between items (the first outer values carry most
+                        // of it): make every item stealable on its own.
+                        .with_max_len(1)
                         .enumerate()
                         .map(|(i, mut env)| {
                             let mut c = self.new_counters();
-                            let e = self.run_from(depth, &mut env, &mut c, &mut CountVis).err().map(|e| (i, e));
+                            let e = self
+                                .run_from(depth, &mut env, &mut c, &mut CountVis)
+                                .err()
+                                .map(|e| (i, e));
                             (c, e)
                         })
                         .reduce(zero, |(mut a, ea), (b, eb)| {
@@ -449,7 +595,13 @@ impl Plan {
                 c.merge(&sum);
             }
         }
-        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, true))
+        Ok(Stats::from_counters(
+            self,
+            &c,
+            t0.elapsed().as_secs_f64(),
+            threads,
+            true,
+        ))
     }
 
     /// Stream survivors in deterministic order (the single-threaded order, whatever the thread
@@ -483,26 +635,28 @@ impl Plan {
                 let pool = Self::pool(threads)?;
                 'chunks: for chunk in items.chunks(4 * threads) {
                     let cap = limit - delivered;
-                    let results: Vec<(Vec<Value>, Counters, Result<bool, BeastError>)> = pool.install(|| {
-                        chunk
-                            .par_iter()
-                            .map(|env| {
-                                let mut env = env.clone();
-                                let mut c = self.new_counters();
-                                let mut buf: Vec<Value> = Vec::new();
-                                let mut n: u64 = 0;
-                                let mut vis = FnVis {
-                                    f: |p: &[Value]| {
-                                        buf.extend_from_slice(p);
-                                        n += 1;
-                                        n < cap
-                                    },
-                                };
-                                let r = self.run_from(depth, &mut env, &mut c, &mut vis);
-                                (buf, c, r)
-                            })
-                            .collect()
-                    });
+                    let results: Vec<(Vec<Value>, Counters, Result<bool, BeastError>)> = pool
+                        .install(|| {
+                            chunk
+                                .par_iter()
+                                .with_max_len(1)
+                                .map(|env| {
+                                    let mut env = env.clone();
+                                    let mut c = self.new_counters();
+                                    let mut buf: Vec<Value> = Vec::new();
+                                    let mut n: u64 = 0;
+                                    let mut vis = FnVis {
+                                        f: |p: &[Value]| {
+                                            buf.extend_from_slice(p);
+                                            n += 1;
+                                            n < cap
+                                        },
+                                    };
+                                    let r = self.run_from(depth, &mut env, &mut c, &mut vis);
+                                    (buf, c, r)
+                                })
+                                .collect()
+                        });
                     for (buf, ci, r) in results {
                         c.merge(&ci);
                         r?;
@@ -518,7 +672,13 @@ impl Plan {
                 }
             }
         }
-        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, complete))
+        Ok(Stats::from_counters(
+            self,
+            &c,
+            t0.elapsed().as_secs_f64(),
+            threads,
+            complete,
+        ))
     }
 
     /// Stream survivors to `f` from all threads at once, in no particular order.
@@ -549,6 +709,7 @@ impl Plan {
                 let results: Vec<(Counters, Result<bool, BeastError>)> = pool.install(|| {
                     items
                         .into_par_iter()
+                        .with_max_len(1)
                         .map(|mut env| {
                             let mut c = self.new_counters();
                             let r = self.run_from(depth, &mut env, &mut c, &mut FnVis { f: emit });
@@ -563,7 +724,13 @@ impl Plan {
             }
         }
         let complete = sent.load(AtomicOrdering::Relaxed) <= limit;
-        Ok(Stats::from_counters(self, &c, t0.elapsed().as_secs_f64(), threads, complete))
+        Ok(Stats::from_counters(
+            self,
+            &c,
+            t0.elapsed().as_secs_f64(),
+            threads,
+            complete,
+        ))
     }
 
     /// All survivors, in deterministic order (only for spaces that fit in memory).
@@ -586,7 +753,11 @@ impl Plan {
             let r = plan.for_each(&run, |p| tx.send(Msg::Point(p.to_owned())).is_ok());
             let _ = tx.send(Msg::Done(Box::new(r)));
         });
-        Points { rx, stats: None, handle: Some(handle) }
+        Points {
+            rx,
+            stats: None,
+            handle: Some(handle),
+        }
     }
 }
 

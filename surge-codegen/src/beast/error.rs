@@ -9,22 +9,40 @@
 pub enum BeastError {
     /// A syntax error in an expression.
     #[error("{entry}: column {column}{}: syntax error: {message}", at_file(.file_pos))]
-    Parse { entry: String, column: usize, message: String, file_pos: Option<(usize, usize)> },
+    Parse {
+        entry: String,
+        column: usize,
+        message: String,
+        file_pos: Option<(usize, usize)>,
+    },
     /// A name that is neither a setting, an iterator nor a derived value.
     #[error("{entry}: column {column}{}: unknown name '{name}'", at_file(.file_pos))]
-    UnknownName { entry: String, column: usize, name: String, file_pos: Option<(usize, usize)> },
+    UnknownName {
+        entry: String,
+        column: usize,
+        name: String,
+        file_pos: Option<(usize, usize)>,
+    },
     /// Iterators / derived values / constraints that depend on each other in a cycle.
     #[error("dependency cycle: {}", .cycle.join(" -> "))]
     Cycle { cycle: Vec<String> },
     /// A run-time error (e.g. ZeroDivisionError) while evaluating an entry.
     #[error("{entry}: column {column}: {message}")]
-    Eval { entry: String, column: usize, message: String },
+    Eval {
+        entry: String,
+        column: usize,
+        message: String,
+    },
     /// A malformed definition: duplicate name, bad TOML shape, unknown `--disable` name, ...
     #[error("{entry}: {message}")]
     Invalid { entry: String, message: String },
     /// The TOML document itself does not parse.
     #[error("TOML syntax error at line {line}, column {column}: {message}")]
-    Toml { line: usize, column: usize, message: String },
+    Toml {
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// A file could not be read.
     #[error("{path}: {message}")]
     Io { path: String, message: String },
@@ -68,6 +86,9 @@ impl BeastError {
     }
 
     pub(crate) fn invalid(entry: impl Into<String>, message: impl Into<String>) -> BeastError {
-        BeastError::Invalid { entry: entry.into(), message: message.into() }
+        BeastError::Invalid {
+            entry: entry.into(),
+            message: message.into(),
+        }
     }
 }

@@ -106,6 +106,9 @@ pub enum ExprKind {
     Index(Box<Expr>, Box<Expr>),
     /// A Rust closure applied to argument expressions (builder API only).
     Native(NativeFn, Vec<Expr>),
+    /// A loop-invariant sub-expression computed at an outer loop into a slot; `None` in the
+    /// slot (e.g. after an error there) means "evaluate the expression here".
+    Cached(u32, Box<Expr>),
 }
 
 /// An evaluation failure at character offset `pos` of the expression.
@@ -182,6 +185,7 @@ impl fmt::Display for Expr {
                 write!(f, "]")
             }
             ExprKind::Index(a, i) => write!(f, "{a}[{i}]"),
+            ExprKind::Cached(slot, e) => write!(f, "${slot}{{{e}}}"),
             ExprKind::Native(_, args) => {
                 write!(f, "<native>(")?;
                 list(f, args, ", ")?;
@@ -226,6 +230,7 @@ impl Expr {
             }
             ExprKind::Native(_, xs) => xs.iter().collect(),
             ExprKind::IfElse(b) => b.iter().collect(),
+            ExprKind::Cached(_, e) => vec![e],
         }
     }
 
@@ -249,6 +254,7 @@ impl Expr {
             }
             ExprKind::Native(_, xs) => xs.iter_mut().collect(),
             ExprKind::IfElse(b) => b.iter_mut().collect(),
+            ExprKind::Cached(_, e) => vec![e],
         }
     }
 
@@ -285,7 +291,10 @@ impl Expr {
     }
 
     /// Replace names by constants or slots; an unresolvable name is returned with its position.
-    pub fn resolve(&mut self, lookup: &dyn Fn(&str) -> Option<Resolved>) -> Result<(), (String, u32)> {
+    pub fn resolve(
+        &mut self,
+        lookup: &dyn Fn(&str) -> Option<Resolved>,
+    ) -> Result<(), (String, u32)> {
         if let ExprKind::Name(n) = &self.kind {
             match lookup(n) {
                 Some(Resolved::Const(v)) => self.kind = ExprKind::Const(v),
@@ -316,7 +325,11 @@ impl Expr {
         let pos = self.pos;
         let is_and = matches!(self.kind, ExprKind::And(_));
         let replacement: Option<Expr> = match &mut self.kind {
-            ExprKind::Const(_) | ExprKind::Name(_) | ExprKind::Slot(_) | ExprKind::Native(..) => None,
+            ExprKind::Const(_)
+            | ExprKind::Name(_)
+            | ExprKind::Slot(_)
+            | ExprKind::Native(..)
+            | ExprKind::Cached(..) => None,
             ExprKind::IfElse(b) => match b[1].as_const().map(Value::truthy) {
                 Some(t) => {
                     let none = || Expr::constant(Value::None);
@@ -346,7 +359,9 @@ impl Expr {
             }
             _ => {
                 if self.children().iter().all(|c| c.as_const().is_some()) {
-                    self.eval(&[]).ok().map(|v| Expr::new(ExprKind::Const(v), pos))
+                    self.eval(&[])
+                        .ok()
+                        .map(|v| Expr::new(ExprKind::Const(v), pos))
                 } else {
                     None
                 }
@@ -355,11 +370,71 @@ impl Expr {
         if let Some(e) = replacement {
             *self = e;
         }
+        self.simplify();
+    }
+
+    /// Exact algebraic simplifications of products with constants:
+    /// `x * 1 -> x` when `x` is an arithmetic result (never a bool, so the type is unchanged),
+    /// and `(x * c1) * c2 -> x * (c1 * c2)` for powers of two (exact for ints, floats, strings
+    /// and lists, and overflowing exactly when the original does).
+    fn simplify(&mut self) {
+        let is_arith = |e: &Expr| {
+            matches!(
+                e.kind,
+                ExprKind::Binary(
+                    BinOp::Add
+                        | BinOp::Sub
+                        | BinOp::Mul
+                        | BinOp::Div
+                        | BinOp::FloorDiv
+                        | BinOp::Mod
+                        | BinOp::Pow,
+                    _,
+                    _
+                )
+            )
+        };
+        let one = |e: &Expr| matches!(e.kind, ExprKind::Const(Value::Int(1)));
+        let pow2 = |e: &Expr| match e.kind {
+            ExprKind::Const(Value::Int(c)) if c > 0 && (c & (c - 1)) == 0 => Some(c),
+            _ => None,
+        };
+        loop {
+            let ExprKind::Binary(BinOp::Mul, a, b) = &mut self.kind else {
+                return;
+            };
+            if one(b) && is_arith(a) {
+                let a = std::mem::replace(a.as_mut(), Expr::constant(Value::None));
+                *self = a;
+                continue;
+            }
+            if one(a) && is_arith(b) {
+                let b = std::mem::replace(b.as_mut(), Expr::constant(Value::None));
+                *self = b;
+                continue;
+            }
+            let Some(c2) = pow2(b) else { return };
+            let ExprKind::Binary(BinOp::Mul, _, inner_c) = &a.kind else {
+                return;
+            };
+            let Some(c1) = pow2(inner_c) else { return };
+            let Some(c) = c1.checked_mul(c2) else { return };
+            let ExprKind::Binary(_, x, _) =
+                std::mem::replace(&mut a.kind, ExprKind::Const(Value::None))
+            else {
+                return;
+            };
+            **a = *x;
+            **b = Expr::new(ExprKind::Const(Value::Int(c)), b.pos);
+        }
     }
 
     #[inline]
     fn err(&self, message: String) -> EvalError {
-        EvalError { pos: self.pos, message }
+        EvalError {
+            pos: self.pos,
+            message,
+        }
     }
 
     /// Evaluate in environment `env` (indexed by slot).
@@ -386,7 +461,9 @@ impl Expr {
                 }
                 value::binop(*op, &x, &y).map_err(|m| self.err(m))
             }
-            ExprKind::Compare(..) | ExprKind::Unary(UnOp::Not, _) => Ok(Value::Bool(self.truthy(env)?)),
+            ExprKind::Compare(..) | ExprKind::Unary(UnOp::Not, _) => {
+                Ok(Value::Bool(self.truthy(env)?))
+            }
             ExprKind::Unary(op, a) => {
                 let x = a.eval(env)?;
                 value::unop(*op, &x).map_err(|m| self.err(m))
@@ -419,19 +496,33 @@ impl Expr {
                 }
             }
             ExprKind::Call(bi, args) => {
-                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>()?;
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(env))
+                    .collect::<Result<Vec<_>, _>>()?;
                 call_builtin(*bi, &vals).map_err(|m| self.err(m))
             }
-            ExprKind::List(xs) => Ok(Value::list(xs.iter().map(|x| x.eval(env)).collect::<Result<Vec<_>, _>>()?)),
+            ExprKind::List(xs) => Ok(Value::list(
+                xs.iter()
+                    .map(|x| x.eval(env))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )),
             ExprKind::Index(a, i) => {
                 let c = a.eval(env)?;
                 let i = i.eval(env)?;
                 index(&c, &i).map_err(|m| self.err(m))
             }
             ExprKind::Native(f, args) => {
-                let vals = args.iter().map(|a| a.eval(env)).collect::<Result<Vec<_>, _>>()?;
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(env))
+                    .collect::<Result<Vec<_>, _>>()?;
                 f(&vals).map_err(|m| self.err(m))
             }
+            ExprKind::Cached(slot, e) => match &env[*slot as usize] {
+                Value::None => e.eval(env),
+                v => Ok(v.clone()),
+            },
             ExprKind::Name(n) => Err(self.err(format!("NameError: name '{n}' is not resolved"))),
         }
     }
@@ -447,9 +538,14 @@ impl Expr {
                 _ => None,
             },
             ExprKind::Const(Value::Int(i)) => Some(*i),
+            ExprKind::Cached(slot, e) => match &env[*slot as usize] {
+                Value::Int(i) => Some(*i),
+                Value::None => e.int_fast(env),
+                _ => None,
+            },
             ExprKind::Binary(op, a, b) => {
-                let x = a.int_fast(env)?;
-                let y = b.int_fast(env)?;
+                let x = a.int_leaf(env)?;
+                let y = b.int_leaf(env)?;
                 match op {
                     BinOp::Add => x.checked_add(y),
                     BinOp::Sub => x.checked_sub(y),
@@ -478,7 +574,9 @@ impl Expr {
                 }
                 Some(m)
             }
-            ExprKind::Call(Builtin::Abs, args) if args.len() == 1 => args[0].int_fast(env)?.checked_abs(),
+            ExprKind::Call(Builtin::Abs, args) if args.len() == 1 => {
+                args[0].int_fast(env)?.checked_abs()
+            }
             ExprKind::IfElse(b) => {
                 if b[1].truthy_fast(env)? {
                     b[0].int_fast(env)
@@ -490,14 +588,27 @@ impl Expr {
         }
     }
 
+    /// [`Expr::int_fast`] with slots and constants handled without a call.
+    #[inline(always)]
+    fn int_leaf(&self, env: &[Value]) -> Option<i64> {
+        match &self.kind {
+            ExprKind::Slot(s) => match &env[*s as usize] {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            },
+            ExprKind::Const(Value::Int(i)) => Some(*i),
+            _ => self.int_fast(env),
+        }
+    }
+
     /// Truthiness fast path over ints (None: use [`Expr::truthy`]).
     #[inline]
     pub fn truthy_fast(&self, env: &[Value]) -> Option<bool> {
         match &self.kind {
             ExprKind::Compare(first, rest) => {
-                let mut left = first.int_fast(env)?;
+                let mut left = first.int_leaf(env)?;
                 for (op, e) in rest {
-                    let right = e.int_fast(env)?;
+                    let right = e.int_leaf(env)?;
                     let ok = match op {
                         CmpOp::Lt => left < right,
                         CmpOp::Le => left <= right,
@@ -515,6 +626,12 @@ impl Expr {
                 Some(true)
             }
             ExprKind::Unary(UnOp::Not, a) => Some(!a.truthy_fast(env)?),
+            ExprKind::Cached(slot, e) => match &env[*slot as usize] {
+                Value::Bool(b) => Some(*b),
+                Value::Int(i) => Some(*i != 0),
+                Value::None => e.truthy_fast(env),
+                _ => None,
+            },
             ExprKind::And(xs) => {
                 for x in xs {
                     if !x.truthy_fast(env)? {
@@ -546,10 +663,14 @@ impl Expr {
     /// Evaluate (int fast path first).
     #[inline]
     pub fn eval_fast(&self, env: &[Value]) -> Result<Value, EvalError> {
-        match self.int_fast(env) {
-            Some(i) => Ok(Value::Int(i)),
-            None => self.eval(env),
+        if let ExprKind::Compare(..) | ExprKind::Unary(UnOp::Not, _) = self.kind {
+            if let Some(b) = self.truthy_fast(env) {
+                return Ok(Value::Bool(b));
+            }
+        } else if let Some(i) = self.int_fast(env) {
+            return Ok(Value::Int(i));
         }
+        self.eval(env)
     }
 
     /// Truthiness (int fast path first).
@@ -568,7 +689,10 @@ impl Expr {
                 let mut left = first.eval(env)?;
                 for (op, e) in rest {
                     let right = e.eval(env)?;
-                    let ok = value::compare(*op, &left, &right).map_err(|m| EvalError { pos: e.pos, message: m })?;
+                    let ok = value::compare(*op, &left, &right).map_err(|m| EvalError {
+                        pos: e.pos,
+                        message: m,
+                    })?;
                     if !ok {
                         return Ok(false);
                     }
@@ -607,13 +731,21 @@ impl Expr {
 
 fn index(c: &Value, i: &Value) -> Result<Value, String> {
     let Some(k) = i.as_i64() else {
-        return Err(format!("TypeError: indices must be integers, not {}", i.type_name()));
+        return Err(format!(
+            "TypeError: indices must be integers, not {}",
+            i.type_name()
+        ));
     };
     let len = match c {
         Value::List(l) => l.len() as i64,
         Value::Range(r) => r.len() as i64,
         Value::Str(s) => s.chars().count() as i64,
-        other => return Err(format!("TypeError: '{}' object is not subscriptable", other.type_name())),
+        other => {
+            return Err(format!(
+                "TypeError: '{}' object is not subscriptable",
+                other.type_name()
+            ));
+        }
     };
     let j = if k < 0 { k + len } else { k };
     if j < 0 || j >= len {
@@ -622,14 +754,22 @@ fn index(c: &Value, i: &Value) -> Result<Value, String> {
     Ok(match c {
         Value::List(l) => l[j as usize].clone(),
         Value::Range(r) => Value::Int(r.get(j as u64)),
-        Value::Str(s) => Value::str(&s.chars().nth(j as usize).map(|ch| ch.to_string()).unwrap_or_default()),
+        Value::Str(s) => Value::str(
+            &s.chars()
+                .nth(j as usize)
+                .map(|ch| ch.to_string())
+                .unwrap_or_default(),
+        ),
         _ => unreachable!(),
     })
 }
 
 fn arity(name: &str, args: &[Value], lo: usize, hi: usize) -> Result<(), String> {
     if args.len() < lo || args.len() > hi {
-        Err(format!("TypeError: {name}() takes {lo} to {hi} arguments ({} given)", args.len()))
+        Err(format!(
+            "TypeError: {name}() takes {lo} to {hi} arguments ({} given)",
+            args.len()
+        ))
     } else {
         Ok(())
     }
@@ -640,9 +780,12 @@ pub fn make_range(args: &[Value]) -> Result<PyRange, String> {
     arity("range", args, 1, 3)?;
     let mut ints = [0i64; 3];
     for (i, a) in args.iter().enumerate() {
-        ints[i] = a
-            .as_i64()
-            .ok_or_else(|| format!("TypeError: '{}' object cannot be interpreted as an integer", a.type_name()))?;
+        ints[i] = a.as_i64().ok_or_else(|| {
+            format!(
+                "TypeError: '{}' object cannot be interpreted as an integer",
+                a.type_name()
+            )
+        })?;
     }
     let (start, stop, step) = match args.len() {
         1 => (0, ints[0], 1),
@@ -656,13 +799,21 @@ pub fn make_range(args: &[Value]) -> Result<PyRange, String> {
 }
 
 fn extremum(name: &str, args: &[Value], want_max: bool) -> Result<Value, String> {
-    let items: Vec<Value> = if args.len() == 1 { args[0].iter_values()? } else { args.to_vec() };
+    let items: Vec<Value> = if args.len() == 1 {
+        args[0].iter_values()?
+    } else {
+        args.to_vec()
+    };
     let mut it = items.into_iter();
     let Some(mut best) = it.next() else {
         return Err(format!("ValueError: {name}() arg is an empty sequence"));
     };
     for v in it {
-        let better = if want_max { value::less_than(&best, &v)? } else { value::less_than(&v, &best)? };
+        let better = if want_max {
+            value::less_than(&best, &v)?
+        } else {
+            value::less_than(&v, &best)?
+        };
         if better {
             best = v;
         }
@@ -673,7 +824,10 @@ fn extremum(name: &str, args: &[Value], want_max: bool) -> Result<Value, String>
 /// Python set algebra on iterables, keeping first-occurrence order of the left operand.
 fn set_op(bi: Builtin, args: &[Value]) -> Result<Value, String> {
     if args.is_empty() {
-        return Err(format!("TypeError: {}() needs at least one argument", bi.name()));
+        return Err(format!(
+            "TypeError: {}() needs at least one argument",
+            bi.name()
+        ));
     }
     let mut acc: Vec<Value> = Vec::new();
     for v in args[0].iter_values()? {
@@ -709,11 +863,13 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
             match &args[0] {
                 Value::Float(f) => Ok(Value::Float(f.abs())),
                 v => match v.as_i64() {
-                    Some(i) => i
-                        .checked_abs()
-                        .map(Value::Int)
-                        .ok_or_else(|| "OverflowError: integer result does not fit in 64 bits".into()),
-                    None => Err(format!("TypeError: bad operand type for abs(): '{}'", v.type_name())),
+                    Some(i) => i.checked_abs().map(Value::Int).ok_or_else(|| {
+                        "OverflowError: integer result does not fit in 64 bits".into()
+                    }),
+                    None => Err(format!(
+                        "TypeError: bad operand type for abs(): '{}'",
+                        v.type_name()
+                    )),
                 },
             }
         }
@@ -723,7 +879,10 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
                 Value::List(l) => Ok(Value::Int(l.len() as i64)),
                 Value::Range(r) => Ok(Value::Int(r.len() as i64)),
                 Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
-                v => Err(format!("TypeError: object of type '{}' has no len()", v.type_name())),
+                v => Err(format!(
+                    "TypeError: object of type '{}' has no len()",
+                    v.type_name()
+                )),
             }
         }
         Builtin::Int => {
@@ -741,25 +900,31 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
                     .replace('_', "")
                     .parse::<i64>()
                     .map(Value::Int)
-                    .map_err(|_| format!("ValueError: invalid literal for int() with base 10: '{s}'")),
-                v => v
-                    .as_i64()
-                    .map(Value::Int)
-                    .ok_or_else(|| format!("TypeError: int() argument must be a number, not '{}'", v.type_name())),
+                    .map_err(|_| {
+                        format!("ValueError: invalid literal for int() with base 10: '{s}'")
+                    }),
+                v => v.as_i64().map(Value::Int).ok_or_else(|| {
+                    format!(
+                        "TypeError: int() argument must be a number, not '{}'",
+                        v.type_name()
+                    )
+                }),
             }
         }
         Builtin::Float => {
             arity("float", args, 1, 1)?;
             match &args[0] {
-                Value::Str(s) => s
-                    .trim()
-                    .parse::<f64>()
-                    .map(Value::Float)
-                    .map_err(|_| format!("ValueError: could not convert string to float: '{s}'")),
-                v => v
-                    .as_f64()
-                    .map(Value::Float)
-                    .ok_or_else(|| format!("TypeError: float() argument must be a number, not '{}'", v.type_name())),
+                Value::Str(s) => {
+                    s.trim().parse::<f64>().map(Value::Float).map_err(|_| {
+                        format!("ValueError: could not convert string to float: '{s}'")
+                    })
+                }
+                v => v.as_f64().map(Value::Float).ok_or_else(|| {
+                    format!(
+                        "TypeError: float() argument must be a number, not '{}'",
+                        v.type_name()
+                    )
+                }),
             }
         }
         Builtin::Bool => {
@@ -783,11 +948,15 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
         }
         Builtin::Any => {
             arity("any", args, 1, 1)?;
-            Ok(Value::Bool(args[0].iter_values()?.iter().any(Value::truthy)))
+            Ok(Value::Bool(
+                args[0].iter_values()?.iter().any(Value::truthy),
+            ))
         }
         Builtin::All => {
             arity("all", args, 1, 1)?;
-            Ok(Value::Bool(args[0].iter_values()?.iter().all(Value::truthy)))
+            Ok(Value::Bool(
+                args[0].iter_values()?.iter().all(Value::truthy),
+            ))
         }
         Builtin::Union | Builtin::Intersection | Builtin::Difference => set_op(bi, args),
     }

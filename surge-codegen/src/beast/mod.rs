@@ -16,6 +16,12 @@
 //! assert!(stats.survivors > 0);
 //! ```
 
+// Plans and expressions hold user closures (generator iterators, native functions), which have
+// no useful Debug form.
+#![allow(missing_debug_implementations)]
+// Written before let-chains were available; nested `if let`s read fine here.
+#![allow(clippy::collapsible_if)]
+
 mod enumerate;
 mod error;
 mod expr;
@@ -29,9 +35,11 @@ mod value;
 pub use self::enumerate::{Point, Points, RunOptions};
 pub use self::error::BeastError;
 pub use self::expr::{Builtin, EvalError, Expr, ExprKind, NativeFn, Resolved};
-pub use self::parse::{parse_expr, ParseError};
+pub use self::parse::{ParseError, parse_expr};
 pub use self::plan::{ConstraintInfo, Plan, PlanOptions};
-pub use self::space::{Class, ConstraintDef, DerivedDef, Domain, GeneratorFn, IteratorDef, Source, Space, SpaceBuilder};
+pub use self::space::{
+    Class, ConstraintDef, DerivedDef, Domain, GeneratorFn, IteratorDef, Source, Space, SpaceBuilder,
+};
 pub use self::stats::{LevelStats, RejectStats, Stats};
 pub use self::value::{BinOp, CmpOp, PyRange, UnOp, Value};
 
@@ -45,7 +53,16 @@ pub fn eval_str(src: &str) -> Result<Value, BeastError> {
         file_pos: None,
     })?;
     if let Some((n, pos)) = e.names().into_iter().next() {
-        return Err(BeastError::UnknownName { entry: "<expr>".into(), column: pos as usize + 1, name: n, file_pos: None });
+        return Err(BeastError::UnknownName {
+            entry: "<expr>".into(),
+            column: pos as usize + 1,
+            name: n,
+            file_pos: None,
+        });
     }
-    e.eval(&[]).map_err(|e| BeastError::Eval { entry: "<expr>".into(), column: e.pos as usize + 1, message: e.message })
+    e.eval(&[]).map_err(|e| BeastError::Eval {
+        entry: "<expr>".into(),
+        column: e.pos as usize + 1,
+        message: e.message,
+    })
 }

@@ -35,12 +35,15 @@ enum Tok {
 }
 
 fn err<T>(pos: usize, message: impl Into<String>) -> Result<T, ParseError> {
-    Err(ParseError { pos: pos as u32, message: message.into() })
+    Err(ParseError {
+        pos: pos as u32,
+        message: message.into(),
+    })
 }
 
 const OPS: [&str; 26] = [
-    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", "~", "(",
-    ")", "[", "]", ",", ":", ".",
+    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%", "<", ">", "&", "|",
+    "^", "~", "(", ")", "[", "]", ",", ":", ".",
 ];
 
 fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
@@ -52,7 +55,12 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
     let mut i = 0;
     while i < cs.len() {
         let c = cs[i];
-        if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\\' && cs.get(i + 1) == Some(&'\n') {
+        if c == ' '
+            || c == '\t'
+            || c == '\n'
+            || c == '\r'
+            || c == '\\' && cs.get(i + 1) == Some(&'\n')
+        {
             i += if c == '\\' { 2 } else { 1 };
             continue;
         }
@@ -121,14 +129,21 @@ fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
                 return err(i, "invalid number literal");
             }
             if is_float {
-                let t = if text.starts_with('.') { format!("0{text}") } else { text };
+                let t = if text.starts_with('.') {
+                    format!("0{text}")
+                } else {
+                    text
+                };
                 match t.parse::<f64>() {
                     Ok(v) => out.push((Tok::Float(v), start)),
                     Err(_) => return err(start, "invalid float literal"),
                 }
             } else {
                 if text.len() > 1 && text.starts_with('0') && text.chars().any(|d| d != '0') {
-                    return err(start, "leading zeros in decimal integer literals are not permitted");
+                    return err(
+                        start,
+                        "leading zeros in decimal integer literals are not permitted",
+                    );
                 }
                 match text.parse::<i64>() {
                     Ok(v) => out.push((Tok::Int(v), start)),
@@ -232,7 +247,10 @@ impl Parser {
             self.bump();
             Ok(())
         } else {
-            err(self.pos(), format!("expected '{op}', found {}", describe(self.peek())))
+            err(
+                self.pos(),
+                format!("expected '{op}', found {}", describe(self.peek())),
+            )
         }
     }
 
@@ -257,11 +275,17 @@ impl Parser {
             let (_, pos) = self.bump();
             let cond = self.or_test()?;
             if !self.is_kw("else") {
-                return err(self.pos(), format!("expected 'else', found {}", describe(self.peek())));
+                return err(
+                    self.pos(),
+                    format!("expected 'else', found {}", describe(self.peek())),
+                );
             }
             self.bump();
             let otherwise = self.expr()?;
-            return Ok(Expr::new(ExprKind::IfElse(Box::new([then, cond, otherwise])), pos as u32));
+            return Ok(Expr::new(
+                ExprKind::IfElse(Box::new([then, cond, otherwise])),
+                pos as u32,
+            ));
         }
         Ok(then)
     }
@@ -300,7 +324,10 @@ impl Parser {
             self.enter()?;
             let a = self.not_test();
             self.depth -= 1;
-            return Ok(Expr::new(ExprKind::Unary(UnOp::Not, Box::new(a?)), pos as u32));
+            return Ok(Expr::new(
+                ExprKind::Unary(UnOp::Not, Box::new(a?)),
+                pos as u32,
+            ));
         }
         self.comparison()
     }
@@ -315,7 +342,9 @@ impl Parser {
             Tok::Op("==") => CmpOp::Eq,
             Tok::Op("!=") => CmpOp::Ne,
             Tok::Name(n) if n == "in" => CmpOp::In,
-            Tok::Name(n) if n == "is" => return err(pos, "'is' is not supported; use '==' or '!='"),
+            Tok::Name(n) if n == "is" => {
+                return err(pos, "'is' is not supported; use '==' or '!='");
+            }
             Tok::Name(n) if n == "not" => {
                 if matches!(self.toks.get(self.i + 1), Some((Tok::Name(m), _)) if m == "in") {
                     self.bump();
@@ -355,15 +384,17 @@ impl Parser {
     ) -> Result<Expr, ParseError> {
         let mut lhs = next(self)?;
         let mut chain = 0;
-        loop {
-            let Some(&(_, op)) = ops.iter().find(|(s, _)| self.is_op(s)) else { break };
+        while let Some(&(_, op)) = ops.iter().find(|(s, _)| self.is_op(s)) {
             let (_, pos) = self.bump();
             let rhs = next(self)?;
             chain += 1;
             if self.depth + chain > MAX_DEPTH * 4 {
                 return err(pos, "expression nested too deeply");
             }
-            lhs = Expr::new(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), pos as u32);
+            lhs = Expr::new(
+                ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                pos as u32,
+            );
         }
         Ok(lhs)
     }
@@ -385,7 +416,12 @@ impl Parser {
     }
     fn term(&mut self) -> Result<Expr, ParseError> {
         self.binary_level(
-            &[("*", BinOp::Mul), ("//", BinOp::FloorDiv), ("/", BinOp::Div), ("%", BinOp::Mod)],
+            &[
+                ("*", BinOp::Mul),
+                ("//", BinOp::FloorDiv),
+                ("/", BinOp::Div),
+                ("%", BinOp::Mod),
+            ],
             Parser::factor,
         )
     }
@@ -414,7 +450,10 @@ impl Parser {
             self.enter()?;
             let exp = self.factor();
             self.depth -= 1;
-            return Ok(Expr::new(ExprKind::Binary(BinOp::Pow, Box::new(base), Box::new(exp?)), pos as u32));
+            return Ok(Expr::new(
+                ExprKind::Binary(BinOp::Pow, Box::new(base), Box::new(exp?)),
+                pos as u32,
+            ));
         }
         Ok(base)
     }
@@ -465,7 +504,10 @@ impl Parser {
             if self.is_op(",") {
                 self.bump();
             } else if !self.is_op(close) {
-                return err(self.pos(), format!("expected ',' or '{close}', found {}", describe(self.peek())));
+                return err(
+                    self.pos(),
+                    format!("expected ',' or '{close}', found {}", describe(self.peek())),
+                );
             }
         }
     }
@@ -487,10 +529,10 @@ impl Parser {
                 "True" => Expr::new(ExprKind::Const(Value::Bool(true)), p),
                 "False" => Expr::new(ExprKind::Const(Value::Bool(false)), p),
                 "None" => Expr::new(ExprKind::Const(Value::None), p),
-                "and" | "or" | "not" | "in" | "is" | "if" | "else" | "lambda" | "for" | "def" | "return"
-                | "yield" | "import" | "while" | "class" | "del" | "pass" | "global" | "with" | "as"
-                | "from" | "await" | "async" | "elif" | "try" | "except" | "raise" | "assert" | "break"
-                | "continue" | "finally" | "nonlocal" => {
+                "and" | "or" | "not" | "in" | "is" | "if" | "else" | "lambda" | "for" | "def"
+                | "return" | "yield" | "import" | "while" | "class" | "del" | "pass" | "global"
+                | "with" | "as" | "from" | "await" | "async" | "elif" | "try" | "except"
+                | "raise" | "assert" | "break" | "continue" | "finally" | "nonlocal" => {
                     return err(pos, format!("invalid syntax: unexpected keyword '{n}'"));
                 }
                 _ => Expr::new(ExprKind::Name(n), p),
@@ -508,7 +550,12 @@ impl Parser {
                 Expr::new(ExprKind::List(r?), p)
             }
             Tok::End => return err(pos, "unexpected end of expression"),
-            other => return err(pos, format!("invalid syntax: unexpected {}", describe(&other))),
+            other => {
+                return err(
+                    pos,
+                    format!("invalid syntax: unexpected {}", describe(&other)),
+                );
+            }
         })
     }
 
@@ -531,7 +578,10 @@ impl Parser {
         if self.is_kw("for") {
             return err(self.pos(), "comprehensions are not supported");
         }
-        err(self.pos(), format!("expected ')', found {}", describe(self.peek())))
+        err(
+            self.pos(),
+            format!("expected ')', found {}", describe(self.peek())),
+        )
     }
 }
 
@@ -560,13 +610,20 @@ fn describe(t: &Tok) -> String {
 /// Parse one Python expression.
 pub fn parse_expr(src: &str) -> Result<Expr, ParseError> {
     let toks = lex(src)?;
-    let mut p = Parser { toks, i: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        i: 0,
+        depth: 0,
+    };
     if matches!(p.peek(), Tok::End) {
         return err(0, "empty expression");
     }
     let e = p.expr()?;
     if !matches!(p.peek(), Tok::End) {
-        return err(p.pos(), format!("invalid syntax: unexpected {}", describe(p.peek())));
+        return err(
+            p.pos(),
+            format!("invalid syntax: unexpected {}", describe(p.peek())),
+        );
     }
     if tree_depth(&e) > MAX_TREE_DEPTH {
         return err(0, "expression nested too deeply");

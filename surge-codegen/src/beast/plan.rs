@@ -39,7 +39,11 @@ pub struct PlanOptions {
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { disable: Vec::new(), tighten: true, loop_order: None }
+        PlanOptions {
+            disable: Vec::new(),
+            tighten: true,
+            loop_order: None,
+        }
     }
 }
 
@@ -94,11 +98,17 @@ impl Dom {
 pub(super) enum DomainPlan {
     Const(Dom),
     Expr(Expr),
-    Gen { f: GeneratorFn, args: Vec<Expr> },
+    Gen {
+        f: GeneratorFn,
+        args: Vec<Expr>,
+    },
     Set(Builtin, Box<DomainPlan>, Box<DomainPlan>),
     /// A loop-invariant domain expression hoisted to an outer level (`Step::Domain` stores
     /// its value in `slot`; `None` there means "evaluate `expr` here", e.g. after an error).
-    Cached { slot: u32, expr: Expr },
+    Cached {
+        slot: u32,
+        expr: Expr,
+    },
 }
 
 impl DomainPlan {
@@ -138,9 +148,17 @@ impl DomainPlan {
             DomainPlan::Expr(e) => e.to_string(),
             DomainPlan::Cached { slot, expr } => format!("{expr}   (hoisted into ${slot})"),
             DomainPlan::Gen { args, .. } => {
-                format!("<generator>({})", args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+                format!(
+                    "<generator>({})",
+                    args.iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             }
-            DomainPlan::Set(op, a, b) => format!("{}({}, {})", op.name(), a.describe(), b.describe()),
+            DomainPlan::Set(op, a, b) => {
+                format!("{}({}, {})", op.name(), a.describe(), b.describe())
+            }
         }
     }
 }
@@ -149,11 +167,17 @@ impl DomainPlan {
 #[derive(Clone)]
 pub(super) enum Step {
     /// Compute a derived value into its slot.
-    Derive { slot: u32, entry: Arc<str>, expr: Expr },
+    Derive {
+        slot: u32,
+        entry: Arc<str>,
+        expr: Expr,
+    },
     /// Evaluate constraint `ci`; reject the point if true.
     Check { ci: usize, expr: Expr },
     /// Evaluate a hoisted domain expression into its slot (`None` on error).
     Domain { slot: u32, expr: Expr },
+    /// Evaluate a hoisted loop-invariant sub-expression into its slot (`None` on error).
+    Cache { slot: u32, expr: Expr },
 }
 
 /// The solved form of a tightened equality: `it == (rhs op coef)`.
@@ -189,9 +213,19 @@ pub(super) struct Clip {
     pub conds: Vec<(Expr, bool)>,
 }
 
+/// Divisor enumeration of the outer iterator `o` of a solved product `o * it != rhs` one
+/// level deeper: only divisors of `rhs` can leave a candidate for `it`, so the other values of
+/// `o` are counted (each rejects the whole inner domain through constraint `ci`) and skipped.
+#[derive(Clone)]
+pub(super) struct Pair {
+    pub ci: usize,
+    pub rhs: Expr,
+}
+
 /// One loop of the nest.
 #[derive(Clone)]
 pub(super) struct Level {
+    pub pair: Option<Pair>,
     pub name: String,
     pub slot: u32,
     pub domain: DomainPlan,
@@ -248,7 +282,10 @@ fn domain_plan(space: &Space, entry: &str, d: &Domain) -> Result<DomainPlan, Bea
         Domain::Values(v) => DomainPlan::Const(Dom::Values(Arc::from(v.clone()))),
         Domain::Generator { args, f } => DomainPlan::Gen {
             f: f.clone(),
-            args: args.iter().map(|a| Expr::new(ExprKind::Name(a.clone()), 0)).collect(),
+            args: args
+                .iter()
+                .map(|a| Expr::new(ExprKind::Name(a.clone()), 0))
+                .collect(),
         },
         Domain::Union(a, b) => DomainPlan::Set(
             Builtin::Union,
@@ -272,7 +309,12 @@ fn source_expr(space: &Space, entry: &str, s: &Source) -> Result<Expr, BeastErro
     match s {
         Source::Text(t) => space.parse_entry(entry, t),
         Source::Native { args, f } => Ok(Expr::new(
-            ExprKind::Native(f.clone(), args.iter().map(|a| Expr::new(ExprKind::Name(a.clone()), 0)).collect()),
+            ExprKind::Native(
+                f.clone(),
+                args.iter()
+                    .map(|a| Expr::new(ExprKind::Name(a.clone()), 0))
+                    .collect(),
+            ),
             0,
         )),
     }
@@ -285,12 +327,19 @@ fn try_const_domain(d: &DomainPlan) -> Option<Dom> {
         DomainPlan::Expr(e) => e.as_const().map(|v| Dom::from_value(v.clone())),
         DomainPlan::Cached { .. } => None,
         DomainPlan::Gen { f, args } => {
-            let vals = args.iter().map(|a| a.as_const().cloned()).collect::<Option<Vec<_>>>()?;
+            let vals = args
+                .iter()
+                .map(|a| a.as_const().cloned())
+                .collect::<Option<Vec<_>>>()?;
             f(&vals).ok().map(|v| Dom::Values(Arc::from(v)))
         }
         DomainPlan::Set(op, a, b) => {
             let (a, b) = (try_const_domain(a)?, try_const_domain(b)?);
-            let r = super::expr::call_builtin(*op, &[Value::list(a.to_values()), Value::list(b.to_values())]).ok()?;
+            let r = super::expr::call_builtin(
+                *op,
+                &[Value::list(a.to_values()), Value::list(b.to_values())],
+            )
+            .ok()?;
             Some(Dom::from_value(r))
         }
     }
@@ -305,8 +354,10 @@ fn cycle_names(g: &DiGraph<usize, ()>, scc: &[NodeIndex], names: &[String]) -> V
     let mut queue = std::collections::VecDeque::from([start]);
     let mut found = None;
     'bfs: while let Some(n) = queue.pop_front() {
-        let mut nexts: Vec<NodeIndex> =
-            g.neighbors_directed(n, petgraph::Direction::Incoming).filter(|m| set.contains(m)).collect();
+        let mut nexts: Vec<NodeIndex> = g
+            .neighbors_directed(n, petgraph::Direction::Incoming)
+            .filter(|m| set.contains(m))
+            .collect();
         nexts.sort_by_key(|m| g[*m]);
         for m in nexts {
             if m == start {
@@ -339,30 +390,52 @@ impl Plan {
         space.validate()?;
         let ni = space.iterators.len();
         let nd = space.derived.len();
-        let settings: HashMap<&str, &Value> = space.settings.iter().map(|(n, v)| (n.as_str(), v)).collect();
+        let settings: HashMap<&str, &Value> = space
+            .settings
+            .iter()
+            .map(|(n, v)| (n.as_str(), v))
+            .collect();
 
         // --- entries and their parsed expressions -------------------------------------------
         let mut entries: Vec<Entry> = Vec::new();
         let mut by_name: HashMap<String, usize> = HashMap::new();
         for (i, it) in space.iterators.iter().enumerate() {
             by_name.insert(it.name.clone(), entries.len());
-            entries.push(Entry { name: it.name.clone(), kind: Kind::Iter(i) });
+            entries.push(Entry {
+                name: it.name.clone(),
+                kind: Kind::Iter(i),
+            });
         }
         for (i, d) in space.derived.iter().enumerate() {
             by_name.insert(d.name.clone(), entries.len());
-            entries.push(Entry { name: d.name.clone(), kind: Kind::Derived(i) });
+            entries.push(Entry {
+                name: d.name.clone(),
+                kind: Kind::Derived(i),
+            });
         }
         for (i, c) in space.constraints.iter().enumerate() {
-            entries.push(Entry { name: c.name.clone(), kind: Kind::Constraint(i) });
+            entries.push(Entry {
+                name: c.name.clone(),
+                kind: Kind::Constraint(i),
+            });
         }
         let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
 
-        let mut domains: Vec<DomainPlan> =
-            space.iterators.iter().map(|it| domain_plan(space, &it.name, &it.domain)).collect::<Result<_, _>>()?;
-        let mut dexprs: Vec<Expr> =
-            space.derived.iter().map(|d| source_expr(space, &d.name, &d.source)).collect::<Result<_, _>>()?;
-        let mut cexprs: Vec<Expr> =
-            space.constraints.iter().map(|c| source_expr(space, &c.name, &c.source)).collect::<Result<_, _>>()?;
+        let mut domains: Vec<DomainPlan> = space
+            .iterators
+            .iter()
+            .map(|it| domain_plan(space, &it.name, &it.domain))
+            .collect::<Result<_, _>>()?;
+        let mut dexprs: Vec<Expr> = space
+            .derived
+            .iter()
+            .map(|d| source_expr(space, &d.name, &d.source))
+            .collect::<Result<_, _>>()?;
+        let mut cexprs: Vec<Expr> = space
+            .constraints
+            .iter()
+            .map(|c| source_expr(space, &c.name, &c.source))
+            .collect::<Result<_, _>>()?;
 
         // --- raw dependency graph and cycle check -------------------------------------------
         let mut g: DiGraph<usize, ()> = DiGraph::new();
@@ -396,13 +469,18 @@ impl Plan {
                     .filter(|s| s.len() > 1 || g.contains_edge(s[0], s[0]))
                     .collect();
                 sccs.sort_by_key(|s| s.iter().map(|n| g[*n]).min());
-                return Err(BeastError::Cycle { cycle: cycle_names(&g, &sccs[0], &names) });
+                return Err(BeastError::Cycle {
+                    cycle: cycle_names(&g, &sccs[0], &names),
+                });
             }
         };
 
         // --- resolution and constant folding in topological order ---------------------------
-        let mut consts: HashMap<String, Value> =
-            space.settings.iter().map(|(n, v)| (n.clone(), v.clone())).collect();
+        let mut consts: HashMap<String, Value> = space
+            .settings
+            .iter()
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect();
         let slot_of = |name: &str| -> Option<u32> {
             by_name.get(name).and_then(|&e| match entries[e].kind {
                 Kind::Iter(i) => Some(i as u32),
@@ -454,8 +532,19 @@ impl Plan {
         let mut disabled: HashSet<usize> = HashSet::new();
         for d in &opts.disable {
             let by_class: Vec<usize> = match Class::parse(d) {
-                Some(cl) => space.constraints.iter().enumerate().filter(|(_, c)| c.class == cl).map(|(i, _)| i).collect(),
-                None => space.constraints.iter().position(|c| &c.name == d).into_iter().collect(),
+                Some(cl) => space
+                    .constraints
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.class == cl)
+                    .map(|(i, _)| i)
+                    .collect(),
+                None => space
+                    .constraints
+                    .iter()
+                    .position(|c| &c.name == d)
+                    .into_iter()
+                    .collect(),
             };
             if by_class.is_empty() && Class::parse(d).is_none() {
                 return Err(BeastError::invalid(
@@ -465,8 +554,11 @@ impl Plan {
             }
             disabled.extend(by_class);
         }
-        let enabled: Vec<usize> = (0..space.constraints.len()).filter(|i| !disabled.contains(i)).collect();
-        let ci_of: HashMap<usize, usize> = enabled.iter().enumerate().map(|(ci, &i)| (i, ci)).collect();
+        let enabled: Vec<usize> = (0..space.constraints.len())
+            .filter(|i| !disabled.contains(i))
+            .collect();
+        let ci_of: HashMap<usize, usize> =
+            enabled.iter().enumerate().map(|(ci, &i)| (i, ci)).collect();
 
         // --- dependencies over slots --------------------------------------------------------
         let derived_slots: Vec<Vec<u32>> = dexprs.iter().map(Expr::slots).collect();
@@ -523,7 +615,11 @@ impl Plan {
             for _ in 0..ni {
                 for i in 0..ni {
                     if !done[i] && domain_iters[i].iter().all(|&j| done[j]) {
-                        iter_level[i] = domain_iters[i].iter().map(|&j| iter_level[j] + 1).max().unwrap_or(0);
+                        iter_level[i] = domain_iters[i]
+                            .iter()
+                            .map(|&j| iter_level[j] + 1)
+                            .max()
+                            .unwrap_or(0);
                         done[i] = true;
                     }
                 }
@@ -532,7 +628,10 @@ impl Plan {
         // Level sets of the whole DAG (iterators, derived values, constraints) for reporting.
         let mut node_level = vec![0usize; entries.len()];
         for &n in &topo {
-            let l = g.neighbors_directed(n, petgraph::Direction::Incoming).map(|m| node_level[g[m]] + 1).max();
+            let l = g
+                .neighbors_directed(n, petgraph::Direction::Incoming)
+                .map(|m| node_level[g[m]] + 1)
+                .max();
             node_level[g[n]] = l.unwrap_or(0);
         }
         let nlevels = node_level.iter().copied().max().map_or(0, |m| m + 1);
@@ -576,15 +675,24 @@ impl Plan {
         if let Some(user) = opts.loop_order.as_ref().or(space.loop_order.as_ref()) {
             for n in user {
                 let Some(i) = space.iterators.iter().position(|it| &it.name == n) else {
-                    return Err(BeastError::invalid(n, "loop_order names an unknown iterator"));
+                    return Err(BeastError::invalid(
+                        n,
+                        "loop_order names an unknown iterator",
+                    ));
                 };
                 if bound[i] {
-                    return Err(BeastError::invalid(n, "loop_order names this iterator twice"));
+                    return Err(BeastError::invalid(
+                        n,
+                        "loop_order names this iterator twice",
+                    ));
                 }
                 if let Some(&j) = domain_iters[i].iter().find(|&&j| !bound[j]) {
                     return Err(BeastError::invalid(
                         n,
-                        format!("loop_order places it outside '{}', which its domain uses", space.iterators[j].name),
+                        format!(
+                            "loop_order places it outside '{}', which its domain uses",
+                            space.iterators[j].name
+                        ),
                     ));
                 }
                 bound[i] = true;
@@ -618,7 +726,11 @@ impl Plan {
                             .0
                             .cmp(&bk.0)
                             .then(key.1.cmp(&bk.1))
-                            .then(key.2.partial_cmp(&bk.2).unwrap_or(std::cmp::Ordering::Equal))
+                            .then(
+                                key.2
+                                    .partial_cmp(&bk.2)
+                                    .unwrap_or(std::cmp::Ordering::Equal),
+                            )
                             .then(iter_level[*b].cmp(&iter_level[i]));
                         cmp == std::cmp::Ordering::Greater
                     }
@@ -628,7 +740,10 @@ impl Plan {
                 }
             }
             let Some((i, _)) = best else {
-                return Err(BeastError::invalid(&space.name, "iterator domains form a cycle"));
+                return Err(BeastError::invalid(
+                    &space.name,
+                    "iterator domains form a cycle",
+                ));
             };
             bound[i] = true;
             order.push(i);
@@ -709,13 +824,16 @@ impl Plan {
             slots: &[u32],
             pos: i64,
             ni: usize,
-            ctx: (&[Vec<u32>], &[i64], &[Expr], &[String], &HashMap<usize, usize>),
+            ctx: DerivedCtx<'_>,
             computed: &mut [bool],
             steps: &mut Vec<Step>,
         ) {
             let (dslots, dpos, dexprs, dnames, rank) = ctx;
-            let mut deps: Vec<usize> =
-                slots.iter().filter(|&&s| s as usize >= ni).map(|&s| s as usize - ni).collect();
+            let mut deps: Vec<usize> = slots
+                .iter()
+                .filter(|&&s| s as usize >= ni)
+                .map(|&s| s as usize - ni)
+                .collect();
             deps.sort_by_key(|d| rank.get(d).copied().unwrap_or(0));
             for d in deps {
                 if computed[d] || dpos[d] != pos {
@@ -731,10 +849,18 @@ impl Plan {
             }
         }
         let dnames: Vec<String> = space.derived.iter().map(|d| d.name.clone()).collect();
-        let ctx = (&derived_slots[..], &derived_pos[..], &dexprs[..], &dnames[..], &topo_rank);
+        let ctx = (
+            &derived_slots[..],
+            &derived_pos[..],
+            &dexprs[..],
+            &dnames[..],
+            &topo_rank,
+        );
         let mut computed = derived_const.clone();
         let all_needed_at = |pos: i64| -> Vec<u32> {
-            let mut v: Vec<usize> = (0..nd).filter(|&d| needed[d] && derived_pos[d] == pos).collect();
+            let mut v: Vec<usize> = (0..nd)
+                .filter(|&d| needed[d] && derived_pos[d] == pos)
+                .collect();
             v.sort_by_key(|d| topo_rank.get(d).copied().unwrap_or(0));
             v.into_iter().map(|d| (ni + d) as u32).collect()
         };
@@ -743,43 +869,73 @@ impl Plan {
         for &c in &active {
             if cons_pos[c] == -1 {
                 emit_derived(&cons_slots[c], -1, ni, ctx, &mut computed, &mut pre_steps);
-                pre_steps.push(Step::Check { ci: ci_of[&c], expr: cexprs[c].clone() });
+                pre_steps.push(Step::Check {
+                    ci: ci_of[&c],
+                    expr: cexprs[c].clone(),
+                });
             }
         }
-        emit_derived(&all_needed_at(-1), -1, ni, ctx, &mut computed, &mut pre_steps);
+        emit_derived(
+            &all_needed_at(-1),
+            -1,
+            ni,
+            ctx,
+            &mut computed,
+            &mut pre_steps,
+        );
 
         let mut levels = Vec::with_capacity(ni);
         for (k, &it) in order.iter().enumerate() {
             let k64 = k as i64;
-            let mut checks: Vec<usize> = active.iter().copied().filter(|&c| cons_pos[c] == k64).collect();
+            let mut checks: Vec<usize> = active
+                .iter()
+                .copied()
+                .filter(|&c| cons_pos[c] == k64)
+                .collect();
             let mut solve = None;
             if let Some((idx, form, rhs)) = checks.iter().enumerate().find_map(|(idx, &c)| {
-                find_solve(&cexprs[c], it as u32, &|slots: &[u32]| pos_of_slots(slots) < k64)
-                    .map(|(f, r)| (idx, f, r))
+                find_solve(&cexprs[c], it as u32, &|slots: &[u32]| {
+                    pos_of_slots(slots) < k64
+                })
+                .map(|(f, r)| (idx, f, r))
             }) {
                 let c = checks.remove(idx);
                 checks.insert(0, c);
-                solve = Some(Solve { ci: ci_of[&c], form, rhs });
+                solve = Some(Solve {
+                    ci: ci_of[&c],
+                    form,
+                    rhs,
+                });
             }
             let mut clip = None;
             if solve.is_none() {
                 let inline = |e: &Expr| inline_level(e, k64, ni, &derived_pos, &dexprs);
                 if let Some((idx, pred, conds)) = checks.iter().enumerate().find_map(|(idx, &c)| {
-                    find_clip(&inline(&cexprs[c]), it as u32, &|slots: &[u32]| pos_of_slots(slots) < k64)
-                        .map(|(p, cs)| (idx, p, cs))
+                    find_clip(&inline(&cexprs[c]), it as u32, &|slots: &[u32]| {
+                        pos_of_slots(slots) < k64
+                    })
+                    .map(|(p, cs)| (idx, p, cs))
                 }) {
                     let c = checks.remove(idx);
                     checks.insert(0, c);
-                    clip = Some(Clip { ci: ci_of[&c], pred, conds });
+                    clip = Some(Clip {
+                        ci: ci_of[&c],
+                        pred,
+                        conds,
+                    });
                 }
             }
             let mut steps = Vec::new();
             for &c in &checks {
                 emit_derived(&cons_slots[c], k64, ni, ctx, &mut computed, &mut steps);
-                steps.push(Step::Check { ci: ci_of[&c], expr: cexprs[c].clone() });
+                steps.push(Step::Check {
+                    ci: ci_of[&c],
+                    expr: cexprs[c].clone(),
+                });
             }
             emit_derived(&all_needed_at(k64), k64, ni, ctx, &mut computed, &mut steps);
             levels.push(Level {
+                pair: None,
                 name: space.iterators[it].name.clone(),
                 slot: it as u32,
                 domain: domains[it].clone(),
@@ -793,14 +949,66 @@ impl Plan {
         // --- hoist loop-invariant domains to the loop where their inputs are bound -----------
         let mut n_slots = ni + nd;
         for k in 0..levels.len() {
-            let DomainPlan::Expr(e) = &levels[k].domain else { continue };
+            let DomainPlan::Expr(e) = &levels[k].domain else {
+                continue;
+            };
             let p = pos_of_slots(&domain_slots[levels[k].slot as usize]);
             if p >= 0 && p < k as i64 - 1 {
                 let slot = n_slots as u32;
                 n_slots += 1;
                 let expr = e.clone();
-                levels[p as usize].steps.push(Step::Domain { slot, expr: expr.clone() });
+                levels[p as usize].steps.push(Step::Domain {
+                    slot,
+                    expr: expr.clone(),
+                });
                 levels[k].domain = DomainPlan::Cached { slot, expr };
+            }
+        }
+
+        // --- hoist loop-invariant sub-expressions of derived values and constraints --------
+        {
+            let pos_fn = |slots: &[u32]| pos_of_slots(slots);
+            let mut hoisted: Vec<(usize, Step)> = Vec::new();
+            for (k, level) in levels.iter_mut().enumerate() {
+                for st in level.steps.iter_mut() {
+                    let expr = match st {
+                        Step::Derive { expr, .. } | Step::Check { expr, .. } => expr,
+                        _ => continue,
+                    };
+                    licm(expr, k as i64, &pos_fn, &mut n_slots, &mut hoisted);
+                }
+            }
+            for (p, st) in hoisted {
+                levels[p].steps.push(st);
+            }
+        }
+
+        // --- divisor enumeration for the outer loop of a solved product ---------------------
+        for l in 0..levels.len().saturating_sub(1) {
+            let outer_slot = levels[l].slot;
+            let inner = &levels[l + 1];
+            let Some(Solve {
+                ci,
+                form: SolveForm::Mul(coef),
+                rhs,
+            }) = &inner.solve
+            else {
+                continue;
+            };
+            let ok = matches!(coef.kind, ExprKind::Slot(s) if s == outer_slot)
+                && pos_of_slots(&rhs.slots()) < l as i64
+                && pos_of_slots(&domain_slots[inner.slot as usize]) < l as i64
+                && levels[l].solve.is_none()
+                && levels[l].clip.is_none()
+                && levels[l]
+                    .steps
+                    .iter()
+                    .all(|s| matches!(s, Step::Domain { .. } | Step::Cache { .. }));
+            if ok {
+                levels[l].pair = Some(Pair {
+                    ci: *ci,
+                    rhs: rhs.clone(),
+                });
             }
         }
 
@@ -813,6 +1021,7 @@ impl Plan {
                 levels[j].steps.is_empty()
                     && levels[j].solve.is_none()
                     && levels[j].clip.is_none()
+                    && levels[j].pair.is_none()
                     && pos_of_slots(&domain_slots[levels[j].slot as usize]) < s as i64
             });
             if !ok {
@@ -829,7 +1038,12 @@ impl Plan {
         }
         Ok(Plan {
             space_name: space.name.clone(),
-            iter_names: space.iterators.iter().map(|i| i.name.clone()).collect::<Vec<_>>().into(),
+            iter_names: space
+                .iterators
+                .iter()
+                .map(|i| i.name.clone())
+                .collect::<Vec<_>>()
+                .into(),
             init_env,
             pre_steps,
             levels,
@@ -845,7 +1059,9 @@ impl Plan {
             disabled: {
                 let mut d: Vec<usize> = disabled.into_iter().collect();
                 d.sort_unstable();
-                d.into_iter().map(|i| space.constraints[i].name.clone()).collect()
+                d.into_iter()
+                    .map(|i| space.constraints[i].name.clone())
+                    .collect()
             },
             level_sets,
         })
@@ -886,7 +1102,11 @@ impl Plan {
         self.levels
             .iter()
             .filter_map(|l| {
-                let ci = l.solve.as_ref().map(|s| s.ci).or(l.clip.as_ref().map(|c| c.ci))?;
+                let ci = l
+                    .solve
+                    .as_ref()
+                    .map(|s| s.ci)
+                    .or(l.clip.as_ref().map(|c| c.ci))?;
                 Some((l.name.as_str(), self.constraints[ci].name.as_str()))
             })
             .collect()
@@ -905,7 +1125,7 @@ impl Plan {
                 Step::Check { ci, .. } => {
                     let _ = writeln!(s, "  before loops: reject if {}", cname(*ci));
                 }
-                Step::Domain { .. } => {}
+                Step::Domain { .. } | Step::Cache { .. } => {}
             }
         }
         for (k, l) in self.levels.iter().enumerate() {
@@ -916,13 +1136,38 @@ impl Plan {
                 l.name,
                 l.domain.describe(),
                 l.level_set,
-                if k >= self.shortcut { ", counted by product" } else { "" }
+                if k >= self.shortcut {
+                    ", counted by product"
+                } else {
+                    ""
+                }
             );
             if let (Some(sv), true) = (&l.solve, self.tighten) {
-                let _ = writeln!(s, "{}  # solved for {} from {}", "  ".repeat(k + 1), l.name, cname(sv.ci));
+                let _ = writeln!(
+                    s,
+                    "{}  # solved for {} from {}",
+                    "  ".repeat(k + 1),
+                    l.name,
+                    cname(sv.ci)
+                );
+            }
+            if let (Some(p), true) = (&l.pair, self.tighten) {
+                let _ = writeln!(
+                    s,
+                    "{}  # only divisors of {} (for {})",
+                    "  ".repeat(k + 1),
+                    p.rhs,
+                    cname(p.ci)
+                );
             }
             if let (Some(cl), true) = (&l.clip, self.tighten) {
-                let _ = writeln!(s, "{}  # range clipped by {}: {}", "  ".repeat(k + 1), cname(cl.ci), cl.pred);
+                let _ = writeln!(
+                    s,
+                    "{}  # range clipped by {}: {}",
+                    "  ".repeat(k + 1),
+                    cname(cl.ci),
+                    cl.pred
+                );
             }
             for st in &l.steps {
                 match st {
@@ -930,10 +1175,26 @@ impl Plan {
                         let _ = writeln!(s, "{}  {entry} = {expr}", "  ".repeat(k + 1));
                     }
                     Step::Check { ci, expr } => {
-                        let _ = writeln!(s, "{}  reject if {}: {expr}", "  ".repeat(k + 1), cname(*ci));
+                        let _ = writeln!(
+                            s,
+                            "{}  reject if {}: {expr}",
+                            "  ".repeat(k + 1),
+                            cname(*ci)
+                        );
                     }
                     Step::Domain { slot, expr } => {
-                        let _ = writeln!(s, "{}  ${slot} = {expr}   (hoisted domain)", "  ".repeat(k + 1));
+                        let _ = writeln!(
+                            s,
+                            "{}  ${slot} = {expr}   (hoisted domain)",
+                            "  ".repeat(k + 1)
+                        );
+                    }
+                    Step::Cache { slot, expr } => {
+                        let _ = writeln!(
+                            s,
+                            "{}  ${slot} = {expr}   (hoisted invariant)",
+                            "  ".repeat(k + 1)
+                        );
                     }
                 }
             }
@@ -941,6 +1202,15 @@ impl Plan {
         s
     }
 }
+
+/// Derived values' slots, loop positions, expressions, names and topological ranks.
+type DerivedCtx<'a> = (
+    &'a [Vec<u32>],
+    &'a [i64],
+    &'a [Expr],
+    &'a [String],
+    &'a HashMap<usize, usize>,
+);
 
 /// Detect `it * x != rhs` (and the other solvable forms) in a constraint's disjuncts.
 /// `outer(slots)` says whether the slots are all bound outside the loop of `it`.
@@ -951,9 +1221,13 @@ fn find_solve(e: &Expr, it: u32, outer: &dyn Fn(&[u32]) -> bool) -> Option<(Solv
     };
     for d in disjuncts {
         let (a, b) = match &d.kind {
-            ExprKind::Compare(a, rest) if rest.len() == 1 && rest[0].0 == CmpOp::Ne => (a.as_ref(), &rest[0].1),
+            ExprKind::Compare(a, rest) if rest.len() == 1 && rest[0].0 == CmpOp::Ne => {
+                (a.as_ref(), &rest[0].1)
+            }
             ExprKind::Unary(UnOp::Not, inner) => match &inner.kind {
-                ExprKind::Compare(a, rest) if rest.len() == 1 && rest[0].0 == CmpOp::Eq => (a.as_ref(), &rest[0].1),
+                ExprKind::Compare(a, rest) if rest.len() == 1 && rest[0].0 == CmpOp::Eq => {
+                    (a.as_ref(), &rest[0].1)
+                }
                 _ => continue,
             },
             _ => continue,
@@ -1055,13 +1329,19 @@ fn monotone(e: &Expr, it: u32, outer: &dyn Fn(&[u32]) -> bool) -> Option<Vec<(Ex
 }
 
 /// Find a disjunct `f > e` / `f >= e` / `e < f` / `e <= f` with `f` non-decreasing in `it`.
-fn find_clip(e: &Expr, it: u32, outer: &dyn Fn(&[u32]) -> bool) -> Option<(Expr, Vec<(Expr, bool)>)> {
+fn find_clip(
+    e: &Expr,
+    it: u32,
+    outer: &dyn Fn(&[u32]) -> bool,
+) -> Option<(Expr, Vec<(Expr, bool)>)> {
     let disjuncts: Vec<&Expr> = match &e.kind {
         ExprKind::Or(xs) => xs.iter().collect(),
         _ => vec![e],
     };
     for d in disjuncts {
-        let ExprKind::Compare(a, rest) = &d.kind else { continue };
+        let ExprKind::Compare(a, rest) = &d.kind else {
+            continue;
+        };
         if rest.len() != 1 {
             continue;
         }
@@ -1079,4 +1359,40 @@ fn find_clip(e: &Expr, it: u32, outer: &dyn Fn(&[u32]) -> bool) -> Option<(Expr,
         }
     }
     None
+}
+
+/// Loop-invariant code motion: replace maximal non-trivial sub-expressions of `e` (evaluated at
+/// loop `k`) whose inputs are all bound at an outer loop `p` by a cached slot computed at `p`.
+fn licm(
+    e: &mut Expr,
+    k: i64,
+    pos_of: &dyn Fn(&[u32]) -> i64,
+    n_slots: &mut usize,
+    hoisted: &mut Vec<(usize, Step)>,
+) {
+    let trivial = matches!(
+        e.kind,
+        ExprKind::Const(_) | ExprKind::Slot(_) | ExprKind::Cached(..) | ExprKind::Native(..)
+    );
+    if !trivial {
+        let p = pos_of(&e.slots());
+        if p >= 0 && p < k {
+            let slot = *n_slots as u32;
+            *n_slots += 1;
+            hoisted.push((
+                p as usize,
+                Step::Cache {
+                    slot,
+                    expr: e.clone(),
+                },
+            ));
+            let inner = std::mem::replace(e, Expr::constant(Value::None));
+            let pos = inner.pos;
+            *e = Expr::new(ExprKind::Cached(slot, Box::new(inner)), pos);
+            return;
+        }
+    }
+    for c in e.children_mut_pub() {
+        licm(c, k, pos_of, n_slots, hoisted);
+    }
 }

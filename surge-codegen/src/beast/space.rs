@@ -70,8 +70,17 @@ impl Domain {
     }
 
     /// `range(start, stop, step)` whose bounds are expressions.
-    pub fn range(start: impl Into<String>, stop: impl Into<String>, step: impl Into<String>) -> Domain {
-        Domain::Expr(format!("range({}, {}, {})", start.into(), stop.into(), step.into()))
+    pub fn range(
+        start: impl Into<String>,
+        stop: impl Into<String>,
+        step: impl Into<String>,
+    ) -> Domain {
+        Domain::Expr(format!(
+            "range({}, {}, {})",
+            start.into(),
+            stop.into(),
+            step.into()
+        ))
     }
 
     pub fn values<T: Into<Value>>(vals: impl IntoIterator<Item = T>) -> Domain {
@@ -178,7 +187,12 @@ pub struct Space {
 
 impl Space {
     pub fn builder(name: impl Into<String>) -> SpaceBuilder {
-        SpaceBuilder { space: Space { name: name.into(), ..Space::default() } }
+        SpaceBuilder {
+            space: Space {
+                name: name.into(),
+                ..Space::default()
+            },
+        }
     }
 
     /// Compile the space into an enumeration plan.
@@ -211,7 +225,10 @@ impl Space {
         }
         for c in &self.constraints {
             if Class::parse(&c.name).is_some() {
-                return Err(BeastError::invalid(&c.name, "a constraint cannot be named like a class"));
+                return Err(BeastError::invalid(
+                    &c.name,
+                    "a constraint cannot be named like a class",
+                ));
             }
         }
         for it in &self.iterators {
@@ -233,7 +250,11 @@ impl Space {
     }
 
     /// Parse `src` as the expression of `entry`, mapping errors to [`BeastError::Parse`].
-    pub(super) fn parse_entry(&self, entry: &str, src: &str) -> Result<super::expr::Expr, BeastError> {
+    pub(super) fn parse_entry(
+        &self,
+        entry: &str,
+        src: &str,
+    ) -> Result<super::expr::Expr, BeastError> {
         parse_expr(src).map_err(|e| BeastError::Parse {
             entry: entry.to_string(),
             column: e.pos as usize + 1,
@@ -244,13 +265,16 @@ impl Space {
 
     /// File position of character `offset` of `entry`'s expression.
     pub(super) fn file_pos_of(&self, entry: &str, offset: usize) -> Option<(usize, usize)> {
-        self.file_positions.get(entry).map(|&(l, c)| (l, c + offset))
+        self.file_positions
+            .get(entry)
+            .map(|&(l, c)| (l, c + offset))
     }
 }
 
 pub(super) fn is_identifier(s: &str) -> bool {
     let mut cs = s.chars();
-    matches!(cs.next(), Some(c) if c.is_alphabetic() || c == '_') && cs.all(|c| c.is_alphanumeric() || c == '_')
+    matches!(cs.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && cs.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Builder for [`Space`]. Expressions are checked by [`SpaceBuilder::build`].
@@ -272,12 +296,19 @@ impl SpaceBuilder {
 
     /// An iterator; `domain` may be expression text (`"range(1, n + 1)"`) or a [`Domain`].
     pub fn iterator(mut self, name: impl Into<String>, domain: impl Into<Domain>) -> Self {
-        self.space.iterators.push(IteratorDef { name: name.into(), domain: domain.into() });
+        self.space.iterators.push(IteratorDef {
+            name: name.into(),
+            domain: domain.into(),
+        });
         self
     }
 
     /// An iterator over an explicit list of values.
-    pub fn values<T: Into<Value>>(self, name: impl Into<String>, vals: impl IntoIterator<Item = T>) -> Self {
+    pub fn values<T: Into<Value>>(
+        self,
+        name: impl Into<String>,
+        vals: impl IntoIterator<Item = T>,
+    ) -> Self {
         self.iterator(name, Domain::values(vals))
     }
 
@@ -293,7 +324,10 @@ impl SpaceBuilder {
 
     /// A derived value given by a Python expression.
     pub fn derived(mut self, name: impl Into<String>, expr: impl Into<String>) -> Self {
-        self.space.derived.push(DerivedDef { name: name.into(), source: Source::Text(expr.into()) });
+        self.space.derived.push(DerivedDef {
+            name: name.into(),
+            source: Source::Text(expr.into()),
+        });
         self
     }
 
@@ -303,24 +337,49 @@ impl SpaceBuilder {
         F: Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
     {
         let args = args.iter().map(|s| s.to_string()).collect();
-        self.space.derived.push(DerivedDef { name: name.into(), source: Source::Native { args, f: Arc::new(f) } });
+        self.space.derived.push(DerivedDef {
+            name: name.into(),
+            source: Source::Native {
+                args,
+                f: Arc::new(f),
+            },
+        });
         self
     }
 
     /// A constraint: the point is rejected when `expr` is true.
-    pub fn constraint(mut self, name: impl Into<String>, class: Class, expr: impl Into<String>) -> Self {
-        self.space.constraints.push(ConstraintDef { name: name.into(), class, source: Source::Text(expr.into()) });
+    pub fn constraint(
+        mut self,
+        name: impl Into<String>,
+        class: Class,
+        expr: impl Into<String>,
+    ) -> Self {
+        self.space.constraints.push(ConstraintDef {
+            name: name.into(),
+            class,
+            source: Source::Text(expr.into()),
+        });
         self
     }
 
     /// A constraint computed by a Rust closure (rejects when it returns true).
-    pub fn constraint_fn<F>(mut self, name: impl Into<String>, class: Class, args: &[&str], f: F) -> Self
+    pub fn constraint_fn<F>(
+        mut self,
+        name: impl Into<String>,
+        class: Class,
+        args: &[&str],
+        f: F,
+    ) -> Self
     where
         F: Fn(&[Value]) -> bool + Send + Sync + 'static,
     {
         let args = args.iter().map(|s| s.to_string()).collect();
         let f: NativeFn = Arc::new(move |a: &[Value]| Ok(Value::Bool(f(a))));
-        self.space.constraints.push(ConstraintDef { name: name.into(), class, source: Source::Native { args, f } });
+        self.space.constraints.push(ConstraintDef {
+            name: name.into(),
+            class,
+            source: Source::Native { args, f },
+        });
         self
     }
 

@@ -18,7 +18,11 @@ pub(super) struct Counters {
 
 impl Counters {
     pub fn new(levels: usize, constraints: usize) -> Counters {
-        Counters { visited: vec![0; levels], rejected: vec![0; constraints], survivors: 0 }
+        Counters {
+            visited: vec![0; levels],
+            rejected: vec![0; constraints],
+            survivors: 0,
+        }
     }
 
     pub fn merge(&mut self, o: &Counters) {
@@ -69,7 +73,13 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub(super) fn from_counters(plan: &Plan, c: &Counters, seconds: f64, threads: usize, complete: bool) -> Stats {
+    pub(super) fn from_counters(
+        plan: &Plan,
+        c: &Counters,
+        seconds: f64,
+        threads: usize,
+        complete: bool,
+    ) -> Stats {
         Stats {
             space: plan.space_name.clone(),
             survivors: c.survivors,
@@ -78,13 +88,20 @@ impl Stats {
                 .levels
                 .iter()
                 .zip(&c.visited)
-                .map(|(l, &v)| LevelStats { iterator: l.name.clone(), visited: v })
+                .map(|(l, &v)| LevelStats {
+                    iterator: l.name.clone(),
+                    visited: v,
+                })
                 .collect(),
             rejected: plan
                 .constraints
                 .iter()
                 .zip(&c.rejected)
-                .map(|(ci, &r)| RejectStats { constraint: ci.name.clone(), class: ci.class, rejected: r })
+                .map(|(ci, &r)| RejectStats {
+                    constraint: ci.name.clone(),
+                    class: ci.class,
+                    rejected: r,
+                })
                 .collect(),
             disabled: plan.disabled.clone(),
             seconds,
@@ -95,7 +112,10 @@ impl Stats {
 
     /// Rejections of constraint `name`, if it is enabled.
     pub fn rejected_by(&self, name: &str) -> Option<u64> {
-        self.rejected.iter().find(|r| r.constraint == name).map(|r| r.rejected)
+        self.rejected
+            .iter()
+            .find(|r| r.constraint == name)
+            .map(|r| r.rejected)
     }
 
     /// The counts only (no timing), for comparisons in tests.
@@ -114,7 +134,11 @@ impl Stats {
         let _ = writeln!(s, "space      {}", self.space);
         let _ = writeln!(s, "survivors  {}", self.survivors);
         let _ = writeln!(s, "visited    {}", self.visited);
-        let _ = writeln!(s, "seconds    {:.3} ({} threads)", self.seconds, self.threads);
+        let _ = writeln!(
+            s,
+            "seconds    {:.3} ({} threads)",
+            self.seconds, self.threads
+        );
         if !self.complete {
             let _ = writeln!(s, "(stopped early: counts are partial)");
         }
@@ -124,7 +148,13 @@ impl Stats {
         }
         let _ = writeln!(s, "\nconstraint                    class         rejected");
         for r in &self.rejected {
-            let _ = writeln!(s, "{:<29} {:<12} {:>10}", r.constraint, r.class.name(), r.rejected);
+            let _ = writeln!(
+                s,
+                "{:<29} {:<12} {:>10}",
+                r.constraint,
+                r.class.name(),
+                r.rejected
+            );
         }
         if !self.disabled.is_empty() {
             let _ = writeln!(s, "\ndisabled: {}", self.disabled.join(", "));
@@ -156,16 +186,35 @@ impl Serialize for Stats {
         m.serialize_entry("visited", &self.visited)?;
         m.serialize_entry(
             "rejected_by",
-            &OrderedMap(self.rejected.iter().map(|r| (r.constraint.as_str(), r.rejected)).collect()),
+            &OrderedMap(
+                self.rejected
+                    .iter()
+                    .map(|r| (r.constraint.as_str(), r.rejected))
+                    .collect(),
+            ),
         )?;
         let by_class: Vec<(&str, u64)> = Class::ALL
             .iter()
-            .map(|c| (c.name(), self.rejected.iter().filter(|r| r.class == *c).map(|r| r.rejected).sum()))
+            .map(|c| {
+                (
+                    c.name(),
+                    self.rejected
+                        .iter()
+                        .filter(|r| r.class == *c)
+                        .map(|r| r.rejected)
+                        .sum(),
+                )
+            })
             .collect();
         m.serialize_entry("rejected_by_class", &OrderedMap(by_class))?;
         m.serialize_entry(
             "visited_by_level",
-            &OrderedMap(self.levels.iter().map(|l| (l.iterator.as_str(), l.visited)).collect()),
+            &OrderedMap(
+                self.levels
+                    .iter()
+                    .map(|l| (l.iterator.as_str(), l.visited))
+                    .collect(),
+            ),
         )?;
         m.serialize_entry("disabled", &self.disabled)?;
         m.serialize_entry("seconds", &self.seconds)?;

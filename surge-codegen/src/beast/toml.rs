@@ -28,7 +28,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::error::BeastError;
-use super::space::{Class, ConstraintDef, DerivedDef, Domain, GeneratorFn, IteratorDef, Source, Space};
+use super::space::{
+    Class, ConstraintDef, DerivedDef, Domain, GeneratorFn, IteratorDef, Source, Space,
+};
 use super::value::Value;
 
 fn toml_value(entry: &str, v: &::toml::Value) -> Result<Value, BeastError> {
@@ -37,9 +39,16 @@ fn toml_value(entry: &str, v: &::toml::Value) -> Result<Value, BeastError> {
         ::toml::Value::Float(f) => Value::Float(*f),
         ::toml::Value::Boolean(b) => Value::Bool(*b),
         ::toml::Value::String(s) => Value::str(s),
-        ::toml::Value::Array(a) => Value::list(a.iter().map(|x| toml_value(entry, x)).collect::<Result<_, _>>()?),
+        ::toml::Value::Array(a) => Value::list(
+            a.iter()
+                .map(|x| toml_value(entry, x))
+                .collect::<Result<_, _>>()?,
+        ),
         other => {
-            return Err(BeastError::invalid(entry, format!("unsupported TOML value of type {}", other.type_str())))
+            return Err(BeastError::invalid(
+                entry,
+                format!("unsupported TOML value of type {}", other.type_str()),
+            ));
         }
     })
 }
@@ -67,7 +76,12 @@ fn locate(src: &str, section: &str, key: &str) -> Option<(usize, usize)> {
     for line in src.split_inclusive('\n') {
         let t = line.trim();
         if t.starts_with('[') {
-            let name = t.trim_start_matches('[').split(']').next().unwrap_or("").trim();
+            let name = t
+                .trim_start_matches('[')
+                .split(']')
+                .next()
+                .unwrap_or("")
+                .trim();
             in_section = name == section;
         } else if in_section {
             if let Some(rest) = t.strip_prefix(key) {
@@ -98,16 +112,25 @@ impl Space {
     /// Load a space from a TOML file.
     pub fn from_toml_file(path: impl AsRef<Path>) -> Result<Space, BeastError> {
         let p = path.as_ref();
-        let src = std::fs::read_to_string(p)
-            .map_err(|e| BeastError::Io { path: p.display().to_string(), message: e.to_string() })?;
+        let src = std::fs::read_to_string(p).map_err(|e| BeastError::Io {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        })?;
         Space::from_toml_str(&src)
     }
 
     /// Load a space whose iterators may name closure iterators registered in `generators`.
-    pub fn from_toml_str_with(src: &str, generators: &HashMap<String, GeneratorFn>) -> Result<Space, BeastError> {
+    pub fn from_toml_str_with(
+        src: &str,
+        generators: &HashMap<String, GeneratorFn>,
+    ) -> Result<Space, BeastError> {
         let doc: ::toml::Table = src.parse().map_err(|e: ::toml::de::Error| {
             let (line, column) = e.span().map_or((0, 0), |s| line_col(src, s.start));
-            BeastError::Toml { line, column, message: e.message().to_string() }
+            BeastError::Toml {
+                line,
+                column,
+                message: e.message().to_string(),
+            }
         })?;
         for k in doc.keys() {
             if !["space", "settings", "iterators", "derived", "constraints"].contains(&k.as_str()) {
@@ -128,10 +151,20 @@ impl Space {
                             .iter()
                             .map(|x| x.as_str().map(str::to_string))
                             .collect::<Option<Vec<_>>>()
-                            .ok_or_else(|| BeastError::invalid("loop_order", "must be a list of iterator names"))?;
+                            .ok_or_else(|| {
+                                BeastError::invalid(
+                                    "loop_order",
+                                    "must be a list of iterator names",
+                                )
+                            })?;
                         space.loop_order = Some(names);
                     }
-                    _ => return Err(BeastError::invalid(format!("space.{k}"), "unknown or mistyped key")),
+                    _ => {
+                        return Err(BeastError::invalid(
+                            format!("space.{k}"),
+                            "unknown or mistyped key",
+                        ));
+                    }
                 }
             }
         }
@@ -154,26 +187,40 @@ impl Space {
                         _ => unreachable!(),
                     },
                     ::toml::Value::Table(g) => {
-                        let name = g.get("generator").and_then(|x| x.as_str()).ok_or_else(|| {
-                            BeastError::invalid(k, "an iterator table needs generator = \"NAME\"")
+                        let name =
+                            g.get("generator").and_then(|x| x.as_str()).ok_or_else(|| {
+                                BeastError::invalid(
+                                    k,
+                                    "an iterator table needs generator = \"NAME\"",
+                                )
+                            })?;
+                        let f = generators.get(name).ok_or_else(|| {
+                            BeastError::invalid(
+                                k,
+                                format!("no generator named '{name}' is registered"),
+                            )
                         })?;
-                        let f = generators
-                            .get(name)
-                            .ok_or_else(|| BeastError::invalid(k, format!("no generator named '{name}' is registered")))?;
                         let args = match g.get("args") {
                             None => vec![],
                             Some(::toml::Value::Array(a)) => a
                                 .iter()
                                 .map(|x| x.as_str().map(str::to_string))
                                 .collect::<Option<Vec<_>>>()
-                                .ok_or_else(|| BeastError::invalid(k, "args must be a list of names"))?,
-                            Some(_) => return Err(BeastError::invalid(k, "args must be a list of names")),
+                                .ok_or_else(|| {
+                                    BeastError::invalid(k, "args must be a list of names")
+                                })?,
+                            Some(_) => {
+                                return Err(BeastError::invalid(k, "args must be a list of names"));
+                            }
                         };
                         Domain::Generator { args, f: f.clone() }
                     }
                     other => Domain::Values(vec![toml_value(k, other)?]),
                 };
-                space.iterators.push(IteratorDef { name: k.clone(), domain });
+                space.iterators.push(IteratorDef {
+                    name: k.clone(),
+                    domain,
+                });
             }
         }
         if let Some(t) = table(&doc, "derived")? {
@@ -186,7 +233,10 @@ impl Space {
                 if let Some(p) = locate(src, "derived", k) {
                     space.file_positions.insert(k.clone(), p);
                 }
-                space.derived.push(DerivedDef { name: k.clone(), source: Source::Text(s) });
+                space.derived.push(DerivedDef {
+                    name: k.clone(),
+                    source: Source::Text(s),
+                });
             }
         }
         if let Some(t) = table(&doc, "constraints")? {
@@ -198,16 +248,26 @@ impl Space {
                     )
                 })?;
                 let ::toml::Value::Table(entries) = entries else {
-                    return Err(BeastError::invalid(format!("constraints.{class_name}"), "must be a table"));
+                    return Err(BeastError::invalid(
+                        format!("constraints.{class_name}"),
+                        "must be a table",
+                    ));
                 };
                 for (k, v) in entries {
                     let ::toml::Value::String(s) = v else {
-                        return Err(BeastError::invalid(k, "a constraint must be an expression string"));
+                        return Err(BeastError::invalid(
+                            k,
+                            "a constraint must be an expression string",
+                        ));
                     };
                     if let Some(p) = locate(src, &format!("constraints.{class_name}"), k) {
                         space.file_positions.insert(k.clone(), p);
                     }
-                    space.constraints.push(ConstraintDef { name: k.clone(), class, source: Source::Text(s.clone()) });
+                    space.constraints.push(ConstraintDef {
+                        name: k.clone(),
+                        class,
+                        source: Source::Text(s.clone()),
+                    });
                 }
             }
         }

@@ -37,7 +37,11 @@ impl PyRange {
             }
         }
         let (lo, hi, step) = (lo as i128, hi as i128, step as i128);
-        let n = if step > 0 { (hi - lo - 1) / step + 1 } else { (lo - hi - 1) / (-step) + 1 };
+        let n = if step > 0 {
+            (hi - lo - 1) / step + 1
+        } else {
+            (lo - hi - 1) / (-step) + 1
+        };
         n as u64
     }
 
@@ -152,7 +156,10 @@ impl Value {
             Value::List(l) => Ok(l.to_vec()),
             Value::Range(r) => Ok(r.iter().map(Value::Int).collect()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
-            other => Err(format!("TypeError: '{}' object is not iterable", other.type_name())),
+            other => Err(format!(
+                "TypeError: '{}' object is not iterable",
+                other.type_name()
+            )),
         }
     }
 
@@ -167,7 +174,9 @@ impl Value {
                 .unwrap_or(serde_json::Value::Null),
             Value::Str(s) => serde_json::Value::String(s.to_string()),
             Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect()),
-            Value::Range(r) => serde_json::Value::Array(r.iter().map(serde_json::Value::from).collect()),
+            Value::Range(r) => {
+                serde_json::Value::Array(r.iter().map(serde_json::Value::from).collect())
+            }
         }
     }
 }
@@ -402,7 +411,9 @@ fn float_pow(a: f64, b: f64) -> Result<Value, String> {
         return Err("ZeroDivisionError: 0.0 cannot be raised to a negative power".into());
     }
     if a < 0.0 && b.is_finite() && b.fract() != 0.0 {
-        return Err("ValueError: negative number raised to a fractional power (complex result)".into());
+        return Err(
+            "ValueError: negative number raised to a fractional power (complex result)".into(),
+        );
     }
     Ok(Value::Float(a.powf(b)))
 }
@@ -414,7 +425,7 @@ pub fn binop(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
     match (op, a, b) {
         (Add, Value::Str(x), Value::Str(y)) => return Ok(Value::str(&format!("{x}{y}"))),
         (Add, Value::List(x), Value::List(y)) => {
-            return Ok(Value::list(x.iter().chain(y.iter()).cloned().collect()))
+            return Ok(Value::list(x.iter().chain(y.iter()).cloned().collect()));
         }
         (Mul, Value::Str(s), n) | (Mul, n, Value::Str(s)) if n.as_i64().is_some() => {
             let k = n.as_i64().unwrap_or(0).max(0) as usize;
@@ -443,9 +454,18 @@ pub fn binop(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
     let both_bool = matches!((a, b), (Value::Bool(_), Value::Bool(_)));
     match (x, y) {
         (Num::I(i), Num::I(j)) => match op {
-            Add => i.checked_add(j).map(Value::Int).ok_or_else(|| OVERFLOW.into()),
-            Sub => i.checked_sub(j).map(Value::Int).ok_or_else(|| OVERFLOW.into()),
-            Mul => i.checked_mul(j).map(Value::Int).ok_or_else(|| OVERFLOW.into()),
+            Add => i
+                .checked_add(j)
+                .map(Value::Int)
+                .ok_or_else(|| OVERFLOW.into()),
+            Sub => i
+                .checked_sub(j)
+                .map(Value::Int)
+                .ok_or_else(|| OVERFLOW.into()),
+            Mul => i
+                .checked_mul(j)
+                .map(Value::Int)
+                .ok_or_else(|| OVERFLOW.into()),
             Div => {
                 if j == 0 {
                     Err("ZeroDivisionError: division by zero".into())
@@ -458,7 +478,9 @@ pub fn binop(op: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
             Pow => {
                 if j >= 0 {
                     let e = u32::try_from(j).map_err(|_| OVERFLOW.to_string())?;
-                    i.checked_pow(e).map(Value::Int).ok_or_else(|| OVERFLOW.into())
+                    i.checked_pow(e)
+                        .map(Value::Int)
+                        .ok_or_else(|| OVERFLOW.into())
                 } else {
                     float_pow(i as f64, j as f64)
                 }
@@ -525,9 +547,12 @@ pub fn unop(op: UnOp, a: &Value) -> Result<Value, String> {
         (UnOp::Not, v) => Ok(Value::Bool(!v.truthy())),
         (UnOp::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
         (UnOp::Pos, Value::Float(f)) => Ok(Value::Float(*f)),
-        (UnOp::Neg, v) if v.as_i64().is_some() => {
-            v.as_i64().unwrap_or(0).checked_neg().map(Value::Int).ok_or_else(|| OVERFLOW.into())
-        }
+        (UnOp::Neg, v) if v.as_i64().is_some() => v
+            .as_i64()
+            .unwrap_or(0)
+            .checked_neg()
+            .map(Value::Int)
+            .ok_or_else(|| OVERFLOW.into()),
         (UnOp::Pos, v) if v.as_i64().is_some() => Ok(Value::Int(v.as_i64().unwrap_or(0))),
         (UnOp::Invert, v) if v.as_i64().is_some() => Ok(Value::Int(!v.as_i64().unwrap_or(0))),
         (op, v) => {
@@ -537,7 +562,10 @@ pub fn unop(op: UnOp, a: &Value) -> Result<Value, String> {
                 UnOp::Invert => "~",
                 UnOp::Not => "not",
             };
-            Err(format!("TypeError: bad operand type for unary {s}: '{}'", v.type_name()))
+            Err(format!(
+                "TypeError: bad operand type for unary {s}: '{}'",
+                v.type_name()
+            ))
         }
     }
 }
@@ -670,7 +698,10 @@ pub fn contains(container: &Value, item: &Value) -> Result<bool, String> {
                 other.type_name()
             )),
         },
-        other => Err(format!("TypeError: argument of type '{}' is not iterable", other.type_name())),
+        other => Err(format!(
+            "TypeError: argument of type '{}' is not iterable",
+            other.type_name()
+        )),
     }
 }
 
@@ -694,8 +725,30 @@ mod tests {
 
     #[test]
     fn range_len() {
-        assert_eq!(PyRange { start: 10, stop: 0, step: -3 }.len(), 4);
-        assert!(PyRange { start: 10, stop: 0, step: -3 }.contains(1));
-        assert!(!PyRange { start: 10, stop: 0, step: -3 }.contains(0));
+        assert_eq!(
+            PyRange {
+                start: 10,
+                stop: 0,
+                step: -3
+            }
+            .len(),
+            4
+        );
+        assert!(
+            PyRange {
+                start: 10,
+                stop: 0,
+                step: -3
+            }
+            .contains(1)
+        );
+        assert!(
+            !PyRange {
+                start: 10,
+                stop: 0,
+                step: -3
+            }
+            .contains(0)
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Command-line interface: one module per subcommand.
 
 mod analyze;
+mod beast;
 mod run;
 mod variants;
 
@@ -26,6 +27,8 @@ enum Command {
     Run(run::RunArgs),
     /// Enumerate an application's schedules, policies and pruned variant space per platform.
     Variants(variants::VariantsArgs),
+    /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
+    Beast(beast::BeastArgs),
 }
 
 /// A CLI failure with its exit code.
@@ -54,6 +57,10 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
+        Command::Beast(a) => beast::run(a).map_err(|e| CliError {
+            code: e.exit_code() as u8,
+            message: e.to_string(),
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,82 @@
+//! Benchmark: `surge beast <K40c GEMM space> --count` against the straightforward
+//! single-threaded nested-loop enumerator in `benchmarks/src/beast_baseline.rs`, in the same run.
+//!
+//! `cargo run --release -p benchmarks --bin beast_bench [-- THREADS [REPEAT]]` runs each measurement
+//! REPEAT times (default 3), interleaved, and keeps the fastest of each (the machine may be
+//! shared), then prints one JSON object:
+//! `{"engine_seconds", "engine_seconds_1thread", "baseline_seconds", "ratio", "survivors",
+//!   "threads", "h200_survivors", "h200_seconds"}` where `ratio = baseline / engine`.
+//! Exits with 1 if the survivor counts differ.
+
+use benchmarks::beast_baseline as baseline;
+
+use std::time::Instant;
+
+use surge_codegen::beast::{PlanOptions, RunOptions, Space};
+
+const K40C: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../surge-codegen/spaces/beast_gemm_k40c.toml"
+);
+const H200: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../surge-codegen/spaces/beast_gemm_h200.toml"
+);
+
+fn engine(path: &str, threads: usize) -> (u64, f64) {
+    // Timed like `surge beast SPACE --count`: load, plan, enumerate.
+    let t0 = Instant::now();
+    let space = Space::from_toml_file(path).unwrap_or_else(|e| panic!("{e}"));
+    let plan = space
+        .plan(&PlanOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stats = plan
+        .count(&RunOptions::threads(threads))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (stats.survivors, t0.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let threads: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let repeat: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let (mut engine_seconds, mut engine_seconds_1, mut baseline_seconds) =
+        (f64::MAX, f64::MAX, f64::MAX);
+    let (mut survivors, mut survivors_1, mut base) = (0, 0, 0);
+    for _ in 0..repeat {
+        let (n, t) = engine(K40C, threads);
+        survivors = n;
+        engine_seconds = engine_seconds.min(t);
+        let t0 = Instant::now();
+        base = baseline::baseline_count();
+        baseline_seconds = baseline_seconds.min(t0.elapsed().as_secs_f64());
+        let (n1, t1) = engine(K40C, 1);
+        survivors_1 = n1;
+        engine_seconds_1 = engine_seconds_1.min(t1);
+    }
+    let (h200_survivors, h200_seconds) = engine(H200, threads);
+    let report = serde_json::json!({
+        "engine_seconds": engine_seconds,
+        "engine_seconds_1thread": engine_seconds_1,
+        "baseline_seconds": baseline_seconds,
+        "ratio": baseline_seconds / engine_seconds,
+        "ratio_1thread": baseline_seconds / engine_seconds_1,
+        "survivors": survivors,
+        "baseline_survivors": base,
+        "threads": threads,
+        "repeat": repeat,
+        "h200_survivors": h200_survivors,
+        "h200_seconds": h200_seconds,
+    });
+    println!("{report}");
+    if survivors != base || survivors_1 != base {
+        eprintln!("survivor counts differ: engine {survivors} / {survivors_1}, baseline {base}");
+        std::process::exit(1);
+    }
+}
