@@ -275,3 +275,49 @@ fn bad_ids_name_the_bad_part() {
         assert!(e.to_string().contains(part), "{bad}: {e}");
     }
 }
+
+/// Surge's policy spaces are shipped as BEAST TOML files (`spaces/surge_spmv_*.toml`): each must
+/// be what `SpaceSpec::to_toml` generates today, and enumerate exactly the builder's survivors.
+/// Set `SURGE_BLESS=1` to rewrite the files after changing the policy ranges or constraints.
+#[test]
+fn shipped_policy_spaces_are_current_and_equal_the_builder_spaces() {
+    use surge_codegen::beast::{PlanOptions, RunOptions, Space};
+    use surge_codegen::space::{SpaceSpec, schedule_space};
+    let mr = [OpKind::Map, OpKind::Reduce];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("spaces");
+    for (tag, platform) in [("cuda_h200", cuda()), ("cpu_haswell32", cpu())] {
+        let ph = run_phase(0, "", &mr, &platform).unwrap();
+        for sched in &ph.schedules {
+            let spec = SpaceSpec::new(&mr, sched, &platform);
+            let text = spec.to_toml();
+            let file = dir.join(format!(
+                "surge_spmv_{tag}_{}.toml",
+                sched.to_string().replace('.', "_")
+            ));
+            if std::env::var_os("SURGE_BLESS").is_some() {
+                std::fs::write(&file, &text).unwrap();
+            }
+            let shipped = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e} (run with SURGE_BLESS=1 to write it)",
+                    file.display()
+                )
+            });
+            assert_eq!(
+                shipped,
+                text,
+                "{} is stale (run with SURGE_BLESS=1)",
+                file.display()
+            );
+            let from_toml = Space::from_toml_str(&text).unwrap();
+            let n = from_toml
+                .plan(&PlanOptions::default())
+                .unwrap()
+                .count(&RunOptions::threads(1))
+                .unwrap()
+                .survivors;
+            let built = schedule_space(&mr, sched, &platform).unwrap();
+            assert_eq!(n as usize, built.variants.len(), "{}", file.display());
+        }
+    }
+}
