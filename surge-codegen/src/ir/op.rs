@@ -248,17 +248,24 @@ impl Op {
     }
 
     fn for_each_operand(&self, mut f: impl FnMut(NodeId)) {
+        // Visiting a copy keeps one list of operand positions (`operands_mut`) for reading and
+        // rewriting alike; this is not on a hot path (validation and lowering).
+        self.clone().operands_mut(&mut |n| f(*n));
+    }
+
+    /// Visits every value operand in place, in the order [`operands`](Self::operands) lists them.
+    fn operands_mut(&mut self, f: &mut impl FnMut(&mut NodeId)) {
         match self {
             Op::Input { .. } | Op::Param => {}
-            Op::Scalar { expr } => expr.for_each_value(&mut f),
-            Op::Tuple { items: v } | Op::Zip { inputs: v } | Op::Join { inputs: v } => {
-                v.iter().copied().for_each(f)
-            }
-            Op::Map { inputs, .. } => inputs.iter().copied().for_each(f),
+            Op::Scalar { expr } => expr.values_mut(f),
+            Op::Tuple { items: v }
+            | Op::Zip { inputs: v }
+            | Op::Join { inputs: v }
+            | Op::Map { inputs: v, .. } => v.iter_mut().for_each(f),
             Op::Project { tuple: a, .. }
             | Op::Length { seq: a }
             | Op::Reverse { input: a }
-            | Op::Transpose { input: a } => f(*a),
+            | Op::Transpose { input: a } => f(a),
             Op::Index { seq: a, index: b }
             | Op::Gather {
                 source: a,
@@ -274,14 +281,12 @@ impl Op {
                 input: a,
                 offsets: b,
             } => {
-                f(*a);
-                f(*b)
+                f(a);
+                f(b)
             }
             Op::Reduce { input, prefix, .. } | Op::Scan { input, prefix, .. } => {
-                f(*input);
-                if let Some(p) = prefix {
-                    f(*p)
-                }
+                f(input);
+                prefix.iter_mut().for_each(f)
             }
             Op::ReduceByKey {
                 input,
@@ -289,25 +294,23 @@ impl Op {
                 prefix,
                 ..
             } => {
-                f(*input);
-                f(*keys);
-                f(*prefix)
+                f(input);
+                f(keys);
+                f(prefix)
             }
             Op::Scatter {
                 source,
                 indices,
                 dest,
             } => {
-                f(*source);
-                f(*indices);
-                f(*dest)
+                f(source);
+                f(indices);
+                f(dest)
             }
             Op::Range { start, end, stride } => {
-                f(*start);
-                f(*end);
-                if let Some(s) = stride {
-                    f(*s)
-                }
+                f(start);
+                f(end);
+                stride.iter_mut().for_each(f)
             }
         }
     }
@@ -324,95 +327,17 @@ impl Op {
 
     /// Rewrites every node reference (operands, lambda parameters and bodies, scalar leaves).
     pub fn remap(&mut self, f: &mut impl FnMut(NodeId) -> NodeId) {
-        fn remap_expr(e: &mut ScalarExpr, f: &mut impl FnMut(NodeId) -> NodeId) {
-            match e {
-                ScalarExpr::Const(_) => {}
-                ScalarExpr::Value(n) => *n = f(*n),
-                ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => remap_expr(a, f),
-                ScalarExpr::Binary(_, a, b) => {
-                    remap_expr(a, f);
-                    remap_expr(b, f);
-                }
-                ScalarExpr::Fma(a, b, c) | ScalarExpr::Select(a, b, c) => {
-                    remap_expr(a, f);
-                    remap_expr(b, f);
-                    remap_expr(c, f);
-                }
-            }
-        }
-        let lam = |l: &mut Lambda, f: &mut dyn FnMut(NodeId) -> NodeId| {
-            for p in &mut l.params {
-                *p = f(*p);
-            }
-            l.body = f(l.body);
-        };
         match self {
-            Op::Input { .. } | Op::Param => {}
-            Op::Scalar { expr } => remap_expr(expr, f),
-            Op::Tuple { items: v } | Op::Zip { inputs: v } | Op::Join { inputs: v } => {
-                v.iter_mut().for_each(|n| *n = f(*n))
+            Op::Map { f: l, .. }
+            | Op::Reduce { op: l, .. }
+            | Op::ReduceByKey { op: l, .. }
+            | Op::Scan { op: l, .. } => {
+                l.params.iter_mut().for_each(|p| *p = f(*p));
+                l.body = f(l.body);
             }
-            Op::Map { f: l, inputs } => {
-                lam(l, f);
-                inputs.iter_mut().for_each(|n| *n = f(*n));
-            }
-            Op::Project { tuple: a, .. }
-            | Op::Length { seq: a }
-            | Op::Reverse { input: a }
-            | Op::Transpose { input: a } => *a = f(*a),
-            Op::Index { seq: a, index: b }
-            | Op::Gather {
-                source: a,
-                indices: b,
-            }
-            | Op::Replicate { value: a, len: b }
-            | Op::Split { input: a, tile: b }
-            | Op::Striding {
-                input: a,
-                stride: b,
-            }
-            | Op::Nest {
-                input: a,
-                offsets: b,
-            } => {
-                *a = f(*a);
-                *b = f(*b);
-            }
-            Op::Reduce { op, input, prefix } | Op::Scan { op, input, prefix } => {
-                lam(op, f);
-                *input = f(*input);
-                if let Some(p) = prefix {
-                    *p = f(*p)
-                }
-            }
-            Op::ReduceByKey {
-                op,
-                input,
-                keys,
-                prefix,
-            } => {
-                lam(op, f);
-                *input = f(*input);
-                *keys = f(*keys);
-                *prefix = f(*prefix);
-            }
-            Op::Scatter {
-                source,
-                indices,
-                dest,
-            } => {
-                *source = f(*source);
-                *indices = f(*indices);
-                *dest = f(*dest);
-            }
-            Op::Range { start, end, stride } => {
-                *start = f(*start);
-                *end = f(*end);
-                if let Some(s) = stride {
-                    *s = f(*s)
-                }
-            }
+            _ => {}
         }
+        self.operands_mut(&mut |n| *n = f(*n));
     }
 }
 

@@ -155,18 +155,23 @@ pub enum ScalarExpr {
 impl ScalarExpr {
     /// Visits every node leaf of the tree.
     pub fn for_each_value(&self, f: &mut impl FnMut(NodeId)) {
+        self.clone().values_mut(&mut |n| f(*n));
+    }
+
+    /// Visits every node leaf of the tree in place.
+    pub fn values_mut(&mut self, f: &mut impl FnMut(&mut NodeId)) {
         match self {
             ScalarExpr::Const(_) => {}
-            ScalarExpr::Value(n) => f(*n),
-            ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => a.for_each_value(f),
+            ScalarExpr::Value(n) => f(n),
+            ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => a.values_mut(f),
             ScalarExpr::Binary(_, a, b) => {
-                a.for_each_value(f);
-                b.for_each_value(f);
+                a.values_mut(f);
+                b.values_mut(f);
             }
             ScalarExpr::Fma(a, b, c) | ScalarExpr::Select(a, b, c) => {
-                a.for_each_value(f);
-                b.for_each_value(f);
-                c.for_each_value(f);
+                a.values_mut(f);
+                b.values_mut(f);
+                c.values_mut(f);
             }
         }
     }
