@@ -185,3 +185,12 @@ impl Buffer {
         }
     }
 }
+
+/// The result of running a computation on a backend: a scalar, a flat sequence, or a sequence of
+/// sequences stored flat with CSR-style offsets (`offsets.len() == rows + 1`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    Scalar(ScalarValue),
+    Seq(Buffer),
+    Nested { data: Buffer, offsets: Vec<u64> },
+}

@@ -5,6 +5,7 @@ pub mod analysis;
 /// The BEAST search-space engine (a snapshot; its own lints are its author's business).
 pub mod beast;
 pub mod data;
+pub mod emit;
 pub mod error;
 pub mod ir;
 pub mod passes;

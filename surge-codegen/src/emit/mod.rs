@@ -1,0 +1,5 @@
+//! Emitters: source text for the variants of a computation, one module per backend.
+//! Templates live in `surge-codegen/templates/<backend>/`.
+
+pub mod cpu;
+pub mod cuda;
