@@ -26,6 +26,14 @@ pub enum CodegenError {
     /// A malformed or unknown variant id; the message names the bad part.
     #[error("variant id `{id}`: {message}")]
     Variant { id: String, message: String },
+    /// The emitter for `backend` cannot generate this operator (in this position) yet.
+    #[error("the {backend} emitter cannot generate `{op}` (node {node}): {message}")]
+    Emit {
+        backend: &'static str,
+        op: &'static str,
+        node: crate::ir::NodeId,
+        message: String,
+    },
     /// The BEAST engine rejected a generated space (a bug in the space generator).
     #[error("search space: {0}")]
     Beast(String),
