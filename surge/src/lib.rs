@@ -24,11 +24,14 @@ pub mod apps;
 mod computation;
 pub mod dsel;
 mod error;
+mod execute;
 pub mod mtx;
 
 pub use computation::{Computation, Interpret};
 pub use dsel::*;
 pub use error::{Result, SurgeError};
+pub use execute::{Kernels, Target, execute, execute_into, execute_variant};
+pub use surge_codegen::data::{Buffer, Output};
 pub use surge_codegen as codegen;
 pub use surge_cpu::Value;
 

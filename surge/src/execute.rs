@@ -1,0 +1,167 @@
+//! Running a computation natively: `execute(&computation, &Target::cpu())` with the default
+//! variant, or a chosen one through [`Kernels`], which compiles every variant once and keeps
+//! them loaded (what `surge run --all`, `surge bench` and the tuner use).
+
+use crate::{Computation, Result, SurgeError};
+use surge_codegen::data::{Buffer, Output};
+use surge_codegen::target::CpuMachine;
+use surge_codegen::variant::Variant;
+use surge_cpu::native::{self, NativeKernels};
+
+/// Where a computation runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// The host CPU (rustc-compiled kernels, rayon skeletons).
+    Cpu(CpuMachine),
+    /// CUDA device `ordinal`.
+    Cuda(usize),
+}
+
+impl Target {
+    /// This machine's CPU.
+    pub fn cpu() -> Target {
+        Target::Cpu(CpuMachine::detect())
+    }
+    /// CUDA device `ordinal`.
+    pub fn cuda(ordinal: usize) -> Target {
+        Target::Cuda(ordinal)
+    }
+}
+
+/// The compiled variants of one computation on one target.
+#[derive(Debug, Clone)]
+pub struct Kernels {
+    inner: NativeKernels,
+}
+
+impl Kernels {
+    /// Enumerates the computation's variants on `target` and compiles all of them (one rustc
+    /// call, cached on disk under `$SURGE_CACHE` or the user cache directory).
+    pub fn build(c: &Computation, target: &Target) -> Result<Kernels> {
+        let machine = cpu_machine(target)?;
+        let variants = native::variants(c.ir(), machine)?;
+        Self::build_variants(c, &variants)
+    }
+
+    /// Compiles just `variants`.
+    pub fn build_variants(c: &Computation, variants: &[Variant]) -> Result<Kernels> {
+        Ok(Kernels {
+            inner: NativeKernels::build(c.ir(), variants)?,
+        })
+    }
+
+    pub fn variants(&self) -> &[Variant] {
+        self.inner.variants()
+    }
+
+    /// The default variant (see [`surge_cpu::native::default_variant`]).
+    pub fn default_variant(&self) -> &Variant {
+        native::default_variant(self.inner.variants()).expect("a computation has variants")
+    }
+
+    /// The compiled variant with this id, or an error naming it.
+    pub fn variant(&self, id: &str) -> Result<&Variant> {
+        self.inner
+            .variants()
+            .iter()
+            .find(|v| v.id() == id)
+            .ok_or_else(|| {
+                SurgeError::Usage(format!(
+                    "unknown variant `{id}`; `surge variants APP --platform cpu` lists the {} valid ones",
+                    self.inner.variants().len()
+                ))
+            })
+    }
+
+    /// Runs `variant` on the computation's own buffers.
+    pub fn run(&self, c: &Computation, variant: &Variant) -> Result<Output> {
+        self.run_on(variant, c.buffers())
+    }
+
+    /// Runs `variant` on other buffers of the same shape (checked against the declarations).
+    pub fn run_on(&self, variant: &Variant, buffers: &[Buffer]) -> Result<Output> {
+        Ok(self.inner.run(variant, buffers)?)
+    }
+
+    /// Where the generated source is kept.
+    pub fn source_path(&self) -> &std::path::Path {
+        self.inner.source_path()
+    }
+    /// Whether building compiled (false: the library came from the disk cache).
+    pub fn compiled(&self) -> bool {
+        self.inner.compiled()
+    }
+    /// The emitted program.
+    pub fn program(&self) -> &surge_codegen::emit::cpu::CpuProgram {
+        self.inner.program()
+    }
+}
+
+fn cpu_machine(target: &Target) -> Result<&CpuMachine> {
+    match target {
+        Target::Cpu(m) => Ok(m),
+        Target::Cuda(i) => Err(SurgeError::Usage(format!(
+            "CUDA device {i}: the CUDA backend does not execute through this entry point yet"
+        ))),
+    }
+}
+
+/// Runs `c` on `target` with its default variant.
+pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
+    let machine = cpu_machine(target)?;
+    let variants = native::variants(c.ir(), machine)?;
+    let v = native::default_variant(&variants)
+        .expect("a computation has variants")
+        .clone();
+    let k = Kernels::build_variants(c, std::slice::from_ref(&v))?;
+    k.run(c, &v)
+}
+
+/// Runs `c` on `target` with the variant `id` (as `surge variants` prints it).
+pub fn execute_variant(c: &Computation, target: &Target, id: &str) -> Result<Output> {
+    let machine = cpu_machine(target)?;
+    let variants = native::variants(c.ir(), machine)?;
+    let v = variants
+        .iter()
+        .find(|v| v.id() == id)
+        .ok_or_else(|| {
+            SurgeError::Usage(format!(
+                "unknown variant `{id}`; `surge variants APP --platform cpu` lists the {} valid ones",
+                variants.len()
+            ))
+        })?
+        .clone();
+    let k = Kernels::build_variants(c, std::slice::from_ref(&v))?;
+    k.run(c, &v)
+}
+
+/// Runs `c` with `variant` and writes a flat result into `out` (which must have the result's
+/// element type and length).
+pub fn execute_into(c: &Computation, target: &Target, id: &str, out: &mut Buffer) -> Result<()> {
+    match execute_variant(c, target, id)? {
+        Output::Seq(b) if b.elem() == out.elem() && b.len() == out.len() => {
+            *out = b;
+            Ok(())
+        }
+        Output::Seq(b) => Err(SurgeError::Input {
+            input: "out".into(),
+            message: format!(
+                "the result is {} {} values but the output buffer holds {} {} values",
+                b.len(),
+                b.elem(),
+                out.len(),
+                out.elem()
+            ),
+        }),
+        other => Err(SurgeError::Input {
+            input: "out".into(),
+            message: format!(
+                "the result is not a flat sequence ({}); use `execute`",
+                match other {
+                    Output::Scalar(_) => "a scalar",
+                    _ => "a nested sequence",
+                }
+            ),
+        }),
+    }
+}
