@@ -3,6 +3,7 @@
 //! skeletons ([`native`]).
 
 pub mod interpret;
+pub mod baseline;
 pub mod native;
 
 pub use interpret::{Value, interpret};
