@@ -21,6 +21,7 @@
 //! ```
 
 pub mod apps;
+pub mod bench;
 mod computation;
 pub mod dsel;
 mod error;

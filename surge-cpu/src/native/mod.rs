@@ -256,7 +256,7 @@ impl NativeKernels {
         let pool = pool(plan.threads);
         for (pi, abi) in self.program.phases.iter().enumerate() {
             let fns = self.fns[m][pi].0;
-            let r = pool.install(|| self.run_phase(abi, &fns, &slots, &plan))?;
+            let r = self.run_phase(&pool, abi, &fns, &slots, &plan)?;
             let s = phase_slot(inputs, pi);
             slots[s] = Buf {
                 ptr: buffer_ptr(&r.0),
@@ -283,6 +283,7 @@ impl NativeKernels {
 
     fn run_phase(
         &self,
+        pool: &rayon::ThreadPool,
         abi: &PhaseAbi,
         f: &PhaseFns,
         slots: &[Buf],
@@ -314,14 +315,14 @@ impl NativeKernels {
                 let optr = Shared(buffer_ptr(&out) as *mut u8);
                 let size = abi.elem.size_bytes();
                 let elems = f.elems.expect("elems of a flat phase");
-                for_chunks::<CpuError>(n, outer, threads, &|lo, hi| {
+                for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
                     let (b, o) = (bufs, optr);
                     if !coop {
                         // SAFETY: chunks are disjoint and within the output.
                         return self.check(unsafe { elems(b.0, lo, hi, o.0) });
                     }
                     for i in lo..hi {
-                        match self.cooperative_reduce(f, b, i, inner, threads)? {
+                        match self.cooperative_reduce(pool, f, b, i, inner, threads)? {
                             Some(r) => {
                                 let fin = f.finish.expect("finish");
                                 // SAFETY: `r` holds one accumulator; `i` is in range.
@@ -342,7 +343,7 @@ impl NativeKernels {
                 let mut lens = vec![0u64; n];
                 let lptr = Shared(lens.as_mut_ptr());
                 let lens_fn = f.lens.expect("lens of a nested phase");
-                for_chunks::<CpuError>(n, outer, threads, &|lo, hi| {
+                for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
                     let (b, l) = (bufs, lptr);
                     // SAFETY: disjoint chunks of `lens`.
                     self.check(unsafe { lens_fn(b.0, lo, hi, l.0) })
@@ -359,7 +360,7 @@ impl NativeKernels {
                 let optr = Shared(offsets.as_ptr());
                 let rows = f.rows.expect("rows of a nested phase");
                 let size = abi.elem.size_bytes();
-                for_chunks::<CpuError>(n, outer, threads, &|lo, hi| {
+                for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
                     let (b, d, o) = (bufs, dptr, optr);
                     if !coop {
                         // SAFETY: rows `lo..hi` are disjoint ranges of `data` by `offsets`.
@@ -368,7 +369,7 @@ impl NativeKernels {
                     for i in lo..hi {
                         // SAFETY: offsets[i] is within `data`.
                         let row = Shared(unsafe { d.0.add(offsets[i] as usize * size) });
-                        if !self.cooperative_row(abi, f, b, i, row, inner, threads)? {
+                        if !self.cooperative_row(pool, abi, f, b, i, row, inner, threads)? {
                             // SAFETY: as above, one row.
                             self.check(unsafe { rows(b.0, i, i + 1, d.0, o.0) })?;
                         }
@@ -384,6 +385,7 @@ impl NativeKernels {
     /// combined in order; `None` when the sequence is too short to split.
     fn cooperative_reduce(
         &self,
+        pool: &rayon::ThreadPool,
         f: &PhaseFns,
         b: Shared<*const Buf>,
         i: usize,
@@ -399,12 +401,14 @@ impl NativeKernels {
         if m < 2 * chunk.max(1) {
             return Ok(None);
         }
-        let partials = self.partials(f, b, i, m, inner, threads)?;
+        let partials = self.partials(pool, f, b, i, m, inner, threads)?;
         Ok(Some(self.fold(f, b, i, &partials)?))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn partials(
         &self,
+        pool: &rayon::ThreadPool,
         f: &PhaseFns,
         b: Shared<*const Buf>,
         i: usize,
@@ -420,7 +424,7 @@ impl NativeKernels {
         let pptr = Shared(parts.as_mut_ptr());
         let partial = f.partial.expect("partial");
         // The schedule deals out chunk indices, so partial `c` is always chunk `c`.
-        for_chunks::<CpuError>(parts.len(), by_chunk(inner), threads, &|c0, c1| {
+        for_chunks::<CpuError>(pool, parts.len(), by_chunk(inner), threads, &|c0, c1| {
             let (p, b) = (pptr, b);
             for c in c0..c1 {
                 let (a, e) = (c * chunk, ((c + 1) * chunk).min(m));
@@ -463,6 +467,7 @@ impl NativeKernels {
     #[allow(clippy::too_many_arguments)]
     fn cooperative_row(
         &self,
+        pool: &rayon::ThreadPool,
         abi: &PhaseAbi,
         f: &PhaseFns,
         b: Shared<*const Buf>,
@@ -483,7 +488,7 @@ impl NativeKernels {
         }
         let chunk_fn = f.chunk.expect("chunk");
         let carries: Vec<Option<u64>> = if abi.inner == Some(Inner::Scan) {
-            let parts = self.partials(f, b, i, m, inner, threads)?;
+            let parts = self.partials(pool, f, b, i, m, inner, threads)?;
             let mut carries = vec![None];
             let mut acc: Option<u64> = None;
             for p in &parts[..parts.len() - 1] {
@@ -498,7 +503,7 @@ impl NativeKernels {
             vec![None; m.div_ceil(chunk)]
         };
         let _ = schedule;
-        for_chunks::<CpuError>(carries.len(), by_chunk(inner), threads, &|c0, c1| {
+        for_chunks::<CpuError>(pool, carries.len(), by_chunk(inner), threads, &|c0, c1| {
             let (r, b) = (row, b);
             for ci in c0..c1 {
                 let (a, e) = (ci * chunk, ((ci + 1) * chunk).min(m));

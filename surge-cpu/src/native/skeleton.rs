@@ -47,9 +47,11 @@ pub fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
         .clone()
 }
 
-/// Runs `f(lo, hi)` over chunks covering `0..n` by `plan`, on `threads` workers of the current
-/// pool. Stops handing out chunks after the first error and returns it.
+/// Runs `f(lo, hi)` over chunks covering `0..n` by `plan`, on `threads` workers: the calling
+/// thread and `threads - 1` tasks spawned on `pool` (so a sequential or one-thread level costs no
+/// hand-off at all). Stops handing out chunks after the first error and returns it.
 pub fn for_chunks<E: Send>(
+    pool: &rayon::ThreadPool,
     n: usize,
     plan: LevelPlan,
     threads: usize,
@@ -109,7 +111,7 @@ pub fn for_chunks<E: Send>(
             }
         },
     };
-    rayon::scope(|s| {
+    pool.in_place_scope(|s| {
         for t in 1..workers {
             let worker = &worker;
             s.spawn(move |_| worker(t));
@@ -138,6 +140,7 @@ mod tests {
                 pool(threads)
                     .install(|| {
                         for_chunks::<()>(
+                            &pool(threads),
                             n,
                             LevelPlan::Parallel { schedule, chunk },
                             threads,
@@ -160,8 +163,9 @@ mod tests {
 
     #[test]
     fn the_first_error_is_returned() {
-        let r = pool(2).install(|| {
+        let r = {
             for_chunks(
+                &pool(2),
                 100,
                 LevelPlan::Parallel {
                     schedule: LoopSchedule::Dynamic,
@@ -170,7 +174,7 @@ mod tests {
                 2,
                 &|lo, _| if lo >= 30 { Err(lo) } else { Ok(()) },
             )
-        });
+        };
         assert!(r.unwrap_err() >= 30);
     }
 }

@@ -1,6 +1,7 @@
 //! Command-line interface: one module per subcommand.
 
 mod analyze;
+mod bench;
 mod beast;
 mod run;
 mod variants;
@@ -27,6 +28,9 @@ enum Command {
     Run(run::RunArgs),
     /// Enumerate an application's schedules, policies and pruned variant space per platform.
     Variants(variants::VariantsArgs),
+    /// Time every variant of an application against a reference (MKL, rayon) and the memory
+    /// bandwidth; JSON and SVG reports.
+    Bench(bench::BenchArgs),
     /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
     Beast(beast::BeastArgs),
 }
@@ -57,6 +61,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,
             message: e.to_string(),
