@@ -2,8 +2,8 @@
 //! against) and native execution of emitted Rust kernels, compiled by rustc and driven by rayon
 //! skeletons ([`native`]).
 
-pub mod interpret;
 pub mod baseline;
+pub mod interpret;
 pub mod native;
 
 pub use interpret::{Value, interpret};

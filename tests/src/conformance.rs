@@ -92,11 +92,19 @@ fn shape(v: &Value) -> Vec<usize> {
 
 /// Checks every variant of `c` against the interpreter; returns how many variants ran.
 pub fn check_all(b: &dyn Backend, what: &str, c: &Computation) -> usize {
-    let want = c.interpret().unwrap_or_else(|e| panic!("{what}: interpreter: {e}"));
+    let want = c
+        .interpret()
+        .unwrap_or_else(|e| panic!("{what}: interpreter: {e}"));
     let abs = Computation::from_ir(c.ir().clone(), abs_buffers(c))
         .and_then(|a| a.interpret())
         .unwrap_or_else(|e| panic!("{what}: interpreter on |x|: {e}"));
-    let n = c.buffers().iter().map(Buffer::len).max().unwrap_or(0).max(1) as f64;
+    let n = c
+        .buffers()
+        .iter()
+        .map(Buffer::len)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
     let gamma = 2.0 * n * f64::EPSILON / 2.0;
     let (want_flat, abs_flat) = (flat(&want), flat(&abs));
     let results = b
@@ -110,16 +118,27 @@ pub fn check_all(b: &dyn Backend, what: &str, c: &Computation) -> usize {
         );
         assert_eq!(shape(&got), shape(&want), "{what}: variant {id}: shape");
         for (i, ((g, w), a)) in flat(&got).iter().zip(&want_flat).zip(&abs_flat).enumerate() {
-            let (g, w, a) = (g.as_scalar().unwrap(), w.as_scalar().unwrap(), a.as_scalar().unwrap());
+            let (g, w, a) = (
+                g.as_scalar().unwrap(),
+                w.as_scalar().unwrap(),
+                a.as_scalar().unwrap(),
+            );
             if w.elem().is_float() {
-                let (g, w, a) = (g.as_f64().unwrap(), w.as_f64().unwrap(), a.as_f64().unwrap());
+                let (g, w, a) = (
+                    g.as_f64().unwrap(),
+                    w.as_f64().unwrap(),
+                    a.as_f64().unwrap(),
+                );
                 let tol = gamma * a + f64::MIN_POSITIVE;
                 assert!(
                     (g - w).abs() <= tol || (g.is_nan() && w.is_nan()),
                     "{what}: variant {id}: element {i}: got {g:e}, interpreter {w:e}, bound {tol:e}"
                 );
             } else {
-                assert_eq!(g, w, "{what}: variant {id}: element {i} (integers match exactly)");
+                assert_eq!(
+                    g, w,
+                    "{what}: variant {id}: element {i} (integers match exactly)"
+                );
             }
         }
     }
@@ -227,7 +246,11 @@ pub fn integer_results_match_exactly(b: &dyn Backend) {
             &tiles,
         )
         .unwrap();
-        check_all(b, &format!("integer map.reduce n={n}"), &Computation::new(&r).unwrap());
+        check_all(
+            b,
+            &format!("integer map.reduce n={n}"),
+            &Computation::new(&r).unwrap(),
+        );
     }
 }
 
@@ -246,8 +269,13 @@ pub fn bad_indices_are_errors(b: &dyn Backend) {
     let c = spmv(&m, 1);
     let results = b.run_all(&c).expect("kernels build");
     for (id, r) in results {
-        let e = r.expect_err(&format!("variant {id} accepted an out-of-range column index"));
-        assert!(e.contains("gather") && e.contains("index 7"), "variant {id}: {e}");
+        let e = r.expect_err(&format!(
+            "variant {id} accepted an out-of-range column index"
+        ));
+        assert!(
+            e.contains("gather") && e.contains("index 7"),
+            "variant {id}: {e}"
+        );
     }
 }
 

@@ -41,16 +41,24 @@ fn a_compile_error_names_the_variant_and_keeps_the_source() {
         "{message}"
     );
     let src = source_path.as_ref().expect("source kept");
-    assert!(std::fs::read_to_string(src).unwrap().contains("surge_undefined_template_variable"));
+    assert!(
+        std::fs::read_to_string(src)
+            .unwrap()
+            .contains("surge_undefined_template_variable")
+    );
     assert!(e.to_string().contains(&named[0]), "{e}");
 }
 
 #[test]
 fn unknown_variant_ids_are_errors() {
     let b = spmv();
-    let e = execute_variant(&b.computation, &Target::cpu(), "cpu:host/independent/bogus=1")
-        .unwrap_err()
-        .to_string();
+    let e = execute_variant(
+        &b.computation,
+        &Target::cpu(),
+        "cpu:host/independent/bogus=1",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("unknown variant") && e.contains("bogus"), "{e}");
 }
 

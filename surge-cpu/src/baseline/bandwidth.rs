@@ -29,7 +29,10 @@ fn sum4(c: &[f64]) -> f64 {
 
 /// Probes with arrays of `elems` doubles (use ≥ 2^25 so they live in DRAM).
 pub fn probe(elems: usize, passes: usize) -> Bandwidth {
-    let b: Vec<f64> = (0..elems).into_par_iter().map(|i| (i % 13) as f64).collect();
+    let b: Vec<f64> = (0..elems)
+        .into_par_iter()
+        .map(|i| (i % 13) as f64)
+        .collect();
     let c: Vec<f64> = (0..elems).into_par_iter().map(|i| (i % 5) as f64).collect();
     let mut a = vec![0.0f64; elems];
     let chunk = 1 << 16;

@@ -141,7 +141,15 @@ impl Mkl {
     }
 
     /// `C = A·B` for row-major `m×k` and `k×n` matrices.
-    pub fn dgemm(&self, m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) -> Result<(), MklError> {
+    pub fn dgemm(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+    ) -> Result<(), MklError> {
         if a.len() != m * k || b.len() != k * n || c.len() != m * n {
             return Err(MklError::Input(format!(
                 "dgemm {m}x{k}·{k}x{n}: got buffers of {}, {} and {}",
@@ -338,7 +346,14 @@ mod tests {
         let mut c = vec![0.0; 4];
         Mkl::get()
             .unwrap()
-            .dgemm(2, 2, 2, &[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], &mut c)
+            .dgemm(
+                2,
+                2,
+                2,
+                &[1.0, 2.0, 3.0, 4.0],
+                &[5.0, 6.0, 7.0, 8.0],
+                &mut c,
+            )
             .unwrap();
         assert_eq!(c, vec![19.0, 22.0, 43.0, 50.0]);
     }

@@ -33,14 +33,17 @@ pub fn exclusive_scan(x: &[f64], y: &mut [f64]) {
 
 /// CSR `y = A·x`, rows in parallel.
 pub fn spmv(row_offsets: &[u64], col_indices: &[u32], values: &[f64], x: &[f64], y: &mut [f64]) {
-    y.par_iter_mut().enumerate().with_min_len(256).for_each(|(i, yi)| {
-        let (a, b) = (row_offsets[i] as usize, row_offsets[i + 1] as usize);
-        *yi = values[a..b]
-            .iter()
-            .zip(&col_indices[a..b])
-            .map(|(v, c)| v * x[*c as usize])
-            .sum();
-    });
+    y.par_iter_mut()
+        .enumerate()
+        .with_min_len(256)
+        .for_each(|(i, yi)| {
+            let (a, b) = (row_offsets[i] as usize, row_offsets[i + 1] as usize);
+            *yi = values[a..b]
+                .iter()
+                .zip(&col_indices[a..b])
+                .map(|(v, c)| v * x[*c as usize])
+                .sum();
+        });
 }
 
 #[cfg(test)]
@@ -59,7 +62,13 @@ mod tests {
             acc += v;
         }
         let mut y = vec![0.0; 2];
-        spmv(&[0, 2, 3], &[0, 2, 1], &[1.0, 2.0, 3.0], &[1.0, 10.0, 100.0], &mut y);
+        spmv(
+            &[0, 2, 3],
+            &[0, 2, 1],
+            &[1.0, 2.0, 3.0],
+            &[1.0, 10.0, 100.0],
+            &mut y,
+        );
         assert_eq!(y, vec![201.0, 30.0]);
     }
 }

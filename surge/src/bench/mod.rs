@@ -195,7 +195,10 @@ pub fn dram_matrices() -> Vec<(String, CsrMatrix)> {
     vec![
         ("laplacian_2d 2048x2048".into(), matgen::laplacian_2d(2048)),
         ("banded 2M rows, 11 diagonals".into(), banded(2_000_000, 11)),
-        ("random 2M rows, 10/row".into(), matgen::random(2_000_000, 2_000_000, 10, 42)),
+        (
+            "random 2M rows, 10/row".into(),
+            matgen::random(2_000_000, 2_000_000, 10, 42),
+        ),
     ]
 }
 
@@ -210,7 +213,11 @@ pub fn banded(rows: usize, width: usize) -> CsrMatrix {
             let j = i + d;
             if j >= 0 && j < rows as i64 {
                 col_indices.push(j as u32);
-                values.push(if d == 0 { 2.0 } else { -1.0 / (d.abs() as f64 + 1.0) });
+                values.push(if d == 0 {
+                    2.0
+                } else {
+                    -1.0 / (d.abs() as f64 + 1.0)
+                });
             }
         }
         row_offsets.push(col_indices.len() as u64);
@@ -237,8 +244,15 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         let mut y = vec![0.0; m.rows];
         let (reference, t) = match opts.reference {
             Reference::Mkl => {
-                let a = MklCsr::new(m.rows, m.cols, &m.row_offsets, &m.col_indices, &m.values, 1000)
-                    .map_err(|e| SurgeError::Usage(e.to_string()))?;
+                let a = MklCsr::new(
+                    m.rows,
+                    m.cols,
+                    &m.row_offsets,
+                    &m.col_indices,
+                    &m.values,
+                    1000,
+                )
+                .map_err(|e| SurgeError::Usage(e.to_string()))?;
                 surge_cpu::baseline::mkl::Mkl::get()
                     .map_err(|e| SurgeError::Usage(e.to_string()))?
                     .set_threads(threads)
@@ -301,7 +315,9 @@ pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<I
         _ => {
             let mut y = vec![0.0; n];
             pool.install(|| {
-                measure(opts.warmup, opts.runs, || rayon_ref::exclusive_scan(&data, &mut y))
+                measure(opts.warmup, opts.runs, || {
+                    rayon_ref::exclusive_scan(&data, &mut y)
+                })
             })
         }
     };

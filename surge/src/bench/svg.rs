@@ -55,7 +55,10 @@ pub fn write_svg(path: &std::path::Path, title: &str, results: &[InputResult]) -
         let bars = results.iter().enumerate().map(|(i, r)| {
             let x0 = i as f64 + 0.1 + 0.2 * k as f64;
             let v = get(r);
-            Rectangle::new([(x0, 0.0), (x0 + 0.18, if v.is_finite() { v } else { 0.0 })], color.filled())
+            Rectangle::new(
+                [(x0, 0.0), (x0 + 0.18, if v.is_finite() { v } else { 0.0 })],
+                color.filled(),
+            )
         });
         chart
             .draw_series(bars)

@@ -37,7 +37,10 @@ pub struct BenchArgs {
 }
 
 fn usage(m: String) -> CliError {
-    CliError { code: 2, message: m }
+    CliError {
+        code: 2,
+        message: m,
+    }
 }
 
 fn spmv_inputs(dir: &Option<PathBuf>) -> Result<Vec<(String, surge::mtx::CsrMatrix)>, CliError> {
@@ -54,14 +57,20 @@ fn spmv_inputs(dir: &Option<PathBuf>) -> Result<Vec<(String, surge::mtx::CsrMatr
     for f in files {
         match surge::mtx::read_mtx(&f) {
             Ok(m) => out.push((
-                f.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+                f.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned(),
                 m,
             )),
             Err(e) => eprintln!("warning: skipping {}: {e}", f.display()),
         }
     }
     if out.is_empty() {
-        return Err(usage(format!("no readable .mtx files in {}", dir.display())));
+        return Err(usage(format!(
+            "no readable .mtx files in {}",
+            dir.display()
+        )));
     }
     Ok(out)
 }
@@ -92,7 +101,9 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         (None, _) => Reference::Rayon,
     };
     if reference == Reference::Mkl && app != App::Spmv {
-        return Err(usage(format!("--vs mkl is for spmv; {app} compares with rayon")));
+        return Err(usage(format!(
+            "--vs mkl is for spmv; {app} compares with rayon"
+        )));
     }
     let bar = ProgressBar::new(0);
     bar.set_style(
@@ -121,9 +132,12 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
                     let probe = surge::apps::matgen::laplacian_2d(2);
                     let x = vec![1.0; probe.cols];
                     let c = surge::Computation::new(&surge::apps::spmv_app(&probe, &x)?)?;
-                    let n = surge_cpu::native::variants(c.ir(), &surge_codegen::target::CpuMachine::detect())
-                        .map_err(surge::SurgeError::from)?
-                        .len();
+                    let n = surge_cpu::native::variants(
+                        c.ir(),
+                        &surge_codegen::target::CpuMachine::detect(),
+                    )
+                    .map_err(surge::SurgeError::from)?
+                    .len();
                     bar.set_length((n * inputs.len()) as u64);
                 }
                 out.extend(bench::bench_spmv(std::slice::from_ref(input), &opts)?);
@@ -131,7 +145,9 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             out
         }
         _ => {
-            let n = args.size.unwrap_or(if app == App::Reduce { 1 << 27 } else { 1 << 26 });
+            let n = args
+                .size
+                .unwrap_or(if app == App::Reduce { 1 << 27 } else { 1 << 26 });
             bar.set_length(124);
             vec![bench::bench_reduce_or_scan(app, n, &opts)?]
         }
@@ -140,7 +156,10 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if let Some(path) = &args.svg {
         bench::write_svg(
             path,
-            &format!("surge bench {app} (cpu) vs {}", json!(reference).as_str().unwrap_or("")),
+            &format!(
+                "surge bench {app} (cpu) vs {}",
+                json!(reference).as_str().unwrap_or("")
+            ),
             &results,
         )?;
     }
@@ -193,11 +212,25 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         for r in &results {
             println!(
                 "{:<34} best {:>8.3} {} ({:.2}x {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x",
-                r.name, r.best_rate, r.unit, r.ratio, r.reference, r.default_rate, r.worst_rate, r.median_variant_ratio
+                r.name,
+                r.best_rate,
+                r.unit,
+                r.ratio,
+                r.reference,
+                r.default_rate,
+                r.worst_rate,
+                r.median_variant_ratio
             );
             println!("    best: {}", r.best_variant);
         }
-        for k in ["median_ratio", "median_variant_ratio", "bandwidth_gbps", "fraction_of_bandwidth", "triad_gbps", "fraction_of_triad"] {
+        for k in [
+            "median_ratio",
+            "median_variant_ratio",
+            "bandwidth_gbps",
+            "fraction_of_bandwidth",
+            "triad_gbps",
+            "fraction_of_triad",
+        ] {
             if let Some(v) = report.get(k) {
                 println!("{k}: {v}");
             }

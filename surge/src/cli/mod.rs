@@ -1,8 +1,8 @@
 //! Command-line interface: one module per subcommand.
 
 mod analyze;
-mod bench;
 mod beast;
+mod bench;
 mod run;
 mod variants;
 

@@ -31,7 +31,11 @@ fn flatten(v: &Value) -> Vec<f64> {
     }
 }
 
-fn summary(app: App, built: &surge::apps::BuiltApp, flat: &[f64]) -> serde_json::Map<String, serde_json::Value> {
+fn summary(
+    app: App,
+    built: &surge::apps::BuiltApp,
+    flat: &[f64],
+) -> serde_json::Map<String, serde_json::Value> {
     let sum: f64 = flat.iter().sum();
     let norm2 = flat.iter().map(|v| v * v).sum::<f64>().sqrt();
     let mut o = serde_json::Map::new();

@@ -27,6 +27,9 @@ type ElemFn<'a> = dyn Fn(&str) -> R<Code<'a>> + 'a;
 
 /// A lazy sequence.
 pub(super) struct SeqCode<'a> {
+    /// A slice expression whose `[k]` is element `k` (when the sequence is contiguous memory):
+    /// consumers index it with `k < len` so the compiler drops the bounds checks.
+    pub slice: Option<String>,
     /// A `usize` expression.
     pub len: String,
     /// Statements to run before iterating (length agreement, offset checks); they `fail` with
@@ -189,6 +192,7 @@ impl<'a> Gen<'a> {
                 let elem = self.elem_of_seq(n);
                 let b = format!("b{buffer}");
                 Ok(Code::Seq(Rc::new(SeqCode {
+                    slice: Some(b.clone()),
                     len: format!("{b}.len()"),
                     checks: vec![],
                     elem: Box::new(move |i| Ok(Code::Scalar(format!("{b}[{i}]"), elem))),
@@ -232,6 +236,7 @@ impl<'a> Gen<'a> {
                 let f = f.clone();
                 let env = env.clone();
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len,
                     checks,
                     elem: Box::new(move |i| {
@@ -255,6 +260,7 @@ impl<'a> Gen<'a> {
                 let name = quote(self.op_name(n));
                 let node = n.0;
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len,
                     checks,
                     elem: Box::new(move |i| {
@@ -284,6 +290,7 @@ impl<'a> Gen<'a> {
                 );
                 let ty = rust_ty(elem);
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len,
                     checks: vec![],
                     elem: Box::new(move |i| {
@@ -298,6 +305,7 @@ impl<'a> Gen<'a> {
                 let v = self.eval(*value, env)?;
                 let l = self.int(*len, env)?;
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len: format!(
                         "chk_len({l}, {}, {})",
                         quote(self.op_name(n)),
@@ -313,6 +321,7 @@ impl<'a> Gen<'a> {
                 let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
                 checks.extend(self.equal_lengths(n, &ins));
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len: ins[0].len.clone(),
                     checks,
                     elem: Box::new(move |i| {
@@ -333,15 +342,32 @@ impl<'a> Gen<'a> {
                 );
                 let len = format!("({}).div_ceil({t})", s.len);
                 let checks = s.checks.clone();
+                let g = self.clone_gen();
                 if is_split {
                     Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                         len,
                         checks,
                         elem: Box::new(move |i| {
                             let s = s.clone();
                             let start = format!("(({i}) * {t})");
                             let rlen = format!("({t}).min(({}) - {start})", s.len);
+                            if let Some(base) = &s.slice
+                                && let Code::Scalar(_, e) = s.at("0")?
+                            {
+                                let tile = g.name("tile");
+                                let t2 = tile.clone();
+                                return Ok(Code::Seq(Rc::new(SeqCode {
+                                    slice: Some(tile.clone()),
+                                    len: format!("{tile}.len()"),
+                                    checks: vec![format!(
+                                        "let {tile} = &{base}[{start}..{start} + {rlen}];"
+                                    )],
+                                    elem: Box::new(move |k| Ok(Code::Scalar(format!("{t2}[{k}]"), e))),
+                                })));
+                            }
                             Ok(Code::Seq(Rc::new(SeqCode {
+                                slice: None,
                                 len: rlen,
                                 checks: vec![],
                                 elem: Box::new(move |k| s.at(&format!("({start} + {k})"))),
@@ -350,6 +376,7 @@ impl<'a> Gen<'a> {
                     })))
                 } else {
                     Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                         len,
                         checks,
                         elem: Box::new(move |i| s.at(&format!("(({i}) * {t})"))),
@@ -359,6 +386,7 @@ impl<'a> Gen<'a> {
             Op::Reverse { input } => {
                 let s = self.seq(*input, env)?;
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len: s.len.clone(),
                     checks: s.checks.clone(),
                     elem: Box::new(move |i| s.at(&format!("(({}) - 1 - ({i}))", s.len))),
@@ -374,6 +402,7 @@ impl<'a> Gen<'a> {
                     .collect::<Vec<_>>()
                     .join(" * ");
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len,
                     checks,
                     elem: Box::new(move |i| {
@@ -404,6 +433,7 @@ impl<'a> Gen<'a> {
                 let len = format!("(({}) - 1)", off.len);
                 let g = self.clone_gen();
                 Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
                     len,
                     checks,
                     elem: Box::new(move |i| {
@@ -415,12 +445,32 @@ impl<'a> Gen<'a> {
                         };
                         let s = s.clone();
                         let a2 = a.clone();
+                        let mut checks = vec![format!(
+                            "let ({a}, {b}) = chk_segment(({oa}) as i128, ({ob}) as i128, {i}, {}, {name}, {node});",
+                            s.len
+                        )];
+                        if let Some(base) = &s.slice {
+                            // Contiguous rows become subslices: one check per row.
+                            let row = g.name("row");
+                            checks.push(format!("let {row} = &{base}[{a}..{b}];"));
+                            let r2 = row.clone();
+                            let elem = s.at("0").map(|c| match c {
+                                Code::Scalar(_, e) => Some(e),
+                                _ => None,
+                            })?;
+                            if let Some(e) = elem {
+                                return Ok(Code::Seq(Rc::new(SeqCode {
+                                    slice: Some(row.clone()),
+                                    len: format!("{row}.len()"),
+                                    checks,
+                                    elem: Box::new(move |k| Ok(Code::Scalar(format!("{r2}[{k}]"), e))),
+                                })));
+                            }
+                        }
                         Ok(Code::Seq(Rc::new(SeqCode {
+                            slice: None,
                             len: format!("({b} - {a})"),
-                            checks: vec![format!(
-                                "let ({a}, {b}) = chk_segment(({oa}) as i128, ({ob}) as i128, {i}, {}, {name}, {node});",
-                                s.len
-                            )],
+                            checks,
                             elem: Box::new(move |k| s.at(&format!("({a2} + {k})"))),
                         })))
                     }),
@@ -638,6 +688,7 @@ pub(super) fn with_checks<'a>(code: Code<'a>, checks: &[String]) -> Code<'a> {
             all.extend(sc.checks.iter().cloned());
             let len = sc.len.clone();
             Code::Seq(Rc::new(SeqCode {
+                slice: None,
                 len,
                 checks: all,
                 elem: Box::new(move |i| sc.at(i)),

@@ -279,12 +279,14 @@ fn phase_outputs<'a>(
                     ));
                     let (d2, o2) = (d.clone(), o.clone());
                     Code::Seq(Rc::new(SeqCode {
+                        slice: None,
                         len: format!("({o}.len() - 1)"),
                         checks: vec![],
                         elem: Box::new(move |i| {
                             let (d3, o3) = (d2.clone(), o2.clone());
                             let i = i.to_string();
                             Ok(Code::Seq(Rc::new(SeqCode {
+                                slice: None,
                                 len: format!("(({o2}[({i}) + 1] - {o2}[{i}]) as usize)"),
                                 checks: vec![],
                                 elem: Box::new(move |k| {
@@ -295,6 +297,7 @@ fn phase_outputs<'a>(
                     }))
                 } else {
                     Code::Seq(Rc::new(SeqCode {
+                        slice: Some(d.clone()),
                         len: format!("{d}.len()"),
                         checks: vec![],
                         elem: Box::new(move |i| Ok(Code::Scalar(format!("{d}[{i}]"), e))),
