@@ -13,13 +13,16 @@ use surge::mtx::CsrMatrix;
 use surge::prelude::*;
 use surge::{Buffer, Output, Value};
 
+/// Per variant: its id and its result (or the error's text).
+pub type VariantResults = Vec<(String, Result<Output, String>)>;
+
 /// What a backend must provide to be checked.
 pub trait Backend {
     fn name(&self) -> &str;
     /// `Some(reason)` when the backend cannot run here (the tests then skip, saying why).
     fn unavailable(&self) -> Option<String>;
     /// Runs every variant of `c` (on its own buffers): (variant id, result or error text).
-    fn run_all(&self, c: &Computation) -> Result<Vec<(String, Result<Output, String>)>, String>;
+    fn run_all(&self, c: &Computation) -> Result<VariantResults, String>;
 }
 
 /// The native CPU backend.
@@ -36,7 +39,7 @@ impl Backend for CpuBackend {
             _ => Some("rustc is not on PATH".into()),
         }
     }
-    fn run_all(&self, c: &Computation) -> Result<Vec<(String, Result<Output, String>)>, String> {
+    fn run_all(&self, c: &Computation) -> Result<VariantResults, String> {
         let k = surge::Kernels::build(c, &surge::Target::cpu()).map_err(|e| e.to_string())?;
         Ok(k.variants()
             .iter()

@@ -366,9 +366,9 @@ impl NativeKernels {
                         // SAFETY: rows `lo..hi` are disjoint ranges of `data` by `offsets`.
                         return self.check(unsafe { rows(b.0, lo, hi, d.0, o.0) });
                     }
-                    for i in lo..hi {
+                    for (i, off) in offsets.iter().enumerate().take(hi).skip(lo) {
                         // SAFETY: offsets[i] is within `data`.
-                        let row = Shared(unsafe { d.0.add(offsets[i] as usize * size) });
+                        let row = Shared(unsafe { d.0.add(*off as usize * size) });
                         if !self.cooperative_row(pool, abi, f, b, i, row, inner, threads)? {
                             // SAFETY: as above, one row.
                             self.check(unsafe { rows(b.0, i, i + 1, d.0, o.0) })?;
@@ -505,9 +505,9 @@ impl NativeKernels {
         let _ = schedule;
         for_chunks::<CpuError>(pool, carries.len(), by_chunk(inner), threads, &|c0, c1| {
             let (r, b) = (row, b);
-            for ci in c0..c1 {
+            for (ci, carry) in carries.iter().enumerate().take(c1).skip(c0) {
                 let (a, e) = (ci * chunk, ((ci + 1) * chunk).min(m));
-                let carry = carries[ci];
+                let carry = *carry;
                 let c = carry.unwrap_or(0);
                 // SAFETY: positions a..e of the row are this chunk's own.
                 self.check(unsafe {

@@ -146,6 +146,7 @@ fn time_variants(
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn summarize(
     name: String,
     rows: usize,

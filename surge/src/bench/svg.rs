@@ -45,7 +45,8 @@ pub fn write_svg(path: &std::path::Path, title: &str, results: &[InputResult]) -
         .y_desc(unit)
         .draw()
         .map_err(|e| err(e.to_string()))?;
-    let series: [(&str, RGBColor, fn(&InputResult) -> f64); 4] = [
+    type Series = (&'static str, RGBColor, fn(&InputResult) -> f64);
+    let series: [Series; 4] = [
         ("best variant", RGBColor(31, 119, 180), |r| r.best_rate),
         ("default variant", RGBColor(44, 160, 44), |r| r.default_rate),
         ("worst variant", RGBColor(200, 200, 200), |r| r.worst_rate),

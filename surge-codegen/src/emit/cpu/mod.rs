@@ -389,8 +389,8 @@ fn emit_phase<'a>(
                 _ => None,
             };
             let level2 = phase.levels.get(1).map(|l| l.node);
-            match (&map, level2) {
-                (Some((body, env_i)), Some(l2)) => {
+            if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
+                {
                     let l2op = &c.node(l2).op;
                     match l2op {
                         Op::Reduce { .. } if !nested => {
@@ -426,7 +426,6 @@ fn emit_phase<'a>(
                         _ => {}
                     }
                 }
-                _ => {}
             }
             if nested {
                 // A row produced by a scan is written by the scan loop; any other row is copied
