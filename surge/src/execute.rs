@@ -73,9 +73,10 @@ impl Kernels {
             })
     }
 
-    /// Runs `variant` on the computation's own buffers.
+    /// Runs `variant` on `c`: the computation these kernels were built for, or any other of the
+    /// same structure (the same program on inputs of other sizes, e.g. another matrix).
     pub fn run(&self, c: &Computation, variant: &Variant) -> Result<Output> {
-        self.run_on(variant, c.buffers())
+        Ok(self.inner.run_with(c.ir(), variant, c.buffers())?)
     }
 
     /// Runs `variant` on other buffers of the same shape (checked against the declarations).

@@ -104,3 +104,24 @@ fn cuda_targets_are_errors_here() {
     let b = spmv();
     assert!(execute(&b.computation, &Target::cuda(0)).is_err());
 }
+
+#[test]
+fn kernels_run_other_inputs_of_the_same_structure() {
+    let small = spmv();
+    let k = Kernels::build(&small.computation, &Target::cpu()).unwrap();
+    let m = surge::apps::matgen::random(50, 40, 3, 9);
+    let x = vec![0.5; 40];
+    let other = surge::Computation::new(&surge::apps::spmv_app(&m, &x).unwrap()).unwrap();
+    let want = other.interpret().unwrap().to_f64_vec().unwrap();
+    for v in k.variants().iter().take(8) {
+        let Output::Seq(Buffer::F64(y)) = k.run(&other, v).unwrap() else {
+            panic!("flat f64 result")
+        };
+        for (g, w) in y.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{v}");
+        }
+    }
+    let reduce = BuiltApp::new(App::Reduce, &AppInput::Size(100)).unwrap();
+    let e = k.run(&reduce.computation, k.default_variant()).unwrap_err().to_string();
+    assert!(e.contains("another structure"), "{e}");
+}

@@ -228,7 +228,32 @@ impl NativeKernels {
 
     /// Runs `variant` on `buffers` (one per computation input, checked against the declarations).
     pub fn run(&self, variant: &Variant, buffers: &[Buffer]) -> Result<Output, CpuError> {
-        check_buffers(&self.ir, buffers)?;
+        self.run_with(&self.ir, variant, buffers)
+    }
+
+    /// Runs `variant` for another computation of the same structure (the same IR up to input
+    /// lengths: the kernels do not depend on them), on its `buffers`.
+    pub fn run_with(
+        &self,
+        ir: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+    ) -> Result<Output, CpuError> {
+        let same_structure = ir.root == self.ir.root
+            && ir.nodes == self.ir.nodes
+            && ir.inputs.len() == self.ir.inputs.len()
+            && ir
+                .inputs
+                .iter()
+                .zip(&self.ir.inputs)
+                .all(|(a, b)| a.name == b.name && a.elem == b.elem);
+        if !same_structure {
+            return Err(CpuError::Invalid(surge_codegen::CodegenError::Input {
+                input: "(computation)".into(),
+                message: "these kernels were compiled for a computation of another structure".into(),
+            }));
+        }
+        check_buffers(ir, buffers)?;
         let m = self
             .program
             .module_of(&variant.id())
