@@ -26,6 +26,9 @@ pub enum CodegenError {
     /// A malformed or unknown variant id; the message names the bad part.
     #[error("variant id `{id}`: {message}")]
     Variant { id: String, message: String },
+    /// The emitter cannot generate code for a phase or variant: names which and why.
+    #[error("emitting {what}: {message}")]
+    Emit { what: String, message: String },
     /// The BEAST engine rejected a generated space (a bug in the space generator).
     #[error("search space: {0}")]
     Beast(String),
