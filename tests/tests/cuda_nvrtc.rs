@@ -37,10 +37,32 @@ fn every_cuda_variant_of_every_app_compiles_with_nvrtc() {
         let program = cuda::emit(c, &analysis, &lists).unwrap_or_else(|e| panic!("{app}: {e}"));
         let total: usize = lists.iter().map(Vec::len).sum();
         assert_eq!(program.kernels.len(), total, "{app}");
+        // The same variants, split into one program per core and compiled in parallel.
         let t = Instant::now();
-        let ptx = surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH)
-            .unwrap_or_else(|e| panic!("{app}: {e}"));
-        let ptx = ptx.to_src();
+        let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunks: Vec<Vec<Vec<Variant>>> = (0..parts)
+            .map(|k| {
+                lists
+                    .iter()
+                    .map(|l| l.iter().skip(k).step_by(parts).cloned().collect())
+                    .collect()
+            })
+            .collect();
+        let a = &analysis;
+        let ptx: String = std::thread::scope(|s| {
+            let handles: Vec<_> = chunks
+                .iter()
+                .map(|chunk| {
+                    s.spawn(move || {
+                        let p = cuda::emit(c, a, chunk).unwrap_or_else(|e| panic!("{app}: {e}"));
+                        surge_cuda::compile_source(&p.source, surge_cuda::DEFAULT_ARCH)
+                            .unwrap_or_else(|e| panic!("{app}: {e}"))
+                            .to_src()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
         println!(
             "{app}: {total} variants, {} lines of CUDA, {} KiB of PTX, NVRTC {:.2} s",
             program.source.lines().count(),

@@ -2,6 +2,7 @@
 
 mod analyze;
 mod beast;
+mod emit;
 mod run;
 mod variants;
 
@@ -27,6 +28,8 @@ enum Command {
     Run(run::RunArgs),
     /// Enumerate an application's schedules, policies and pruned variant space per platform.
     Variants(variants::VariantsArgs),
+    /// Print the generated CUDA source of an application's variants (all, or one with --variant).
+    Emit(emit::EmitArgs),
     /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
     Beast(beast::BeastArgs),
 }
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
+        Command::Emit(a) => emit::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,
             message: e.to_string(),
