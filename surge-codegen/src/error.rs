@@ -34,6 +34,9 @@ pub enum CodegenError {
         node: crate::ir::NodeId,
         message: String,
     },
+    /// The emitter cannot generate code for a phase or variant: names which and why.
+    #[error("emitting {what}: {message}")]
+    EmitVariant { what: String, message: String },
     /// The BEAST engine rejected a generated space (a bug in the space generator).
     #[error("search space: {0}")]
     Beast(String),

@@ -3,6 +3,7 @@
 mod analyze;
 mod beast;
 mod bench;
+mod emit;
 mod run;
 mod variants;
 
@@ -31,6 +32,8 @@ enum Command {
     /// Time every variant of an application against a reference (MKL, rayon) and the memory
     /// bandwidth; JSON and SVG reports.
     Bench(bench::BenchArgs),
+    /// Print the generated CUDA source of an application's variants (all, or one with --variant).
+    Emit(emit::EmitArgs),
     /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
     Beast(beast::BeastArgs),
 }
@@ -62,6 +65,7 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Emit(a) => emit::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,
             message: e.to_string(),
