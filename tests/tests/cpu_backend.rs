@@ -122,6 +122,9 @@ fn kernels_run_other_inputs_of_the_same_structure() {
         }
     }
     let reduce = BuiltApp::new(App::Reduce, &AppInput::Size(100)).unwrap();
-    let e = k.run(&reduce.computation, k.default_variant()).unwrap_err().to_string();
+    let e = k
+        .run(&reduce.computation, k.default_variant())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("another structure"), "{e}");
 }

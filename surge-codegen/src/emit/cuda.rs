@@ -880,10 +880,11 @@ impl PhaseCode {
         if let Inner::Scan { seq, .. } = &self.inner {
             ctx.insert("len_expr", &seq.len);
         }
-        tera.render("shape", &ctx).map_err(|e| CodegenError::EmitVariant {
-            what: format!("phase {} ({})", self.phase, self.sequence),
-            message: format!("shape template: {e:?}"),
-        })
+        tera.render("shape", &ctx)
+            .map_err(|e| CodegenError::EmitVariant {
+                what: format!("phase {} ({})", self.phase, self.sequence),
+                message: format!("shape template: {e:?}"),
+            })
     }
 
     fn render_kernel(

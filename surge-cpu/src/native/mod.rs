@@ -250,7 +250,8 @@ impl NativeKernels {
         if !same_structure {
             return Err(CpuError::Invalid(surge_codegen::CodegenError::Input {
                 input: "(computation)".into(),
-                message: "these kernels were compiled for a computation of another structure".into(),
+                message: "these kernels were compiled for a computation of another structure"
+                    .into(),
             }));
         }
         check_buffers(ir, buffers)?;
