@@ -102,13 +102,50 @@ fn cpu_machine(target: &Target) -> Result<&CpuMachine> {
     match target {
         Target::Cpu(m) => Ok(m),
         Target::Cuda(i) => Err(SurgeError::Usage(format!(
-            "CUDA device {i}: the CUDA backend does not execute through this entry point yet"
+            "CUDA device {i}: `Kernels` compiles CPU variants; run CUDA variants with `execute`"
         ))),
     }
 }
 
-/// Runs `c` on `target` with its default variant.
+/// The CUDA variant used by default for each phase: the first pruned variant of the strongest
+/// schedule on the live device.
+fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Output> {
+    let dev = surge_cuda::Device::open(ordinal)?;
+    let analysis = c.analyze()?;
+    let platform = surge_codegen::target::Platform::Cuda(dev.info.clone());
+    let phases = surge_codegen::passes::run(&analysis, &platform)?;
+    let mut chosen = Vec::new();
+    for p in &phases {
+        let all: Vec<&Variant> = p.spaces.iter().flat_map(|s| s.variants.iter()).collect();
+        let v = match id {
+            Some(id) => all.iter().find(|v| v.id() == id).copied(),
+            None => all.first().copied(),
+        };
+        let v = match (v, id) {
+            (Some(v), _) => v.clone(),
+            // A variant named for the final phase: earlier phases keep their default.
+            (None, Some(_)) if !std::ptr::eq(p, phases.last().expect("a phase")) => all
+                .first()
+                .map(|v| (*v).clone())
+                .ok_or_else(|| SurgeError::Usage("a phase without CUDA variants".into()))?,
+            (None, Some(id)) => {
+                return Err(SurgeError::Usage(format!(
+                    "unknown CUDA variant `{id}`; `surge variants APP --platform cuda` lists the valid ones"
+                )));
+            }
+            (None, None) => return Err(SurgeError::Usage("a phase without CUDA variants".into())),
+        };
+        chosen.push(v);
+    }
+    Ok(surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &chosen)?)
+}
+
+/// Runs `c` on `target` with its default variant. A CUDA target without a GPU is an
+/// `Err(SurgeError::Cuda(CudaError::Unavailable))` that says why.
 pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
+    if let Target::Cuda(i) = target {
+        return cuda_execute(c, *i, None);
+    }
     let machine = cpu_machine(target)?;
     let variants = native::variants(c.ir(), machine)?;
     let v = native::default_variant(&variants)
@@ -120,6 +157,9 @@ pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
 
 /// Runs `c` on `target` with the variant `id` (as `surge variants` prints it).
 pub fn execute_variant(c: &Computation, target: &Target, id: &str) -> Result<Output> {
+    if let Target::Cuda(i) = target {
+        return cuda_execute(c, *i, Some(id));
+    }
     let machine = cpu_machine(target)?;
     let variants = native::variants(c.ir(), machine)?;
     let v = variants
