@@ -33,7 +33,7 @@ type OuterFn = unsafe extern "C" fn(*const Buf, *mut usize) -> i32;
 type ElemsFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u8) -> i32;
 type LensFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u64) -> i32;
 type RowsFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *const u64) -> i32;
-type InnerLenFn = unsafe extern "C" fn(*const Buf, usize, *mut usize) -> i32;
+type InnerLensFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u64) -> i32;
 type PartialFn = unsafe extern "C" fn(*const Buf, usize, usize, usize, *mut u8) -> i32;
 type CombineFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *const u8, *mut u8) -> i32;
 type FinishFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *mut u8) -> i32;
@@ -47,7 +47,7 @@ struct PhaseFns {
     elems: Option<ElemsFn>,
     lens: Option<LensFn>,
     rows: Option<RowsFn>,
-    inner_len: Option<InnerLenFn>,
+    inner_lens: Option<InnerLensFn>,
     partial: Option<PartialFn>,
     combine: Option<CombineFn>,
     finish: Option<FinishFn>,
@@ -161,7 +161,7 @@ impl NativeKernels {
                     elems: sym(&lib.lib, &format!("{p}elems")),
                     lens: sym(&lib.lib, &format!("{p}lens")),
                     rows: sym(&lib.lib, &format!("{p}rows")),
-                    inner_len: sym(&lib.lib, &format!("{p}inner_len")),
+                    inner_lens: sym(&lib.lib, &format!("{p}inner_lens")),
                     partial: sym(&lib.lib, &format!("{p}partial")),
                     combine: sym(&lib.lib, &format!("{p}combine")),
                     finish: sym(&lib.lib, &format!("{p}finish")),
@@ -347,18 +347,23 @@ impl NativeKernels {
                         // SAFETY: chunks are disjoint and within the output.
                         return self.check(unsafe { elems(b.0, lo, hi, o.0) });
                     }
-                    for i in lo..hi {
-                        match self.cooperative_reduce(pool, f, b, i, inner, threads)? {
-                            Some(r) => {
-                                let fin = f.finish.expect("finish");
-                                // SAFETY: `r` holds one accumulator; `i` is in range.
-                                self.check(unsafe {
-                                    fin(b.0, i, &r as *const u64 as *const u8, o.0)
-                                })?;
-                            }
-                            // SAFETY: as above, one element.
-                            None => self.check(unsafe { elems(b.0, i, i + 1, o.0) })?,
+                    // Long inner sequences run cooperatively; runs of short ones in one call.
+                    let long = self.long_rows(f, b, lo, hi, inner)?;
+                    let mut start = lo;
+                    for (i, m) in long {
+                        if start < i {
+                            // SAFETY: a disjoint range of the output.
+                            self.check(unsafe { elems(b.0, start, i, o.0) })?;
                         }
+                        let r = self.cooperative_reduce(pool, f, b, i, m, inner, threads)?;
+                        let fin = f.finish.expect("finish");
+                        // SAFETY: `r` holds one accumulator; `i` is in range.
+                        self.check(unsafe { fin(b.0, i, &r as *const u64 as *const u8, o.0) })?;
+                        start = i + 1;
+                    }
+                    if start < hi {
+                        // SAFETY: as above.
+                        self.check(unsafe { elems(b.0, start, hi, o.0) })?;
                     }
                     let _ = size;
                     Ok(())
@@ -392,13 +397,21 @@ impl NativeKernels {
                         // SAFETY: rows `lo..hi` are disjoint ranges of `data` by `offsets`.
                         return self.check(unsafe { rows(b.0, lo, hi, d.0, o.0) });
                     }
-                    for (i, off) in offsets.iter().enumerate().take(hi).skip(lo) {
-                        // SAFETY: offsets[i] is within `data`.
-                        let row = Shared(unsafe { d.0.add(*off as usize * size) });
-                        if !self.cooperative_row(pool, abi, f, b, i, row, inner, threads)? {
-                            // SAFETY: as above, one row.
-                            self.check(unsafe { rows(b.0, i, i + 1, d.0, o.0) })?;
+                    let long = self.long_rows(f, b, lo, hi, inner)?;
+                    let mut start = lo;
+                    for (i, m) in long {
+                        if start < i {
+                            // SAFETY: rows `start..i` are disjoint ranges of `data`.
+                            self.check(unsafe { rows(b.0, start, i, d.0, o.0) })?;
                         }
+                        // SAFETY: offsets[i] is within `data`.
+                        let row = Shared(unsafe { d.0.add(offsets[i] as usize * size) });
+                        self.cooperative_row(pool, abi, f, b, i, m, row, inner, threads)?;
+                        start = i + 1;
+                    }
+                    if start < hi {
+                        // SAFETY: as above.
+                        self.check(unsafe { rows(b.0, start, hi, d.0, o.0) })?;
                     }
                     Ok(())
                 })?;
@@ -407,28 +420,46 @@ impl NativeKernels {
         }
     }
 
-    /// Partial reductions of element `i`'s inner sequence over the inner level's chunks,
-    /// combined in order; `None` when the sequence is too short to split.
+    /// Elements of `lo..hi` whose inner sequence is long enough to split across the inner
+    /// level's chunks (at least two chunks), with their lengths.
+    fn long_rows(
+        &self,
+        f: &PhaseFns,
+        b: Shared<*const Buf>,
+        lo: usize,
+        hi: usize,
+        inner: LevelPlan,
+    ) -> Result<Vec<(usize, usize)>, CpuError> {
+        let LevelPlan::Parallel { chunk, .. } = inner else {
+            return Ok(vec![]);
+        };
+        let mut lens = vec![0u64; hi - lo];
+        // SAFETY: `lens` holds `hi - lo` values.
+        self.check(unsafe { (f.inner_lens.expect("inner_lens"))(b.0, lo, hi, lens.as_mut_ptr()) })?;
+        let min = 2 * chunk.max(1) as u64;
+        Ok(lens
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m >= min)
+            .map(|(k, m)| (lo + k, *m as usize))
+            .collect())
+    }
+
+    /// The reduction of element `i`'s inner sequence (`m` elements) from partial reductions
+    /// over the inner level's chunks, combined in order.
+    #[allow(clippy::too_many_arguments)]
     fn cooperative_reduce(
         &self,
         pool: &rayon::ThreadPool,
         f: &PhaseFns,
         b: Shared<*const Buf>,
         i: usize,
+        m: usize,
         inner: LevelPlan,
         threads: usize,
-    ) -> Result<Option<u64>, CpuError> {
-        let LevelPlan::Parallel { chunk, .. } = inner else {
-            return Ok(None);
-        };
-        let mut m = 0usize;
-        // SAFETY: valid slots.
-        self.check(unsafe { (f.inner_len.expect("inner_len"))(b.0, i, &mut m) })?;
-        if m < 2 * chunk.max(1) {
-            return Ok(None);
-        }
+    ) -> Result<u64, CpuError> {
         let partials = self.partials(pool, f, b, i, m, inner, threads)?;
-        Ok(Some(self.fold(f, b, i, &partials)?))
+        self.fold(f, b, i, &partials)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -488,8 +519,7 @@ impl NativeKernels {
         Ok(acc)
     }
 
-    /// Writes row `i` cooperatively (two-pass scan, or a parallel inner map); false when the row
-    /// is too short to split.
+    /// Writes row `i` (`m` elements) cooperatively: a two-pass scan, or a parallel inner map.
     #[allow(clippy::too_many_arguments)]
     fn cooperative_row(
         &self,
@@ -498,20 +528,15 @@ impl NativeKernels {
         f: &PhaseFns,
         b: Shared<*const Buf>,
         i: usize,
+        m: usize,
         row: Shared<*mut u8>,
         inner: LevelPlan,
         threads: usize,
-    ) -> Result<bool, CpuError> {
-        let LevelPlan::Parallel { schedule, chunk } = inner else {
-            return Ok(false);
+    ) -> Result<(), CpuError> {
+        let LevelPlan::Parallel { chunk, .. } = inner else {
+            panic!("internal: a cooperative row of a sequential level")
         };
         let chunk = chunk.max(1);
-        let mut m = 0usize;
-        // SAFETY: valid slots.
-        self.check(unsafe { (f.inner_len.expect("inner_len"))(b.0, i, &mut m) })?;
-        if m < 2 * chunk {
-            return Ok(false);
-        }
         let chunk_fn = f.chunk.expect("chunk");
         let carries: Vec<Option<u64>> = if abi.inner == Some(Inner::Scan) {
             let parts = self.partials(pool, f, b, i, m, inner, threads)?;
@@ -528,7 +553,6 @@ impl NativeKernels {
         } else {
             vec![None; m.div_ceil(chunk)]
         };
-        let _ = schedule;
         for_chunks::<CpuError>(pool, carries.len(), by_chunk(inner), threads, &|c0, c1| {
             let (r, b) = (row, b);
             for (ci, carry) in carries.iter().enumerate().take(c1).skip(c0) {
@@ -549,8 +573,7 @@ impl NativeKernels {
                 })?;
             }
             Ok(())
-        })?;
-        Ok(true)
+        })
     }
 }
 
