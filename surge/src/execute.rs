@@ -6,6 +6,7 @@ use crate::{Computation, Result, SurgeError};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::target::CpuMachine;
 use surge_codegen::variant::Variant;
+pub use surge_cpu::native::Workspace;
 use surge_cpu::native::{self, NativeKernels};
 
 /// Where a computation runs.
@@ -77,6 +78,12 @@ impl Kernels {
     /// same structure (the same program on inputs of other sizes, e.g. another matrix).
     pub fn run(&self, c: &Computation, variant: &Variant) -> Result<Output> {
         Ok(self.inner.run_with(c.ir(), variant, c.buffers())?)
+    }
+
+    /// Runs `variant` on `c` into a reusable workspace (no allocation after the first run; the
+    /// result is `ws.output()`): for repeated runs.
+    pub fn run_in(&self, c: &Computation, variant: &Variant, ws: &mut Workspace) -> Result<()> {
+        Ok(self.inner.run_in(c.ir(), variant, c.buffers(), ws)?)
     }
 
     /// Runs `variant` on other buffers of the same shape (checked against the declarations).

@@ -31,7 +31,7 @@ pub mod mtx;
 pub use computation::{Computation, Interpret};
 pub use dsel::*;
 pub use error::{Result, SurgeError};
-pub use execute::{Kernels, Target, execute, execute_into, execute_variant};
+pub use execute::{Kernels, Target, Workspace, execute, execute_into, execute_variant};
 pub use surge_codegen as codegen;
 pub use surge_codegen::data::{Buffer, Output};
 pub use surge_cpu::Value;

@@ -239,6 +239,21 @@ impl NativeKernels {
         variant: &Variant,
         buffers: &[Buffer],
     ) -> Result<Output, CpuError> {
+        let mut ws = Workspace::default();
+        self.run_in(ir, variant, buffers, &mut ws)?;
+        Ok(ws.take_output().expect("a finished run has an output"))
+    }
+
+    /// [`NativeKernels::run_with`] into a reusable workspace: phase results are written into the
+    /// buffers of the previous run when their sizes match (no allocation, no page faults: what
+    /// repeated runs in benchmarks and the tuner use). The result is [`Workspace::output`].
+    pub fn run_in(
+        &self,
+        ir: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+        ws: &mut Workspace,
+    ) -> Result<(), CpuError> {
         let same_structure = ir.root == self.ir.root
             && ir.nodes == self.ir.nodes
             && ir.inputs.len() == self.ir.inputs.len()
@@ -278,11 +293,13 @@ impl NativeKernels {
                 len: 0,
             },
         );
-        let mut results: Vec<(Buffer, Option<Vec<u64>>)> = Vec::new();
         let pool = pool(plan.threads);
+        ws.phases.resize_with(self.program.phases.len(), || None);
+        ws.last = None;
         for (pi, abi) in self.program.phases.iter().enumerate() {
             let fns = self.fns[m][pi].0;
-            let r = self.run_phase(&pool, abi, &fns, &slots, &plan)?;
+            let reuse = ws.phases[pi].take();
+            let r = self.run_phase(&pool, abi, &fns, &slots, &plan, reuse)?;
             let s = phase_slot(inputs, pi);
             slots[s] = Buf {
                 ptr: buffer_ptr(&r.0),
@@ -294,17 +311,11 @@ impl NativeKernels {
                     len: off.len(),
                 };
             }
-            results.push(r);
+            ws.phases[pi] = Some(r);
         }
         let abi = self.program.phases.last().expect("a phase");
-        let (data, offsets) = results.pop().expect("a phase result");
-        Ok(match (abi.whole, abi.shape, offsets) {
-            (true, Shape::Flat, _) => Output::Scalar(data.get(0).expect("one scalar")),
-            (true, Shape::Nested, _) => Output::Seq(data),
-            (false, Shape::Flat, _) => Output::Seq(data),
-            (false, Shape::Nested, Some(offsets)) => Output::Nested { data, offsets },
-            (false, Shape::Nested, None) => panic!("internal: nested phase without offsets"),
-        })
+        ws.last = Some((abi.whole, abi.shape));
+        Ok(())
     }
 
     fn run_phase(
@@ -314,7 +325,16 @@ impl NativeKernels {
         f: &PhaseFns,
         slots: &[Buf],
         plan: &HostPlan,
-    ) -> Result<(Buffer, Option<Vec<u64>>), CpuError> {
+        reuse: Option<PhaseResult>,
+    ) -> Result<PhaseResult, CpuError> {
+        let (old_data, old_offsets) = match reuse {
+            Some((d, o)) => (Some(d), o),
+            None => (None, None),
+        };
+        let alloc = |elem: Elem, n: usize, old: Option<Buffer>| match old {
+            Some(b) if b.elem() == elem && b.len() == n => b,
+            _ => Buffer::zeroed(elem, n),
+        };
         let bufs = Shared(slots.as_ptr());
         let mut n = 0usize;
         // SAFETY: slots are valid for the duration of the call.
@@ -337,7 +357,7 @@ impl NativeKernels {
         let _ = acc_zero;
         match abi.shape {
             Shape::Flat => {
-                let out = Buffer::zeroed(abi.elem, n);
+                let out = alloc(abi.elem, n, old_data);
                 let optr = Shared(buffer_ptr(&out) as *mut u8);
                 let size = abi.elem.size_bytes();
                 let elems = f.elems.expect("elems of a flat phase");
@@ -379,14 +399,15 @@ impl NativeKernels {
                     // SAFETY: disjoint chunks of `lens`.
                     self.check(unsafe { lens_fn(b.0, lo, hi, l.0) })
                 })?;
-                let mut offsets = Vec::with_capacity(n + 1);
+                let mut offsets = old_offsets.unwrap_or_default();
+                offsets.clear();
                 let mut total = 0u64;
                 offsets.push(0);
                 for l in &lens {
                     total += l;
                     offsets.push(total);
                 }
-                let data = Buffer::zeroed(abi.elem, total as usize);
+                let data = alloc(abi.elem, total as usize, old_data);
                 let dptr = Shared(buffer_ptr(&data) as *mut u8);
                 let optr = Shared(offsets.as_ptr());
                 let rows = f.rows.expect("rows of a nested phase");
@@ -574,6 +595,40 @@ impl NativeKernels {
             }
             Ok(())
         })
+    }
+}
+
+type PhaseResult = (Buffer, Option<Vec<u64>>);
+
+/// Phase results of the last run, reused by the next (see [`NativeKernels::run_in`]).
+#[derive(Debug, Default)]
+pub struct Workspace {
+    phases: Vec<Option<PhaseResult>>,
+    last: Option<(bool, Shape)>,
+}
+
+impl Workspace {
+    /// The last run's result (a copy; the buffers stay for reuse).
+    pub fn output(&self) -> Option<Output> {
+        let (whole, shape) = self.last?;
+        let (data, offsets) = self.phases.last()?.as_ref()?;
+        Some(to_output(whole, shape, data.clone(), offsets.clone()))
+    }
+    /// The last run's result, moved out.
+    pub fn take_output(&mut self) -> Option<Output> {
+        let (whole, shape) = self.last.take()?;
+        let (data, offsets) = self.phases.last_mut()?.take()?;
+        Some(to_output(whole, shape, data, offsets))
+    }
+}
+
+fn to_output(whole: bool, shape: Shape, data: Buffer, offsets: Option<Vec<u64>>) -> Output {
+    match (whole, shape, offsets) {
+        (true, Shape::Flat, _) => Output::Scalar(data.get(0).expect("one scalar")),
+        (true, Shape::Nested, _) => Output::Seq(data),
+        (false, Shape::Flat, _) => Output::Seq(data),
+        (false, Shape::Nested, Some(offsets)) => Output::Nested { data, offsets },
+        (false, Shape::Nested, None) => panic!("internal: nested phase without offsets"),
     }
 }
 

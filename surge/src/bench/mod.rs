@@ -124,10 +124,11 @@ fn time_variants(
     work: f64,
 ) -> Result<Vec<VariantResult>> {
     let mut out = Vec::new();
+    let mut ws = crate::Workspace::default();
     for v in k.variants() {
         let mut err = None;
         let t = measure(opts.warmup, opts.runs, || {
-            if let Err(e) = k.run(c, v) {
+            if let Err(e) = k.run_in(c, v, &mut ws) {
                 err = Some(e);
             }
         });

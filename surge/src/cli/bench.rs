@@ -25,6 +25,9 @@ pub struct BenchArgs {
     /// The reference: mkl (spmv's default) or rayon (reduce's and scan's).
     #[arg(long, value_name = "REF")]
     pub vs: Option<String>,
+    /// Only inputs whose name contains this text (e.g. `--only laplacian`).
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
     /// Timed runs per variant (the median is reported; at least 10).
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
@@ -123,7 +126,13 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     };
     let results: Vec<InputResult> = match app {
         App::Spmv => {
-            let inputs = spmv_inputs(&args.inputs)?;
+            let mut inputs = spmv_inputs(&args.inputs)?;
+            if let Some(only) = &args.only {
+                inputs.retain(|(n, _)| n.contains(only.as_str()));
+                if inputs.is_empty() {
+                    return Err(usage(format!("no input's name contains `{only}`")));
+                }
+            }
             let mut out = Vec::new();
             for input in &inputs {
                 bar.set_message(input.0.clone());

@@ -1,0 +1,71 @@
+//! Single-matrix SpMV probe: Surge's default CPU variants vs plain Rust loops vs MKL, 1 and all
+//! threads, same run. `cargo run --release -p benchmarks --bin spmv_probe -- [grid]`.
+
+use surge::apps::{matgen, spmv_app};
+use surge::bench::measure;
+use surge::{Computation, Kernels, Target, Workspace};
+use surge_cpu::baseline::mkl::{Mkl, MklCsr};
+use surge_cpu::baseline::rayon_ref;
+
+fn main() {
+    let grid: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2048);
+    let m = matgen::laplacian_2d(grid);
+    let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
+    let flops = 2.0 * m.nnz() as f64;
+    let gf = |t: f64| flops / t / 1e9;
+    let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let mut ws = Workspace::default();
+    for v in k.variants() {
+        let id = v.id();
+        if id.contains("sequential.sequential")
+            || (id.contains("independent.sequential")
+                && id.contains("static")
+                && id.contains("chunk1=64,"))
+        {
+            let t = measure(2, 10, || k.run_in(&c, v, &mut ws).unwrap());
+            println!("{:>6.2} GFLOP/s  {id}", gf(t.median));
+        }
+    }
+    let mut y = vec![0.0; m.rows];
+    for threads in [1, 2] {
+        let pool = surge_cpu::native::skeleton::pool(threads);
+        let t = pool.install(|| {
+            measure(2, 10, || {
+                rayon_ref::spmv(&m.row_offsets, &m.col_indices, &m.values, &x, &mut y)
+            })
+        });
+        println!(
+            "{:>6.2} GFLOP/s  rayon reference, {threads} threads",
+            gf(t.median)
+        );
+        let t = measure(2, 10, || {
+            for i in 0..m.rows {
+                let (a, b) = (m.row_offsets[i] as usize, m.row_offsets[i + 1] as usize);
+                let mut s = 0.0;
+                for kk in a..b {
+                    s += m.values[kk] * x[m.col_indices[kk] as usize];
+                }
+                y[i] = s;
+            }
+        });
+        if threads == 1 {
+            println!("{:>6.2} GFLOP/s  plain loop, 1 thread", gf(t.median));
+        }
+        if let Ok(a) = MklCsr::new(
+            m.rows,
+            m.cols,
+            &m.row_offsets,
+            &m.col_indices,
+            &m.values,
+            1000,
+        ) {
+            Mkl::get().unwrap().set_threads(threads).unwrap();
+            let t = measure(2, 10, || a.mv(&x, &mut y).unwrap());
+            println!("{:>6.2} GFLOP/s  MKL, {threads} threads", gf(t.median));
+        }
+    }
+}
