@@ -43,13 +43,13 @@ fn main() {
             gf(t.median)
         );
         let t = measure(2, 10, || {
-            for i in 0..m.rows {
-                let (a, b) = (m.row_offsets[i] as usize, m.row_offsets[i + 1] as usize);
+            for (yi, w) in y.iter_mut().zip(m.row_offsets.windows(2)) {
+                let (a, b) = (w[0] as usize, w[1] as usize);
                 let mut s = 0.0;
                 for kk in a..b {
                     s += m.values[kk] * x[m.col_indices[kk] as usize];
                 }
-                y[i] = s;
+                *yi = s;
             }
         });
         if threads == 1 {
