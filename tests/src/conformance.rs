@@ -48,6 +48,45 @@ impl Backend for CpuBackend {
     }
 }
 
+/// The CUDA backend on GPU 0: every variant of each phase (the other phases at their first
+/// variant), compiled with NVRTC for the device and launched through cudarc.
+#[derive(Debug, Clone, Copy)]
+pub struct CudaBackend;
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+    fn unavailable(&self) -> Option<String> {
+        surge_cuda::Device::open(0)
+            .err()
+            .map(|e| format!("no CUDA device ({e})"))
+    }
+    fn run_all(&self, c: &Computation) -> Result<VariantResults, String> {
+        use surge_codegen::target::Platform;
+        let dev = surge_cuda::Device::open(0).map_err(|e| e.to_string())?;
+        let analysis = c.analyze().map_err(|e| e.to_string())?;
+        let phases = surge_codegen::passes::run(&analysis, &Platform::Cuda(dev.info.clone()))
+            .map_err(|e| e.to_string())?;
+        let all: Vec<Vec<surge_codegen::variant::Variant>> = phases
+            .iter()
+            .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
+            .collect();
+        let firsts: Vec<_> = all.iter().map(|v| v[0].clone()).collect();
+        let mut out = Vec::new();
+        for (pi, vs) in all.iter().enumerate() {
+            for v in vs {
+                let mut list = firsts.clone();
+                list[pi] = v.clone();
+                let r = surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &list)
+                    .map_err(|e| e.to_string());
+                out.push((format!("phase {pi}: {v}"), r));
+            }
+        }
+        Ok(out)
+    }
+}
+
 fn skip(b: &dyn Backend) -> bool {
     match b.unavailable() {
         Some(why) => {
