@@ -25,6 +25,7 @@ mod computation;
 pub mod dsel;
 mod error;
 pub mod mtx;
+pub mod tune;
 
 pub use computation::{Computation, Interpret};
 pub use dsel::*;
