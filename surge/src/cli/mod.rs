@@ -3,6 +3,7 @@
 mod analyze;
 mod beast;
 mod run;
+mod tune;
 mod variants;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ enum Command {
     Variants(variants::VariantsArgs),
     /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
     Beast(beast::BeastArgs),
+    /// Tune an application: time variants on inputs, learn input features → best variant.
+    Tune(tune::TuneArgs),
 }
 
 /// A CLI failure with its exit code.
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,
             message: e.to_string(),

@@ -147,7 +147,14 @@ impl FeatureSet {
 }
 
 /// Surge's three inferred features: sequence length, aspect ratio of a uniformly nested input,
-/// average row length of an irregularly nested input (0 where not applicable).
+/// average row length of an irregularly nested input; plus the element count Surge infers with
+/// them, which separates inputs smaller than one tile.
+///
+/// Surge leaves the aspect ratio undefined for irregular nesting and the average row length for
+/// uniform nesting. Here both are computed for both (rows / average row length, elements / rows)
+/// whenever the input is nested: a tiled reduction on 4096·k elements is uniformly nested and on
+/// 4096·k + 1 irregularly, and a feature that jumps to 0 between the two would make neighbours
+/// look far apart to the model.
 pub fn surge_group() -> FeatureGroup {
     FeatureGroup {
         name: "surge".into(),
@@ -155,14 +162,19 @@ pub fn surge_group() -> FeatureGroup {
             ("length".into(), true),
             ("aspect_ratio".into(), true),
             ("avg_row_length".into(), true),
+            ("elements".into(), true),
         ],
         eval: Arc::new(|input: &TuneInput| {
             let f = input.built.computation.features()?;
-            Ok(vec![
-                f.length as f64,
-                f.aspect_ratio.unwrap_or(0.0),
-                f.avg_row_length.unwrap_or(0.0),
-            ])
+            let nested = f.aspect_ratio.is_some() || f.avg_row_length.is_some();
+            let rows = f.length.max(1) as f64;
+            let avg = f.elements as f64 / rows;
+            let (aspect, avg) = if nested {
+                (if avg > 0.0 { rows / avg } else { 0.0 }, avg)
+            } else {
+                (0.0, 0.0)
+            };
+            Ok(vec![f.length as f64, aspect, avg, f.elements as f64])
         }),
     }
 }

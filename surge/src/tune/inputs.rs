@@ -91,9 +91,10 @@ pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
 /// Generated reduce/scan sizes, log-spaced; the test set sits between the training sizes.
 pub fn sizes(scale: Scale, set: Set) -> Vec<usize> {
     let (lo, hi, step) = match scale {
-        Scale::Small => (6.0, 21.0, 1.0),
+        Scale::Small => (6.0, 21.0, 0.5),
         Scale::Full => (8.0, 22.0, 0.5),
     };
+    // Half steps: the training set mixes multiples of the tile (uniform nesting) and others.
     let offset = if set == Set::Test { step / 2.0 } else { 0.0 };
     let mut v = Vec::new();
     let mut e: f64 = lo + offset;

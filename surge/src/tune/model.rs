@@ -70,7 +70,8 @@ pub struct Scaler {
 
 impl Scaler {
     fn pre(log: bool, v: f64) -> f64 {
-        if log { (1.0 + v.max(0.0)).log2() } else { v }
+        // Floored so a feature that is 0 where it does not apply stays finite.
+        if log { v.max(1e-6).log2() } else { v }
     }
 
     pub fn fit(rows: &[Vec<f64>], log: &[bool]) -> Scaler {
