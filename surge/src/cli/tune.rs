@@ -332,12 +332,22 @@ fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, S
     let f = fs.evaluate(&input)?;
     let feature_us = t.elapsed().as_secs_f64() * 1e6;
     let reps = 2000;
+    let model = tuned.store().map(|s| &s.model);
+    // The model query alone: scaling plus the classifier.
+    let t = Instant::now();
+    for _ in 0..reps {
+        if let Some(m) = model {
+            std::hint::black_box(m.predict(std::hint::black_box(&f.values)));
+        }
+    }
+    let query_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    // Everything `select` adds to the feature pass: query, range check, variant-set check.
     let t = Instant::now();
     let mut last = String::new();
     for _ in 0..reps {
         last = std::hint::black_box(tuned.select_from_features(&f.values)).variant;
     }
-    let query_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    let select_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
     Ok(json!({
         "rows": n * n,
         "nnz": input.built.matrix.map(|m| m.nnz),
@@ -345,6 +355,8 @@ fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, S
         "feature_group_us": f.group_seconds.iter().map(|s| s * 1e6).collect::<Vec<_>>(),
         "feature_groups": fs.group_names(),
         "model_query_us": query_us,
+        "select_beyond_features_us": select_us,
+        "out_of_training_range": tuned.select_from_features(&f.values).warnings,
         "variant": last,
     }))
 }
