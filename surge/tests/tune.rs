@@ -62,7 +62,15 @@ fn learns_planted_rule(kind: ModelKind) {
         model: kind,
         ..quick()
     };
-    let store = tune(&backend, App::Spmv, &features, &train_set(), &opts, &mut |_| {}).unwrap();
+    let store = tune(
+        &backend,
+        App::Spmv,
+        &features,
+        &train_set(),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     let mut tuned = Tuned::from_store(App::Spmv, store, &backend, features);
     tuned.print_warnings = false;
     assert!(tuned.warning().is_none());
@@ -70,11 +78,24 @@ fn learns_planted_rule(kind: ModelKind) {
     let test = test_set();
     for t in &test {
         let k = t.matrix.as_ref().unwrap().row_len(0);
-        let want = if k < 8 { "sim/spmv/row-per-thread" } else { "sim/spmv/row-per-warp" };
-        assert_eq!(tuned.select(t).unwrap().variant, want, "{kind:?} on {}", t.name);
+        let want = if k < 8 {
+            "sim/spmv/row-per-thread"
+        } else {
+            "sim/spmv/row-per-warp"
+        };
+        assert_eq!(
+            tuned.select(t).unwrap().variant,
+            want,
+            "{kind:?} on {}",
+            t.name
+        );
     }
     let eval = report::evaluate(&tuned, &backend, &test, &opts.training, &mut |_, _| {}).unwrap();
-    assert!(eval.exact_accuracy >= 0.99, "{kind:?}: {}", eval.exact_accuracy);
+    assert!(
+        eval.exact_accuracy >= 0.99,
+        "{kind:?}: {}",
+        eval.exact_accuracy
+    );
     assert!(eval.tuned_vs_exhaustive > 0.99);
     assert!(eval.default_vs_exhaustive < eval.tuned_vs_exhaustive);
 }
@@ -98,16 +119,31 @@ fn reduce_inputs(sizes: &[usize]) -> Vec<TuneInput> {
 }
 
 fn reduce_store(backend: &SimulatedBackend) -> TuningStore {
-    let sizes: Vec<usize> = (0..28).map(|i| (2f64.powf(6.0 + i as f64 * 0.55)) as usize).collect();
+    let sizes: Vec<usize> = (0..28)
+        .map(|i| (2f64.powf(6.0 + i as f64 * 0.55)) as usize)
+        .collect();
     let features = FeatureSet::for_app(App::Reduce);
-    tune(backend, App::Reduce, &features, &reduce_inputs(&sizes), &quick(), &mut |_| {}).unwrap()
+    tune(
+        backend,
+        App::Reduce,
+        &features,
+        &reduce_inputs(&sizes),
+        &quick(),
+        &mut |_| {},
+    )
+    .unwrap()
 }
 
 #[test]
 fn reduce_learns_the_size_thresholds() {
     let backend = SimulatedBackend::planted(App::Reduce);
     let store = reduce_store(&backend);
-    let mut tuned = Tuned::from_store(App::Reduce, store, &backend, FeatureSet::for_app(App::Reduce));
+    let mut tuned = Tuned::from_store(
+        App::Reduce,
+        store,
+        &backend,
+        FeatureSet::for_app(App::Reduce),
+    );
     tuned.print_warnings = false;
     for (n, want) in [
         (300, "sequential"),
@@ -116,13 +152,23 @@ fn reduce_learns_the_size_thresholds() {
         (300_000, "tiled"),
         (3_000_000, "blocked"),
     ] {
-        let s = tuned.select(&TuneInput::sized(App::Reduce, n).unwrap()).unwrap();
+        let s = tuned
+            .select(&TuneInput::sized(App::Reduce, n).unwrap())
+            .unwrap();
         assert_eq!(s.variant, format!("sim/reduce/{want}"), "n = {n}");
         assert!(s.from_model);
     }
     // Beyond the training range: still an answer, with a warning naming the feature.
-    let s = tuned.select(&TuneInput::sized(App::Reduce, 20_000_000).unwrap()).unwrap();
-    assert!(s.warnings.iter().any(|w| w.contains("elements") && w.contains("outside the training range")), "{:?}", s.warnings);
+    let s = tuned
+        .select(&TuneInput::sized(App::Reduce, 20_000_000).unwrap())
+        .unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("elements") && w.contains("outside the training range")),
+        "{:?}",
+        s.warnings
+    );
 }
 
 #[test]
@@ -134,12 +180,17 @@ fn store_round_trips_and_loads() {
     store.save(&path).unwrap();
     assert_eq!(TuningStore::load(&path).unwrap(), store);
     // No temporary file is left behind.
-    assert_eq!(std::fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+        1
+    );
     // Every measurement is kept.
     assert!(store.inputs.iter().all(|r| r.measurements.len() == 3));
     let tuned = Tuned::load_from(&path, App::Reduce, &backend);
     assert!(tuned.warning().is_none());
-    let s = tuned.select(&TuneInput::sized(App::Reduce, 500).unwrap()).unwrap();
+    let s = tuned
+        .select(&TuneInput::sized(App::Reduce, 500).unwrap())
+        .unwrap();
     assert_eq!(s.variant, "sim/reduce/sequential");
     assert!(s.from_model);
 }
@@ -180,7 +231,12 @@ fn schema_mismatch_corrupt_and_missing_stores_fall_back_to_the_default() {
     std::fs::write(&bad_model, v.to_string()).unwrap();
     falls_back(&bad_model, App::Reduce, &backend, "corrupt tuning store");
 
-    falls_back(&dir.join("missing.json"), App::Reduce, &backend, "cannot read");
+    falls_back(
+        &dir.join("missing.json"),
+        App::Reduce,
+        &backend,
+        "cannot read",
+    );
 
     // A store for another app.
     let scan = SimulatedBackend::planted(App::Scan);
@@ -194,7 +250,9 @@ fn a_changed_variant_set_falls_back_to_the_default() {
     let more = SimulatedBackend::planted(App::Reduce).with_failing_variant();
     let mut tuned = Tuned::from_store(App::Reduce, store, &more, FeatureSet::for_app(App::Reduce));
     tuned.print_warnings = false;
-    let s = tuned.select(&TuneInput::sized(App::Reduce, 300).unwrap()).unwrap();
+    let s = tuned
+        .select(&TuneInput::sized(App::Reduce, 300).unwrap())
+        .unwrap();
     assert!(!s.from_model);
     assert_eq!(s.variant, "sim/reduce/tiled");
     assert!(s.warnings[0].contains("variant set"), "{:?}", s.warnings);
@@ -249,7 +307,15 @@ fn a_variant_over_the_time_limit_is_recorded_as_timed_out() {
         ..TuneOptions::default()
     };
     let inputs = reduce_inputs(&[100, 200]);
-    let store = tune(&Slow, App::Reduce, &FeatureSet::for_app(App::Reduce), &inputs, &opts, &mut |_| {}).unwrap();
+    let store = tune(
+        &Slow,
+        App::Reduce,
+        &FeatureSet::for_app(App::Reduce),
+        &inputs,
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
     let slow = &store.inputs[0].measurements[1];
     assert!(matches!(&slow.outcome, Outcome::Failed { reason } if reason.contains("timed out")));
     assert_eq!(store.inputs[0].best.as_deref(), Some("fast"));
@@ -286,13 +352,27 @@ fn incremental_tuning_stops_by_iterations_and_by_accuracy() {
         ..quick()
     };
     let store = tune(&backend, App::Spmv, &features, &train, &opts, &mut |_| {}).unwrap();
-    assert!(store.inputs.len() < train.len(), "stopped before labelling everything");
+    assert!(
+        store.inputs.len() < train.len(),
+        "stopped before labelling everything"
+    );
     assert!(store.model.cv_accuracy.unwrap() >= 0.75);
     // The actively chosen inputs still teach the rule.
     let mut tuned = Tuned::from_store(App::Spmv, store, &backend, features);
     tuned.print_warnings = false;
-    let eval = report::evaluate(&tuned, &backend, &test_set(), &quick().training, &mut |_, _| {}).unwrap();
-    assert!(eval.tuned_vs_exhaustive > 0.9, "{}", eval.tuned_vs_exhaustive);
+    let eval = report::evaluate(
+        &tuned,
+        &backend,
+        &test_set(),
+        &quick().training,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(
+        eval.tuned_vs_exhaustive > 0.9,
+        "{}",
+        eval.tuned_vs_exhaustive
+    );
 }
 
 #[test]

@@ -19,7 +19,11 @@ fn surge(data: &PathBuf, args: &[&str]) -> Output {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("valid JSON")
 }
 
@@ -29,20 +33,39 @@ fn tune_reduce_on_the_simulated_platform() {
     let report = d.join("report");
     let v = json(&surge(
         &d,
-        &["tune", "reduce", "--platform", "sim", "--scale", "small", "--json", "--report", report.to_str().unwrap()],
+        &[
+            "tune",
+            "reduce",
+            "--platform",
+            "sim",
+            "--scale",
+            "small",
+            "--json",
+            "--report",
+            report.to_str().unwrap(),
+        ],
     ));
     assert_eq!(v["app"], "reduce");
     assert!(v["tuned_vs_exhaustive"].as_f64().unwrap() >= 0.95, "{v}");
     let store = PathBuf::from(v["store"].as_str().unwrap());
-    assert!(store.starts_with(&d), "default store under $SURGE_DATA: {}", store.display());
+    assert!(
+        store.starts_with(&d),
+        "default store under $SURGE_DATA: {}",
+        store.display()
+    );
     assert!(store.is_file());
     for f in ["report.json", "performance.svg", "variants.svg"] {
         let text = std::fs::read_to_string(report.join(f)).unwrap();
         assert!(text.len() > 200, "{f}");
     }
-    assert!(std::fs::read_to_string(report.join("performance.svg")).unwrap().contains("<svg"));
+    assert!(
+        std::fs::read_to_string(report.join("performance.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
     let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
     assert!(r["evaluation"]["results"].as_array().unwrap().len() > 10);
 }
 
@@ -50,21 +73,41 @@ fn tune_reduce_on_the_simulated_platform() {
 fn tune_with_inputs_file_out_file_failing_variant_and_incremental() {
     let d = tmp("inputs");
     let sizes = d.join("sizes.txt");
-    std::fs::write(&sizes, "# sizes\n100 1000, 5000\n20000 80000\n300000 900000 2000000\n").unwrap();
+    std::fs::write(
+        &sizes,
+        "# sizes\n100 1000, 5000\n20000 80000\n300000 900000 2000000\n",
+    )
+    .unwrap();
     let test = d.join("test.txt");
     std::fs::write(&test, "200 4000 50000 600000 3000000\n").unwrap();
     let out = d.join("store.json");
     let v = json(&surge(
         &d,
         &[
-            "tune", "scan", "--inputs", sizes.to_str().unwrap(), "--test", test.to_str().unwrap(),
-            "--out", out.to_str().unwrap(), "--sim-failing-variant", "--json",
-            "--incremental", "--iterations", "2",
+            "tune",
+            "scan",
+            "--inputs",
+            sizes.to_str().unwrap(),
+            "--test",
+            test.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--sim-failing-variant",
+            "--json",
+            "--incremental",
+            "--iterations",
+            "2",
         ],
     ));
     assert!(out.is_file());
     assert_eq!(v["labelled_inputs"], 4 + 2);
-    assert!(v["failures"].as_array().unwrap().iter().all(|f| f["variant"] == "sim/scan/broken"));
+    assert!(
+        v["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["variant"] == "sim/scan/broken")
+    );
     assert_eq!(v["failures"].as_array().unwrap().len(), 6);
 }
 
@@ -100,7 +143,17 @@ fn tune_spmv_tested_on_the_shared_matrices() {
     let d = tmp("spmv");
     let o = surge(
         &d,
-        &["tune", "spmv", "--scale", "small", "--test", m.to_str().unwrap(), "--selection-rows", "0", "--json"],
+        &[
+            "tune",
+            "spmv",
+            "--scale",
+            "small",
+            "--test",
+            m.to_str().unwrap(),
+            "--selection-rows",
+            "0",
+            "--json",
+        ],
     );
     let v = json(&o);
     assert!(String::from_utf8_lossy(&o.stderr).contains("young1c.mtx"));

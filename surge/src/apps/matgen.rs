@@ -109,7 +109,12 @@ impl Rng {
 }
 
 /// Builds a CSR matrix from per-row sorted, distinct column lists.
-fn from_rows(rows: usize, cols: usize, mut row: impl FnMut(usize, &mut Vec<u32>), seed: u64) -> CsrMatrix {
+fn from_rows(
+    rows: usize,
+    cols: usize,
+    mut row: impl FnMut(usize, &mut Vec<u32>),
+    seed: u64,
+) -> CsrMatrix {
     let mut rng = Rng::new(seed ^ 0x5151);
     let mut row_offsets = Vec::with_capacity(rows + 1);
     row_offsets.push(0u64);
@@ -231,6 +236,27 @@ pub fn block_diagonal(blocks: usize, block: usize, seed: u64) -> CsrMatrix {
         |i, out| {
             let b0 = (i / block.max(1)) * block;
             out.extend((b0..b0 + block).map(|c| c as u32));
+        },
+        seed,
+    )
+}
+
+/// An arrowhead-like matrix: a diagonal plus `dense` rows and columns spread evenly that are
+/// nonzero everywhere: the extreme load imbalance of optimal-control and circuit matrices.
+pub fn arrowhead(rows: usize, dense: usize, seed: u64) -> CsrMatrix {
+    let dense = dense.clamp(1, rows.max(1));
+    let stride = (rows / dense).max(1);
+    let is_dense = |i: usize| i % stride == 0 && i / stride < dense;
+    from_rows(
+        rows,
+        rows,
+        |i, out| {
+            if is_dense(i) {
+                out.extend((0..rows).map(|c| c as u32));
+            } else {
+                out.push(i as u32);
+                out.extend((0..dense).map(|k| (k * stride) as u32));
+            }
         },
         seed,
     )

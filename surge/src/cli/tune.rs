@@ -146,11 +146,18 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         return Err(usage(format!("--accuracy {a} is not in (0, 1]")));
     }
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        return Err(usage(format!("--timeout {} is not a positive number of seconds", args.timeout)));
+        return Err(usage(format!(
+            "--timeout {} is not a positive number of seconds",
+            args.timeout
+        )));
     }
     let backend = backend(args, app)?;
     let backend: &dyn TuningBackend = backend.as_ref();
-    let scale = if args.scale == "small" { Scale::Small } else { Scale::Full };
+    let scale = if args.scale == "small" {
+        Scale::Small
+    } else {
+        Scale::Full
+    };
     let started = Instant::now();
     let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
     let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
@@ -279,12 +286,22 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     });
     if let Some(dir) = &args.report {
         let files = report::write_report(dir, &summary, &eval, unit).map_err(failure)?;
-        summary["report"] = json!(files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>());
+        summary["report"] = json!(
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+        );
     }
     if args.json {
         print_json(&summary);
     } else {
-        println!("tuned {} on {} ({} variants)", app, backend.platform(), store.variants.len());
+        println!(
+            "tuned {} on {} ({} variants)",
+            app,
+            backend.platform(),
+            store.variants.len()
+        );
         println!(
             "  training: {} inputs, {} labelled, {} failed runs, {:.1} s",
             train.len(),
@@ -311,7 +328,9 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         if let Some(s) = &selection {
             println!(
                 "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs",
-                s["rows"], s["feature_pass_us"].as_f64().unwrap_or(0.0), s["model_query_us"].as_f64().unwrap_or(0.0)
+                s["rows"],
+                s["feature_pass_us"].as_f64().unwrap_or(0.0),
+                s["model_query_us"].as_f64().unwrap_or(0.0)
             );
         }
         println!("  store: {}", out.display());
@@ -326,7 +345,10 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
 /// model query alone (mean of many queries, since one is a few microseconds).
 fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, SurgeError> {
     let n = (rows as f64).sqrt().ceil() as usize;
-    let input = TuneInput::spmv(format!("laplacian_2d-{n}"), surge::apps::matgen::laplacian_2d(n))?;
+    let input = TuneInput::spmv(
+        format!("laplacian_2d-{n}"),
+        surge::apps::matgen::laplacian_2d(n),
+    )?;
     let fs = FeatureSet::for_app(App::Spmv);
     let t = Instant::now();
     let f = fs.evaluate(&input)?;

@@ -106,7 +106,10 @@ impl FeatureSet {
             .map(|g| {
                 let t = Instant::now();
                 let v = (g.eval)(input).map_err(|e| {
-                    SurgeError::Tune(format!("feature `{}` on input `{}`: {e}", g.name, input.name))
+                    SurgeError::Tune(format!(
+                        "feature `{}` on input `{}`: {e}",
+                        g.name, input.name
+                    ))
                 })?;
                 if v.len() != g.features.len() {
                     return Err(SurgeError::Tune(format!(

@@ -34,7 +34,11 @@ pub fn seed(features: &[FeatureValues], log: &[bool], count: usize) -> Vec<usize
     // Start at the input with the smallest scaled feature sum (a corner), deterministically.
     let start = (0..pts.len())
         .min_by(|&i, &j| {
-            pts[i].iter().sum::<f64>().total_cmp(&pts[j].iter().sum::<f64>()).then(i.cmp(&j))
+            pts[i]
+                .iter()
+                .sum::<f64>()
+                .total_cmp(&pts[j].iter().sum::<f64>())
+                .then(i.cmp(&j))
         })
         .unwrap_or(0);
     let mut chosen = vec![start];
@@ -68,15 +72,19 @@ pub(crate) fn run(
     let mut records = Vec::new();
     for &i in &seed_set {
         labelled[i] = true;
-        records.push(label(backend, &inputs[i], &fv[i], variants, &opts.training, progress));
+        records.push(label(
+            backend,
+            &inputs[i],
+            &fv[i],
+            variants,
+            &opts.training,
+            progress,
+        ));
     }
     let mut iterations = 0usize;
     loop {
-        let model = match train_model(features, &records, opts) {
-            Ok(m) => Some(m),
-            // Every seed input failed on every variant: keep labelling in input order.
-            Err(_) => None,
-        };
+        // None when every labelled input failed on every variant: keep labelling in input order.
+        let model = train_model(features, &records, opts).ok();
         let acc = model.as_ref().and_then(|m| m.cv_accuracy);
         progress(Progress::Iteration {
             labelled: records.len(),
@@ -85,7 +93,11 @@ pub(crate) fn run(
         if stop.iterations.is_some_and(|n| iterations >= n) {
             break;
         }
-        if stop.accuracy.zip(acc).is_some_and(|(target, a)| a >= target) {
+        if stop
+            .accuracy
+            .zip(acc)
+            .is_some_and(|(target, a)| a >= target)
+        {
             break;
         }
         let pool = (0..inputs.len()).filter(|&i| !labelled[i]);
@@ -99,7 +111,14 @@ pub(crate) fn run(
         };
         let Some(next) = next else { break };
         labelled[next] = true;
-        records.push(label(backend, &inputs[next], &fv[next], variants, &opts.training, progress));
+        records.push(label(
+            backend,
+            &inputs[next],
+            &fv[next],
+            variants,
+            &opts.training,
+            progress,
+        ));
         iterations += 1;
     }
     Ok(records)

@@ -26,7 +26,7 @@ pub enum Set {
     Test,
 }
 
-/// Generated spmv matrices: stencils, banded, power-law, block-diagonal, random; a wide spread
+/// Generated spmv matrices: stencils, banded, power-law, block-diagonal, arrowhead, random; a wide spread
 /// of rows (10^2..10^5) and row lengths (1..~100, power-law tails far beyond).
 pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
     let big = scale == Scale::Full;
@@ -44,14 +44,24 @@ pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
         out.push((format!("laplacian_2d-{n}"), matgen::laplacian_2d(*n)));
         out.push((format!("stencil_2d_9pt-{n}"), matgen::stencil_2d_9pt(*n)));
     }
-    for n in pick(&[6, 11], &[8, 20, 40]).iter().map(|n| n + usize::from(test)) {
+    for n in pick(&[6, 11], &[8, 20, 40])
+        .iter()
+        .map(|n| n + usize::from(test))
+    {
         out.push((format!("stencil_3d_7pt-{n}"), matgen::stencil_3d_7pt(n)));
     }
-    let widths: &[usize] = if test { &[2, 5, 12, 30, 90] } else { &[1, 3, 8, 20, 60] };
+    let widths: &[usize] = if test {
+        &[2, 5, 12, 30, 90]
+    } else {
+        &[1, 3, 8, 20, 60]
+    };
     for rows in pick(&[600, 2500], &[1000, 20000, 100000]) {
         for &w in widths {
             let rows = rows + s / 10;
-            out.push((format!("banded-{rows}-hw{w}"), matgen::banded(rows, w, 7 + s as u64)));
+            out.push((
+                format!("banded-{rows}-hw{w}"),
+                matgen::banded(rows, w, 7 + s as u64),
+            ));
         }
     }
     let alphas: &[f64] = if test { &[1.3, 2.0] } else { &[1.6, 2.8] };
@@ -72,9 +82,28 @@ pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
         (true, true) => &[(3000, 4), (600, 12), (100, 48), (30, 160)],
     };
     for &(b, bs) in blocks {
-        out.push((format!("block_diagonal-{b}x{bs}"), matgen::block_diagonal(b, bs, 3)));
+        out.push((
+            format!("block_diagonal-{b}x{bs}"),
+            matgen::block_diagonal(b, bs, 3),
+        ));
     }
-    let per_rows: &[usize] = if test { &[3, 7, 10, 24, 70] } else { &[2, 5, 12, 32, 100] };
+    let arrows: &[(usize, usize)] = match (big, test) {
+        (false, false) => &[(500, 1), (2000, 3)],
+        (false, true) => &[(900, 2), (3000, 1)],
+        (true, false) => &[(2000, 1), (20000, 2), (50000, 8)],
+        (true, true) => &[(5000, 3), (30000, 1)],
+    };
+    for &(rows, dense) in arrows {
+        out.push((
+            format!("arrowhead-{rows}-d{dense}"),
+            matgen::arrowhead(rows, dense, 5),
+        ));
+    }
+    let per_rows: &[usize] = if test {
+        &[3, 7, 10, 24, 70]
+    } else {
+        &[2, 5, 12, 32, 100]
+    };
     for rows in pick(&[700, 2000], &[1000, 10000, 50000]) {
         for &k in per_rows {
             // Keep the dense-ish random matrices small: their generation is quadratic in k.
@@ -155,15 +184,30 @@ pub fn from_path(app: App, path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)>
             Ok((inputs, skipped))
         }
         App::Reduce | App::Scan => {
-            let file = if path.is_dir() { path.join("sizes.txt") } else { path.to_path_buf() };
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| bad(format!("cannot read the sizes file {}: {e}", file.display())))?;
+            let file = if path.is_dir() {
+                path.join("sizes.txt")
+            } else {
+                path.to_path_buf()
+            };
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                bad(format!(
+                    "cannot read the sizes file {}: {e}",
+                    file.display()
+                ))
+            })?;
             let mut inputs = Vec::new();
             for (ln, line) in text.lines().enumerate() {
                 let line = line.split('#').next().unwrap_or("");
-                for tok in line.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()) {
+                for tok in line
+                    .split(|c: char| c.is_whitespace() || c == ',')
+                    .filter(|t| !t.is_empty())
+                {
                     let n: usize = tok.parse().map_err(|_| {
-                        bad(format!("{}:{}: `{tok}` is not a size", file.display(), ln + 1))
+                        bad(format!(
+                            "{}:{}: `{tok}` is not a size",
+                            file.display(),
+                            ln + 1
+                        ))
                     })?;
                     if n == 0 {
                         return Err(bad(format!("{}:{}: size 0", file.display(), ln + 1)));

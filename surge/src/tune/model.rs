@@ -60,7 +60,8 @@ impl Default for SvmSearch {
     }
 }
 
-/// Log and [-1, 1] scaling of raw feature values, fitted on the training set.
+/// Log and [-1, 1] scaling of raw feature values, fitted on the training set; values outside
+/// the training range are clamped to it (and warned about by the selection).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Scaler {
     pub log: Vec<bool>,
@@ -97,8 +98,10 @@ impl Scaler {
         for j in 0..self.log.len() {
             let v = Scaler::pre(self.log[j], raw[j]);
             let span = self.max[j] - self.min[j];
+            // Clamped: an RBF kernel far outside the training data sees no support vector and
+            // answers arbitrarily; at the edge it answers like the most extreme training inputs.
             out[j] = if span > 0.0 {
-                2.0 * (v - self.min[j]) / span - 1.0
+                (2.0 * (v - self.min[j]) / span - 1.0).clamp(-1.0, 1.0)
             } else {
                 0.0
             };
@@ -375,16 +378,21 @@ impl Model {
         }
         let raw_range = (0..d)
             .map(|j| {
-                x.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
-                    (lo.min(r[j]), hi.max(r[j]))
-                })
+                x.iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                        (lo.min(r[j]), hi.max(r[j]))
+                    })
             })
             .collect();
         let k = search.folds.max(2).min(x.len());
         let can_cv = x.len() >= 4 && classes.len() > 1;
         let mut params = (
             search.c.get(search.c.len() / 2).copied().unwrap_or(10.0),
-            search.gamma.get(search.gamma.len() / 2).copied().unwrap_or(1.0),
+            search
+                .gamma
+                .get(search.gamma.len() / 2)
+                .copied()
+                .unwrap_or(1.0),
         );
         let mut cv = None;
         if can_cv {

@@ -45,7 +45,11 @@ pub struct Evaluation {
 
 fn geomean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x.max(1e-12).ln(), n + 1));
-    if n == 0 { f64::NAN } else { (s / n as f64).exp() }
+    if n == 0 {
+        f64::NAN
+    } else {
+        (s / n as f64).exp()
+    }
 }
 
 /// Times every variant on each test input and compares the tuned choice with the best.
@@ -70,7 +74,12 @@ pub fn evaluate(
         query_us += sel.query_seconds * 1e6;
         let features = sel.features.clone();
         let measurements = training::measure_all(backend, input, &variants, cfg, step);
-        let time_of = |v: &str| measurements.iter().find(|m| m.variant == v).and_then(|m| m.seconds());
+        let time_of = |v: &str| {
+            measurements
+                .iter()
+                .find(|m| m.variant == v)
+                .and_then(|m| m.seconds())
+        };
         let default = backend.default_variant(input)?;
         let best = training::best(&measurements).map(String::from);
         let best_seconds = best.as_deref().and_then(time_of);
@@ -107,7 +116,10 @@ pub fn evaluate(
         });
     }
     let n = results.len() as f64;
-    let scored: Vec<&TestResult> = results.iter().filter(|r| r.best_seconds.is_some()).collect();
+    let scored: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.best_seconds.is_some())
+        .collect();
     Ok(Evaluation {
         tuned_vs_exhaustive: geomean(scored.iter().map(|r| r.tuned_vs_best.unwrap_or(0.0))),
         default_vs_exhaustive: geomean(scored.iter().map(|r| {
@@ -138,7 +150,8 @@ pub fn write_report(
         input: p.display().to_string(),
         message: e,
     };
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, format!("cannot create the report directory: {e}")))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io(dir, format!("cannot create the report directory: {e}")))?;
     let json_path = dir.join("report.json");
     let mut doc = summary.clone();
     if let Some(o) = doc.as_object_mut() {
@@ -162,6 +175,8 @@ mod plot {
     use std::path::Path;
 
     type R = std::result::Result<(), String>;
+    /// A named, coloured point series.
+    type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
     fn rate(work: f64, t: Option<f64>) -> Option<f64> {
         t.filter(|t| *t > 0.0).map(|t| work / t / 1e9)
@@ -171,11 +186,23 @@ mod plot {
     pub fn performance(path: &Path, eval: &Evaluation, unit: &str) -> R {
         let e = |e: &dyn std::fmt::Display| e.to_string();
         let n = eval.results.len();
-        let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = vec![
-            ("exhaustive best", BLACK, pts(eval, |r| rate(r.work, r.best_seconds))),
+        let series: Vec<Series<'_>> = vec![
+            (
+                "exhaustive best",
+                BLACK,
+                pts(eval, |r| rate(r.work, r.best_seconds)),
+            ),
             ("tuned", RED, pts(eval, |r| rate(r.work, r.tuned_seconds))),
-            ("default", BLUE, pts(eval, |r| rate(r.work, r.default_seconds))),
-            ("reference", GREEN, pts(eval, |r| rate(r.work, r.reference_seconds))),
+            (
+                "default",
+                BLUE,
+                pts(eval, |r| rate(r.work, r.default_seconds)),
+            ),
+            (
+                "reference",
+                GREEN,
+                pts(eval, |r| rate(r.work, r.reference_seconds)),
+            ),
         ];
         let ymax = series
             .iter()
@@ -212,7 +239,11 @@ mod plot {
             .disable_x_mesh()
             .x_labels(n.max(1))
             .x_label_formatter(&label)
-            .x_label_style(("sans-serif", 10).into_font().transform(FontTransform::Rotate90))
+            .x_label_style(
+                ("sans-serif", 10)
+                    .into_font()
+                    .transform(FontTransform::Rotate90),
+            )
             .y_desc(unit)
             .draw()
             .map_err(|x| e(&x))?;
@@ -252,7 +283,10 @@ mod plot {
         let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("all variants, performance relative to the best", ("sans-serif", 20))
+            .caption(
+                "all variants, performance relative to the best",
+                ("sans-serif", 20),
+            )
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -283,7 +317,11 @@ mod plot {
             .legend(move |(x, y)| Circle::new((x, y), 3, grey));
         let tuned = pts(eval, |r| r.tuned_vs_best);
         chart
-            .draw_series(tuned.iter().map(|&(x, y)| Cross::new((x, y), 5, RED.stroke_width(2))))
+            .draw_series(
+                tuned
+                    .iter()
+                    .map(|&(x, y)| Cross::new((x, y), 5, RED.stroke_width(2))),
+            )
             .map_err(|x| e(&x))?
             .label("tuned")
             .legend(|(x, y)| Cross::new((x, y), 5, RED.stroke_width(2)));

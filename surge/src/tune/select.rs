@@ -109,12 +109,17 @@ impl<'b> Tuned<'b> {
 
     /// Checks everything that does not need an input: app, platform, device, features.
     fn check_static(&self) -> std::result::Result<(), String> {
-        let State::Ready(s) = &self.state else { return Ok(()) };
+        let State::Ready(s) = &self.state else {
+            return Ok(());
+        };
         let pd = self.backend.platform();
         let (platform, device) = super::split_platform(&pd);
         let k = &s.key;
         if k.app != self.app.name() {
-            return Err(format!("the store was tuned for app `{}`, not `{}`", k.app, self.app));
+            return Err(format!(
+                "the store was tuned for app `{}`, not `{}`",
+                k.app, self.app
+            ));
         }
         if k.platform != platform || k.device != device {
             return Err(format!(
@@ -173,7 +178,10 @@ impl<'b> Tuned<'b> {
                 Err(e) => return Some(format!("cannot list the backend's variants: {e}")),
             };
             store.check_key(&key).err().map(|r| {
-                let r = format!("no usable tuning for {}, using the default variant: {r}", self.app);
+                let r = format!(
+                    "no usable tuning for {}, using the default variant: {r}",
+                    self.app
+                );
                 if self.print_warnings {
                     eprintln!("warning: {r}");
                 }
@@ -220,10 +228,16 @@ impl<'b> Tuned<'b> {
         // backend does not have.
         let known = store.variants.iter().any(|v| v == variant);
         if !known {
-            warnings.push(format!("the model chose `{variant}`, which is not in the variant set"));
+            warnings.push(format!(
+                "the model chose `{variant}`, which is not in the variant set"
+            ));
         }
         Selection {
-            variant: if known { variant.to_string() } else { String::new() },
+            variant: if known {
+                variant.to_string()
+            } else {
+                String::new()
+            },
             from_model: known,
             warnings,
             features: raw.to_vec(),

@@ -45,7 +45,10 @@ impl SimulatedBackend {
             App::Spmv => &["row-per-thread", "row-per-warp", "merge-path"],
             App::Reduce | App::Scan => &["sequential", "tiled", "blocked"],
         };
-        names.iter().map(|n| format!("sim/{}/{n}", self.app)).collect()
+        names
+            .iter()
+            .map(|n| format!("sim/{}/{n}", self.app))
+            .collect()
     }
 
     /// The planted noise-free time of a variant on an input, in nanoseconds.
@@ -104,7 +107,10 @@ impl TuningBackend for SimulatedBackend {
 
     fn run_once(&self, input: &TuneInput, variant: &str) -> std::result::Result<Duration, String> {
         if self.failing.as_deref() == Some(variant) {
-            return Err(format!("simulated failure of `{variant}` on `{}`", input.name));
+            return Err(format!(
+                "simulated failure of `{variant}` on `{}`",
+                input.name
+            ));
         }
         let ns = self
             .model_nanos(input, variant)

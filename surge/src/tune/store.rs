@@ -76,7 +76,11 @@ pub struct TuningStore {
 
 /// Where stores live: `$SURGE_DATA`, else `$XDG_DATA_HOME/surge`, else `~/.local/share/surge`.
 pub fn data_dir() -> Option<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     env("SURGE_DATA")
         .or_else(|| env("XDG_DATA_HOME").map(|d| d.join("surge")))
         .or_else(|| env("HOME").map(|h| h.join(".local/share/surge")))
@@ -84,19 +88,27 @@ pub fn data_dir() -> Option<PathBuf> {
 
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// The default store file of an app on a platform (`"<platform>:<device>"`).
 pub fn default_path(app: &str, platform_device: &str) -> Result<PathBuf> {
-    let dir = data_dir().ok_or_else(|| {
-        tune_err("no data directory: set $SURGE_DATA, $XDG_DATA_HOME or $HOME")
-    })?;
+    let dir = data_dir()
+        .ok_or_else(|| tune_err("no data directory: set $SURGE_DATA, $XDG_DATA_HOME or $HOME"))?;
     let (p, d) = super::split_platform(platform_device);
-    Ok(dir
-        .join("tune")
-        .join(format!("{}-{}-{}.json", sanitize(app), sanitize(p), sanitize(d))))
+    Ok(dir.join("tune").join(format!(
+        "{}-{}-{}.json",
+        sanitize(app),
+        sanitize(p),
+        sanitize(d)
+    )))
 }
 
 impl TuningStore {
@@ -128,7 +140,8 @@ impl TuningStore {
             input: path.display().to_string(),
             message: m,
         };
-        let text = std::fs::read(path).map_err(|e| bad(format!("cannot read the tuning store: {e}")))?;
+        let text =
+            std::fs::read(path).map_err(|e| bad(format!("cannot read the tuning store: {e}")))?;
         let v: serde_json::Value = serde_json::from_slice(&text)
             .map_err(|e| bad(format!("corrupt tuning store (not JSON): {e}")))?;
         match v.get("schema_version").and_then(|s| s.as_u64()) {

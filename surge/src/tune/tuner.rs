@@ -110,9 +110,9 @@ pub fn tune(
             .zip(&fv)
             .map(|(i, f)| label(backend, i, f, &variants, &opts.training, progress))
             .collect(),
-        Some(stop) => {
-            incremental::run(backend, features, inputs, &fv, &variants, opts, stop, progress)?
-        }
+        Some(stop) => incremental::run(
+            backend, features, inputs, &fv, &variants, opts, stop, progress,
+        )?,
     };
     let model = train_model(features, &records, opts)?;
     Ok(TuningStore {
