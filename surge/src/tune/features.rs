@@ -224,30 +224,48 @@ pub struct CuspFeatures {
 }
 
 impl CuspFeatures {
+    /// One parallel pass over the rows (rayon): on a large matrix the feature pass is most of
+    /// the selection cost, so it is spread over the cores.
     pub fn of(m: &CsrMatrix) -> CuspFeatures {
+        use std::sync::atomic::{AtomicBool, Ordering};
         let rows = m.rows.max(1) as f64;
         let nnz = m.nnz();
         let avg = nnz as f64 / rows;
-        let (mut sq, mut max_dev, mut max_len) = (0.0f64, 0.0f64, 0usize);
-        for w in m.row_offsets.windows(2) {
-            let len = (w[1] - w[0]) as usize;
-            let d = len as f64 - avg;
-            sq += d * d;
-            max_dev = max_dev.max(d.abs());
-            max_len = max_len.max(len);
-        }
-        // Occupied diagonals: column − row + rows − 1 indexes a bitmap of rows + cols − 1.
-        let mut diag = vec![false; m.rows + m.cols];
-        let mut ndiag = 0usize;
-        for (r, w) in m.row_offsets.windows(2).enumerate() {
-            for &c in &m.col_indices[w[0] as usize..w[1] as usize] {
-                let d = c as usize + m.rows - r;
-                if !diag[d] {
-                    diag[d] = true;
-                    ndiag += 1;
+        const CHUNK: usize = 16 * 1024;
+        // Occupied diagonals: column − row + rows indexes a bitmap of rows + cols.
+        let diag: Vec<AtomicBool> = (0..m.rows + m.cols)
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        let (sq, max_dev, max_len) = (0..m.rows.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|chunk| {
+                let (lo, hi) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(m.rows));
+                let (mut sq, mut max_dev, mut max_len) = (0.0f64, 0.0f64, 0usize);
+                for r in lo..hi {
+                    let (b, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
+                    let d = (e - b) as f64 - avg;
+                    sq += d * d;
+                    max_dev = max_dev.max(d.abs());
+                    max_len = max_len.max(e - b);
+                    for &c in &m.col_indices[b..e] {
+                        let slot = &diag[c as usize + m.rows - r];
+                        // Load first: most entries hit an already marked diagonal, and a
+                        // read keeps the cache line shared between cores.
+                        if !slot.load(Ordering::Relaxed) {
+                            slot.store(true, Ordering::Relaxed);
+                        }
+                    }
                 }
-            }
-        }
+                (sq, max_dev, max_len)
+            })
+            .reduce(
+                || (0.0, 0.0, 0),
+                |a, b| (a.0 + b.0, a.1.max(b.1), a.2.max(b.2)),
+            );
+        let ndiag = diag
+            .par_iter()
+            .filter(|d| d.load(Ordering::Relaxed))
+            .count();
         let nnzf = nnz.max(1) as f64;
         CuspFeatures {
             avg_nnz_per_row: avg,
