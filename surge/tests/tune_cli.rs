@@ -158,5 +158,6 @@ fn tune_spmv_tested_on_the_shared_matrices() {
     let v = json(&o);
     assert!(String::from_utf8_lossy(&o.stderr).contains("young1c.mtx"));
     assert_eq!(v["test_inputs"], 24);
-    assert!(v["tuned_vs_exhaustive"].as_f64().unwrap() >= 0.9, "{v}");
+    // The quality target (Nitro reported 93 %).
+    assert!(v["tuned_vs_exhaustive"].as_f64().unwrap() >= 0.95, "{v}");
 }

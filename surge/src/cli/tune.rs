@@ -275,6 +275,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             "c": c,
             "gamma": gamma,
         },
+        "feature_seconds_total": store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>(),
         "test_inputs": test.len(),
         "tuned_vs_exhaustive": eval.tuned_vs_exhaustive,
         "default_vs_exhaustive": eval.default_vs_exhaustive,

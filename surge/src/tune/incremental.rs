@@ -1,6 +1,7 @@
 //! Incremental tuning (Nitro's active learning): label a small seed set spread over feature
 //! space, then repeatedly label the input the current model is least sure about — the smallest
-//! best-vs-second-best margin — until an iteration budget or a cross-validated accuracy is reached.
+//! best-vs-second-best margin, weighted by distance to what is already labelled — until an
+//! iteration budget or a cross-validated accuracy is reached.
 //! Labelling (timing every variant) is the expensive part of tuning; this spends it where the
 //! decision boundary is.
 
@@ -81,6 +82,14 @@ pub(crate) fn run(
             progress,
         ));
     }
+    // Scaled features of every input and each one's distance to the nearest labelled input.
+    let raw: Vec<Vec<f64>> = fv.iter().map(|f| f.values.clone()).collect();
+    let scaler = Scaler::fit(&raw, &features.log_scaled());
+    let pts: Vec<Vec<f64>> = raw.iter().map(|r| scaler.transform(r)).collect();
+    let mut dmin = vec![f64::INFINITY; inputs.len()];
+    for &i in &seed_set {
+        update_distances(&pts, i, &mut dmin);
+    }
     let mut iterations = 0usize;
     loop {
         // None when every labelled input failed on every variant: keep labelling in input order.
@@ -100,17 +109,10 @@ pub(crate) fn run(
         {
             break;
         }
-        let pool = (0..inputs.len()).filter(|&i| !labelled[i]);
-        let next = match &model {
-            Some(m) => pool.min_by(|&i, &j| {
-                m.margin(&fv[i].values)
-                    .total_cmp(&m.margin(&fv[j].values))
-                    .then(i.cmp(&j))
-            }),
-            None => pool.min(),
-        };
+        let next = pick(model.as_ref(), fv, &pts, &labelled, &mut dmin);
         let Some(next) = next else { break };
         labelled[next] = true;
+        update_distances(&pts, next, &mut dmin);
         records.push(label(
             backend,
             &inputs[next],
@@ -122,4 +124,43 @@ pub(crate) fn run(
         iterations += 1;
     }
     Ok(records)
+}
+
+fn dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
+}
+
+fn update_distances(pts: &[Vec<f64>], added: usize, dmin: &mut [f64]) {
+    for (i, p) in pts.iter().enumerate() {
+        dmin[i] = dmin[i].min(dist(p, &pts[added]));
+    }
+}
+
+/// The next input to label: the most uncertain (smallest best-vs-second-best margin), with
+/// uncertainty (1 − margin) multiplied by the distance to the nearest labelled input, relative
+/// to the farthest unlabelled one. Pure BvSB keeps picking
+/// near-duplicates on one stretch of the boundary and, while the model still knows one class
+/// only, has no preference at all; the distance term spreads the picks.
+fn pick(
+    model: Option<&super::model::Model>,
+    fv: &[FeatureValues],
+    pts: &[Vec<f64>],
+    labelled: &[bool],
+    dmin: &mut [f64],
+) -> Option<usize> {
+    let pool: Vec<usize> = (0..pts.len()).filter(|&i| !labelled[i]).collect();
+    let far = pool.iter().map(|&i| dmin[i]).fold(0.0f64, f64::max);
+    let score = |i: usize| {
+        let uncertainty = model.map_or(1.0, |m| 1.0 - m.margin(&fv[i].values));
+        let spread = if far > 0.0 { dmin[i] / far } else { 0.0 };
+        uncertainty * spread
+    };
+    pool.into_iter()
+        .map(|i| (i, score(i)))
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(i, _)| i)
 }
