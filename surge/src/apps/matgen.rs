@@ -246,7 +246,7 @@ pub fn block_diagonal(blocks: usize, block: usize, seed: u64) -> CsrMatrix {
 pub fn arrowhead(rows: usize, dense: usize, seed: u64) -> CsrMatrix {
     let dense = dense.clamp(1, rows.max(1));
     let stride = (rows / dense).max(1);
-    let is_dense = |i: usize| i % stride == 0 && i / stride < dense;
+    let is_dense = |i: usize| i.is_multiple_of(stride) && i / stride < dense;
     from_rows(
         rows,
         rows,

@@ -311,6 +311,11 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             train_seconds
         );
         println!(
+            "  features: {} per input, {:.1} ms in all",
+            store.model.feature_names.len(),
+            store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>() * 1e3
+        );
+        println!(
             "  model: {:?}, classes {:?}, cross-validated accuracy {}",
             store.model.kind,
             store.model.classes,

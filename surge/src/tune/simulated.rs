@@ -13,7 +13,7 @@
 use super::{TuneInput, TuningBackend};
 use crate::Result;
 use crate::apps::App;
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 #[derive(Debug)]
@@ -22,7 +22,7 @@ pub struct SimulatedBackend {
     /// A variant that always fails, to exercise failure handling.
     failing: Option<String>,
     /// Run counter, so repeated runs differ by a deterministic ±1 % jitter.
-    runs: Cell<u64>,
+    runs: AtomicU64,
 }
 
 impl SimulatedBackend {
@@ -30,7 +30,7 @@ impl SimulatedBackend {
         SimulatedBackend {
             app,
             failing: None,
-            runs: Cell::new(0),
+            runs: AtomicU64::new(0),
         }
     }
 
@@ -115,8 +115,7 @@ impl TuningBackend for SimulatedBackend {
         let ns = self
             .model_nanos(input, variant)
             .ok_or_else(|| format!("unknown variant `{variant}` for input `{}`", input.name))?;
-        let k = self.runs.get();
-        self.runs.set(k + 1);
+        let k = self.runs.fetch_add(1, Ordering::Relaxed);
         let jitter = 1.0 + ((k % 5) as f64 - 2.0) * 0.005;
         Ok(Duration::from_nanos((ns * jitter).max(1.0) as u64))
     }
