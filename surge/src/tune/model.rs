@@ -339,6 +339,18 @@ fn cv_accuracy(
     Ok(correct as f64 / y.len() as f64)
 }
 
+/// The feature count of an SVM's support vectors. linfa keeps them private; their serialized
+/// form is public, and this runs once per store load.
+fn svm_dim(svm: &Svm<f64, bool>) -> Option<usize> {
+    let v = serde_json::to_value(svm).ok()?;
+    let h = v.get("sep_hyperplane")?;
+    if let Some(w) = h.get("WeightedCombination") {
+        return w.get("dim")?.get(1)?.as_u64().map(|x| x as usize);
+    }
+    let lin = h.get("Linear")?;
+    lin.get("dim")?.get(0)?.as_u64().map(|x| x as usize)
+}
+
 impl Model {
     /// Trains on raw feature rows `x` labelled with the winning variant ids.
     pub fn train(
@@ -428,6 +440,55 @@ impl Model {
             classifier,
             cv_accuracy: cv,
         })
+    }
+
+    /// Checks the internal consistency of a model read from a file, so a hand-edited or
+    /// damaged store is refused instead of panicking or answering wrongly at selection time.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let d = self.feature_names.len();
+        let n = self.classes.len();
+        if n == 0 {
+            return Err("the model has no classes".into());
+        }
+        let s = &self.scaler;
+        if s.log.len() != d || s.min.len() != d || s.max.len() != d || self.raw_range.len() != d {
+            return Err(format!(
+                "the model's scaling does not match its {d} features"
+            ));
+        }
+        let in_range = |k: usize| k < n;
+        let ok = match &self.classifier {
+            Classifier::Constant { class } => in_range(*class),
+            Classifier::Svm { classes, pairs, .. } => {
+                *classes == n
+                    && pairs
+                        .iter()
+                        .all(|p| in_range(p.a) && in_range(p.b) && svm_dim(&p.svm) == Some(d))
+            }
+            Classifier::Tree { tree, classes } => {
+                *classes == n
+                    && tree.features().iter().all(|&f| f < d)
+                    && tree
+                        .iter_nodes()
+                        .filter_map(|node| node.prediction())
+                        .all(in_range)
+            }
+            Classifier::Nearest {
+                points,
+                labels,
+                classes,
+            } => {
+                *classes == n
+                    && points.len() == labels.len()
+                    && points.iter().all(|p| p.len() == d)
+                    && labels.iter().all(|&l| in_range(l))
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err("the model's classifier does not match its classes or features".into())
+        }
     }
 
     /// The predicted variant id for raw features.

@@ -137,6 +137,9 @@ impl<'b> Tuned<'b> {
         if s.variants.is_empty() {
             return Err("the store lists no variants".into());
         }
+        s.model
+            .validate()
+            .map_err(|e| format!("corrupt tuning store: {e}"))?;
         Ok(())
     }
 
