@@ -131,6 +131,18 @@ impl Buffer {
             Buffer::U64(_) => Elem::U64,
         }
     }
+    /// `n` zeros of a storable element type (panics on `Bool`, which no buffer holds).
+    pub fn zeroed(elem: Elem, n: usize) -> Buffer {
+        match elem {
+            Elem::F32 => Buffer::F32(vec![0.0; n]),
+            Elem::F64 => Buffer::F64(vec![0.0; n]),
+            Elem::I32 => Buffer::I32(vec![0; n]),
+            Elem::I64 => Buffer::I64(vec![0; n]),
+            Elem::U32 => Buffer::U32(vec![0; n]),
+            Elem::U64 => Buffer::U64(vec![0; n]),
+            Elem::Bool => panic!("internal: no buffer holds booleans"),
+        }
+    }
     pub fn len(&self) -> usize {
         buffer_dispatch!(self, v => v.len())
     }

@@ -26,6 +26,17 @@ pub enum CodegenError {
     /// A malformed or unknown variant id; the message names the bad part.
     #[error("variant id `{id}`: {message}")]
     Variant { id: String, message: String },
+    /// The emitter for `backend` cannot generate this operator (in this position) yet.
+    #[error("the {backend} emitter cannot generate `{op}` (node {node}): {message}")]
+    Emit {
+        backend: &'static str,
+        op: &'static str,
+        node: crate::ir::NodeId,
+        message: String,
+    },
+    /// The emitter cannot generate code for a phase or variant: names which and why.
+    #[error("emitting {what}: {message}")]
+    EmitVariant { what: String, message: String },
     /// The BEAST engine rejected a generated space (a bug in the space generator).
     #[error("search space: {0}")]
     Beast(String),

@@ -1,7 +1,10 @@
-//! Surge's CPU backend. Today: the reference interpreter, the correctness oracle every backend is
-//! checked against. The rustc-compiled kernels and rayon skeletons build on it.
+//! Surge's CPU backend: the reference interpreter (the correctness oracle every backend is checked
+//! against) and native execution of emitted Rust kernels, compiled by rustc and driven by rayon
+//! skeletons ([`native`]).
 
+pub mod baseline;
 pub mod interpret;
+pub mod native;
 
 pub use interpret::{Value, interpret};
 
@@ -21,4 +24,26 @@ pub enum CpuError {
         node: NodeId,
         message: String,
     },
+    /// The generated kernels did not compile or load; names the variants whose code failed and
+    /// keeps the generated file for inspection.
+    #[error("compiling CPU kernels{}: {message}", fmt_variants(.variants))]
+    Compile {
+        variants: Vec<String>,
+        message: String,
+        source_path: Option<std::path::PathBuf>,
+    },
+    /// A variant id that is not among the compiled variants, or whose parameters are malformed.
+    #[error("unknown CPU variant `{id}` ({known} variants were compiled)")]
+    UnknownVariant { id: String, known: usize },
+    /// A kernel failed outside any operator's checks (a bug in the emitter).
+    #[error("kernel failure: {0}")]
+    Kernel(String),
+}
+
+fn fmt_variants(v: &[String]) -> String {
+    match v.len() {
+        0 => String::new(),
+        1 => format!(" (variant {})", v[0]),
+        n => format!(" (variants {} and {} more)", v[0], n - 1),
+    }
 }

@@ -1,11 +1,20 @@
-//! Surge's CUDA backend. Today: finding the CUDA driver and NVRTC libraries at run time, so that
-//! everything builds and runs on machines without a GPU and a missing GPU is an error value.
-//! NVRTC compilation and launches through cudarc build on this.
+//! Surge's CUDA backend: NVRTC compilation of emitted CUDA C++ ([`compile`]), launches through
+//! cudarc ([`execute`]), device properties ([`live_device`]) and the cuBLAS/cuSPARSE baselines
+//! ([`baselines`]). Every CUDA library is loaded at run time, so everything builds and runs on
+//! machines without a GPU or a CUDA toolkit, and a missing GPU is an error value, never a panic.
+
+mod compile;
+mod exec;
+
+pub mod baselines;
+
+pub use compile::{DEFAULT_ARCH, compile, compile_source, nvrtc_available};
+pub use exec::{Device, execute, execute_on};
 
 use std::fmt;
 
 /// The one public error type of `surge-cuda`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CudaError {
     /// A CUDA library could not be loaded (no driver, no GPU, no NVRTC).
     #[error("{library} is not available: {reason}")]
@@ -13,6 +22,40 @@ pub enum CudaError {
         library: &'static str,
         reason: String,
     },
+    /// The emitter could not generate code (an unsupported phase or a malformed variant).
+    #[error(transparent)]
+    Codegen(#[from] surge_codegen::CodegenError),
+    /// NVRTC rejected the program: the variants whose kernels failed, and NVRTC's log.
+    #[error("NVRTC failed to compile {}: {message}\n--- NVRTC log ---\n{log}", variants_named(.variants))]
+    Compile {
+        variants: Vec<String>,
+        message: String,
+        log: String,
+    },
+    /// A driver, cuBLAS or cuSPARSE call failed.
+    #[error("{what}: {message}")]
+    Driver { what: String, message: String },
+    /// The inputs do not fit the computation or the variants.
+    #[error("{0}")]
+    Input(String),
+}
+
+fn variants_named(v: &[String]) -> String {
+    if v.is_empty() {
+        "the program (in shared code)".into()
+    } else {
+        format!("variant(s) {}", v.join(", "))
+    }
+}
+
+pub(crate) fn driver_err(
+    what: impl Into<String>,
+) -> impl FnOnce(cudarc::driver::DriverError) -> CudaError {
+    let what = what.into();
+    move |e| CudaError::Driver {
+        what,
+        message: format!("{e:?}"),
+    }
 }
 
 /// A dynamically loadable CUDA library and the file names searched for it, in order.
@@ -171,6 +214,7 @@ mod tests {
                         assert!(reason.contains(c), "{reason}");
                     }
                 }
+                Err(e) => panic!("unexpected error {e}"),
             }
         }
     }

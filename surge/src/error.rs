@@ -18,6 +18,8 @@ pub enum SurgeError {
     Codegen(#[from] CodegenError),
     #[error(transparent)]
     Cpu(#[from] CpuError),
+    #[error(transparent)]
+    Cuda(#[from] surge_cuda::CudaError),
     /// A malformed or unsupported Matrix Market file.
     #[error(transparent)]
     Mtx(#[from] crate::mtx::MtxError),

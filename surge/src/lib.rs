@@ -21,16 +21,20 @@
 //! ```
 
 pub mod apps;
+pub mod bench;
 mod computation;
 pub mod dsel;
 mod error;
+mod execute;
 pub mod mtx;
 pub mod tune;
 
 pub use computation::{Computation, Interpret};
 pub use dsel::*;
 pub use error::{Result, SurgeError};
+pub use execute::{Kernels, Target, execute, execute_into, execute_variant};
 pub use surge_codegen as codegen;
+pub use surge_codegen::data::{Buffer, Output};
 pub use surge_cpu::Value;
 
 /// Everything a user of the combinators needs.

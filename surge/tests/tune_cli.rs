@@ -114,7 +114,7 @@ fn tune_with_inputs_file_out_file_failing_variant_and_incremental() {
 #[test]
 fn tune_usage_errors() {
     let d = tmp("usage");
-    let o = surge(&d, &["tune", "reduce", "--platform", "cpu"]);
+    let o = surge(&d, &["tune", "reduce", "--platform", "cuda"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--platform sim"));
     let o = surge(&d, &["tune", "reduce", "--platform", "tpu"]);

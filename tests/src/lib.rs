@@ -22,3 +22,5 @@ pub fn shared_matrix_files() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+pub mod conformance;

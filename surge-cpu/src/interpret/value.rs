@@ -19,6 +19,26 @@ impl Value {
                 .collect(),
         )
     }
+    /// A backend's output as a value, for comparison with the interpreter.
+    pub fn from_output(o: &surge_codegen::data::Output) -> Value {
+        use surge_codegen::data::Output;
+        match o {
+            Output::Scalar(s) => Value::Scalar(*s),
+            Output::Seq(b) => Value::from_buffer(b),
+            Output::Nested { data, offsets } => Value::Seq(
+                offsets
+                    .windows(2)
+                    .map(|w| {
+                        Value::Seq(
+                            (w[0] as usize..w[1] as usize)
+                                .map(|i| Value::Scalar(data.get(i).expect("offset in range")))
+                                .collect(),
+                        )
+                    })
+                    .collect(),
+            ),
+        }
+    }
     pub fn as_scalar(&self) -> Option<ScalarValue> {
         match self {
             Value::Scalar(s) => Some(*s),

@@ -2,6 +2,8 @@
 
 mod analyze;
 mod beast;
+mod bench;
+mod emit;
 mod run;
 mod tune;
 mod variants;
@@ -28,6 +30,11 @@ enum Command {
     Run(run::RunArgs),
     /// Enumerate an application's schedules, policies and pruned variant space per platform.
     Variants(variants::VariantsArgs),
+    /// Time every variant of an application against a reference (MKL, rayon) and the memory
+    /// bandwidth; JSON and SVG reports.
+    Bench(bench::BenchArgs),
+    /// Print the generated CUDA source of an application's variants (all, or one with --variant).
+    Emit(emit::EmitArgs),
     /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
     Beast(beast::BeastArgs),
     /// Tune an application: time variants on inputs, learn input features → best variant.
@@ -60,6 +67,8 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Emit(a) => emit::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,

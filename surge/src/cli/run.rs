@@ -1,42 +1,45 @@
-//! `surge run APP`: evaluate an application and summarize its result.
+//! `surge run APP`: run an application natively (the default variant, one `--variant`, or
+//! `--all` of them), or with the reference interpreter, and summarize the result.
 
 use super::{AppArgs, CliError, print_json};
 use serde_json::json;
 use std::time::Instant;
 use surge::apps::App;
+use surge::{Kernels, Output, Target, Value};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub app: AppArgs,
+    /// Run this variant (an id as `surge variants APP --platform cpu` prints it).
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub variant: Option<String>,
+    /// Run every variant, check each against the reference interpreter and time it.
+    #[arg(long)]
+    pub all: bool,
+    /// Evaluate with the reference interpreter instead of native kernels.
+    #[arg(long)]
+    pub interpret: bool,
 }
 
-pub fn run(args: &RunArgs) -> Result<(), CliError> {
-    let built = args.app.build()?;
-    let start = Instant::now();
-    let value = built.computation.interpret()?;
-    let seconds = start.elapsed().as_secs_f64();
-    let flat: Vec<f64> = match built.app {
-        // The scan's result is tiled; its rows concatenated are the prefix sum.
-        App::Scan => value
-            .as_seq()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r.to_f64_vec())
-            .flatten()
-            .collect(),
-        _ => value.to_f64_vec().expect("apps return numeric sequences"),
-    };
+/// The result as one flat vector (the scan's tiles concatenated).
+fn flatten(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Scalar(s) => s.as_f64().into_iter().collect(),
+        Value::Seq(items) => items.iter().flat_map(flatten).collect(),
+        Value::Tuple(items) => items.iter().flat_map(flatten).collect(),
+    }
+}
+
+fn summary(
+    app: App,
+    built: &surge::apps::BuiltApp,
+    flat: &[f64],
+) -> serde_json::Map<String, serde_json::Value> {
     let sum: f64 = flat.iter().sum();
     let norm2 = flat.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let mut out = json!({
-        "app": built.app.name(),
-        "input": built.input_name,
-        "engine": "interpreter",
-        "seconds": seconds,
-    });
-    let o = out.as_object_mut().expect("object");
-    match built.app {
+    let mut o = serde_json::Map::new();
+    match app {
         App::Spmv => {
             let m = built.matrix.expect("spmv has a matrix");
             o.insert("rows".into(), json!(m.rows));
@@ -55,11 +58,100 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             o.insert("sum_y".into(), json!(sum));
         }
     }
+    o
+}
+
+/// Largest relative difference, scaled by the largest magnitude in the reference.
+fn max_rel_diff(got: &[f64], want: &[f64]) -> f64 {
+    if got.len() != want.len() {
+        return f64::INFINITY;
+    }
+    let scale = want.iter().fold(1e-300f64, |m, v| m.max(v.abs()));
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs() / scale)
+        .fold(0.0, f64::max)
+}
+
+pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let built = args.app.build()?;
+    let c = &built.computation;
+    if args.interpret {
+        let start = Instant::now();
+        let value = c.interpret()?;
+        let seconds = start.elapsed().as_secs_f64();
+        let mut o = summary(built.app, &built, &flatten(&value));
+        o.insert("engine".into(), json!("interpreter"));
+        o.insert("seconds".into(), json!(seconds));
+        return report(args, &built, o);
+    }
+    let start = Instant::now();
+    let kernels = Kernels::build(c, &Target::cpu())?;
+    let build_seconds = start.elapsed().as_secs_f64();
+    if args.all {
+        let want = flatten(&c.interpret()?);
+        let mut rows = Vec::new();
+        let mut worst = 0.0f64;
+        for v in kernels.variants() {
+            let _ = kernels.run(c, v)?; // warm-up
+            let t = Instant::now();
+            let got = kernels.run(c, v)?;
+            let secs = t.elapsed().as_secs_f64();
+            let d = max_rel_diff(&flatten(&Value::from_output(&got)), &want);
+            worst = worst.max(d);
+            rows.push(json!({"variant": v.id(), "seconds": secs, "max_rel_diff": d}));
+            if !args.app.json {
+                println!("{:>10.3} ms  diff {d:.1e}  {v}", secs * 1e3);
+            }
+        }
+        let ok = worst <= 1e-10;
+        if args.app.json {
+            print_json(&json!({
+                "app": built.app.name(), "input": built.input_name, "build_seconds": build_seconds,
+                "variants": rows, "max_rel_diff": worst, "all_match_interpreter": ok,
+            }));
+        } else {
+            println!(
+                "{} variants, kernels built in {build_seconds:.2} s, largest relative difference from the interpreter {worst:.1e}",
+                rows.len()
+            );
+        }
+        return if ok {
+            Ok(())
+        } else {
+            Err(CliError {
+                code: 1,
+                message: format!("a variant differs from the interpreter by {worst:.1e}"),
+            })
+        };
+    }
+    let v = match &args.variant {
+        Some(id) => kernels.variant(id)?.clone(),
+        None => kernels.default_variant().clone(),
+    };
+    let start = Instant::now();
+    let out: Output = kernels.run(c, &v)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let mut o = summary(built.app, &built, &flatten(&Value::from_output(&out)));
+    o.insert("engine".into(), json!("cpu"));
+    o.insert("variant".into(), json!(v.id()));
+    o.insert("build_seconds".into(), json!(build_seconds));
+    o.insert("seconds".into(), json!(seconds));
+    report(args, &built, o)
+}
+
+fn report(
+    args: &RunArgs,
+    built: &surge::apps::BuiltApp,
+    mut o: serde_json::Map<String, serde_json::Value>,
+) -> Result<(), CliError> {
+    o.insert("app".into(), json!(built.app.name()));
+    o.insert("input".into(), json!(built.input_name));
     if args.app.json {
-        print_json(&out);
+        print_json(&serde_json::Value::Object(o));
     } else {
         for (k, v) in o.iter() {
-            println!("{k:8} {v}");
+            println!("{k:14} {v}");
         }
     }
     Ok(())

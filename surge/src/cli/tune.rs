@@ -103,7 +103,8 @@ fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError
                 b
             }))
         }
-        "cpu" | "cuda" => Err(CliError {
+        "cpu" => Ok(Box::new(surge::tune::cpu::CpuBackend::new())),
+        "cuda" => Err(CliError {
             code: 1,
             message: format!(
                 "the {} tuning backend is not available in this build yet; use --platform sim",

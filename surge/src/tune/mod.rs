@@ -22,6 +22,7 @@
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
+pub mod cpu;
 pub mod features;
 pub mod incremental;
 pub mod inputs;

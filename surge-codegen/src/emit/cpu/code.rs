@@ -1,0 +1,698 @@
+//! Fused element code: every IR value in a phase becomes either a Rust scalar expression or a
+//! *lazy sequence* (a length expression plus a function from an index expression to element
+//! code). Producers such as `gather`, `zip`, `nest` and inner `map`s are therefore never
+//! materialized: their elements are computed where the consumer reads them (the fusion groups of
+//! the analysis), and only reductions and scans become loops.
+
+use crate::CodegenError;
+use crate::ir::{
+    BinaryOp, Computation, Elem, Lambda, Literal, NodeId, Op, ScalarExpr, Type, UnaryOp,
+};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub(super) type R<T> = Result<T, CodegenError>;
+
+/// Generated code for one IR value.
+#[derive(Clone)]
+pub(super) enum Code<'a> {
+    /// A Rust expression of the element type.
+    Scalar(String, Elem),
+    Seq(Rc<SeqCode<'a>>),
+    Tuple(Vec<Code<'a>>),
+}
+
+type ElemFn<'a> = dyn Fn(&str) -> R<Code<'a>> + 'a;
+
+/// A lazy sequence.
+pub(super) struct SeqCode<'a> {
+    /// A slice expression whose `[k]` is element `k` (when the sequence is contiguous memory):
+    /// consumers index it with `k < len` so the compiler drops the bounds checks.
+    pub slice: Option<String>,
+    /// A `usize` expression.
+    pub len: String,
+    /// Statements to run before iterating (length agreement, offset checks); they `fail` with
+    /// the interpreter's message when the data is invalid.
+    pub checks: Vec<String>,
+    pub elem: Box<ElemFn<'a>>,
+}
+
+impl<'a> SeqCode<'a> {
+    pub fn at(&self, i: &str) -> R<Code<'a>> {
+        (self.elem)(i)
+    }
+}
+
+/// Parameter bindings (persistent: closures keep the environment they were built in).
+pub(super) type Env<'a> = Rc<HashMap<NodeId, Code<'a>>>;
+
+pub(super) fn bind<'a>(
+    env: &Env<'a>,
+    binds: impl IntoIterator<Item = (NodeId, Code<'a>)>,
+) -> Env<'a> {
+    let mut m = (**env).clone();
+    m.extend(binds);
+    Rc::new(m)
+}
+
+/// Translates IR nodes of one computation into element code.
+pub(super) struct Gen<'a> {
+    pub c: &'a Computation,
+    /// `unroll` flag per reduce/scan node (from the variant's `unroll<d>` parameters).
+    pub unroll: HashMap<NodeId, bool>,
+    fresh: Rc<Cell<usize>>,
+}
+
+pub(super) fn rust_ty(e: Elem) -> &'static str {
+    e.name()
+}
+
+fn literal(l: Literal) -> String {
+    match l {
+        Literal::F32(b) => {
+            let v = f32::from_bits(b);
+            if v.is_finite() {
+                format!("{v:?}f32")
+            } else {
+                format!("f32::from_bits({b:#x})")
+            }
+        }
+        Literal::F64(b) => {
+            let v = f64::from_bits(b);
+            if v.is_finite() {
+                format!("{v:?}f64")
+            } else {
+                format!("f64::from_bits({b:#x})")
+            }
+        }
+        Literal::I32(v) => format!("({v}i32)"),
+        Literal::I64(v) => format!("({v}i64)"),
+        Literal::U32(v) => format!("{v}u32"),
+        Literal::U64(v) => format!("{v}u64"),
+        Literal::Bool(v) => v.to_string(),
+    }
+}
+
+/// A Rust string literal.
+pub(super) fn quote(s: &str) -> String {
+    format!("{s:?}")
+}
+
+impl<'a> Gen<'a> {
+    pub fn new(c: &'a Computation, unroll: HashMap<NodeId, bool>) -> Self {
+        Gen {
+            c,
+            unroll,
+            fresh: Rc::new(Cell::new(0)),
+        }
+    }
+
+    fn clone_gen(&self) -> Gen<'a> {
+        Gen {
+            c: self.c,
+            unroll: self.unroll.clone(),
+            fresh: self.fresh.clone(),
+        }
+    }
+
+    /// A fresh local name.
+    pub fn name(&self, base: &str) -> String {
+        let k = self.fresh.get();
+        self.fresh.set(k + 1);
+        format!("{base}{k}")
+    }
+
+    fn op_name(&self, n: NodeId) -> &'static str {
+        self.c.node(n).op.kind().name()
+    }
+
+    pub fn unsupported(&self, n: NodeId, message: impl Into<String>) -> CodegenError {
+        CodegenError::Emit {
+            backend: "cpu",
+            op: self.op_name(n),
+            node: n,
+            message: message.into(),
+        }
+    }
+
+    /// `fail("gather", 12, msg)`: the runtime error of node `n` (a panic caught at the kernel
+    /// boundary and returned to the host as that node's error).
+    pub fn fail(&self, n: NodeId, msg_expr: &str) -> String {
+        format!("fail({}, {}, {msg_expr})", quote(self.op_name(n)), n.0)
+    }
+
+    pub fn elem_of(&self, n: NodeId) -> Option<Elem> {
+        match &self.c.node(n).ty {
+            Type::Scalar(e) => Some(*e),
+            _ => None,
+        }
+    }
+
+    pub fn seq(&self, n: NodeId, env: &Env<'a>) -> R<Rc<SeqCode<'a>>> {
+        match self.eval(n, env)? {
+            Code::Seq(s) => Ok(s),
+            _ => panic!("internal: validated node {n} is not a sequence"),
+        }
+    }
+
+    pub fn scalar(&self, n: NodeId, env: &Env<'a>) -> R<(String, Elem)> {
+        match self.eval(n, env)? {
+            Code::Scalar(s, e) => Ok((s, e)),
+            _ => Err(self.unsupported(n, "a tuple where a scalar is expected")),
+        }
+    }
+
+    /// An integer scalar as an `i128` expression.
+    fn int(&self, n: NodeId, env: &Env<'a>) -> R<String> {
+        let (s, _) = self.scalar(n, env)?;
+        Ok(format!("(({s}) as i128)"))
+    }
+
+    /// Applies a binary lambda to two scalar expressions (which should be plain names: the
+    /// body may mention a parameter more than once).
+    pub fn apply2(&self, f: &Lambda, a: &str, b: &str, elem: Elem, env: &Env<'a>) -> R<String> {
+        let env = bind(
+            env,
+            [
+                (f.params[0], Code::Scalar(a.to_string(), elem)),
+                (f.params[1], Code::Scalar(b.to_string(), elem)),
+            ],
+        );
+        Ok(self.scalar(f.body, &env)?.0)
+    }
+
+    pub fn eval(&self, n: NodeId, env: &Env<'a>) -> R<Code<'a>> {
+        if let Some(c) = env.get(&n) {
+            return Ok(c.clone());
+        }
+        let c = self.c;
+        match &c.node(n).op {
+            Op::Input { buffer } => {
+                let elem = self.elem_of_seq(n);
+                let b = format!("b{buffer}");
+                Ok(Code::Seq(Rc::new(SeqCode {
+                    slice: Some(b.clone()),
+                    len: format!("{b}.len()"),
+                    checks: vec![],
+                    elem: Box::new(move |i| Ok(Code::Scalar(format!("{b}[{i}]"), elem))),
+                })))
+            }
+            Op::Param => panic!("internal: parameter {n} used outside its lambda"),
+            Op::Scalar { expr } => {
+                let (s, e) = self.scalar_expr(n, expr, env)?;
+                Ok(Code::Scalar(s, e))
+            }
+            Op::Tuple { items } => Ok(Code::Tuple(
+                items.iter().map(|i| self.eval(*i, env)).collect::<R<_>>()?,
+            )),
+            Op::Project { tuple, index } => match self.eval(*tuple, env)? {
+                Code::Tuple(mut items) => Ok(items.swap_remove(*index)),
+                _ => panic!("internal: validated tuple {tuple} is not a tuple"),
+            },
+            Op::Index { seq, index } => {
+                let s = self.seq(*seq, env)?;
+                let i = self.int(*index, env)?;
+                let chk = format!(
+                    "chk_index({i}, {}, {}, {})",
+                    s.len,
+                    quote(self.op_name(n)),
+                    n.0
+                );
+                Ok(with_checks(s.at(&chk)?, &s.checks))
+            }
+            Op::Length { seq } => {
+                let s = self.seq(*seq, env)?;
+                let len = Code::Scalar(format!("(({}) as u64)", s.len), Elem::U64);
+                Ok(with_checks(len, &s.checks))
+            }
+            Op::Map { f, inputs } => {
+                let ins: Vec<Rc<SeqCode<'a>>> =
+                    inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
+                let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
+                checks.extend(self.equal_lengths(n, &ins));
+                let len = ins[0].len.clone();
+                let g = self.clone_gen();
+                let f = f.clone();
+                let env = env.clone();
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len,
+                    checks,
+                    elem: Box::new(move |i| {
+                        let binds = f
+                            .params
+                            .iter()
+                            .zip(&ins)
+                            .map(|(p, s)| Ok((*p, s.at(i)?)))
+                            .collect::<R<Vec<_>>>()?;
+                        g.eval(f.body, &bind(&env, binds))
+                    }),
+                })))
+            }
+            Op::Reduce { op, input, prefix } => self.reduce(n, op, *input, *prefix, env),
+            Op::Gather { source, indices } => {
+                let src = self.seq(*source, env)?;
+                let idx = self.seq(*indices, env)?;
+                let mut checks = src.checks.clone();
+                checks.extend(idx.checks.clone());
+                let len = idx.len.clone();
+                let name = quote(self.op_name(n));
+                let node = n.0;
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len,
+                    checks,
+                    elem: Box::new(move |i| {
+                        let j = match idx.at(i)? {
+                            Code::Scalar(s, _) => s,
+                            _ => panic!("internal: gather indices are not scalars"),
+                        };
+                        src.at(&format!(
+                            "chk_gather(({j}) as i128, {i}, {}, {name}, {node})",
+                            src.len
+                        ))
+                    }),
+                })))
+            }
+            Op::Range { start, end, stride } => {
+                let elem = self.elem_of_seq(n);
+                let a = self.int(*start, env)?;
+                let b = self.int(*end, env)?;
+                let s = match stride {
+                    Some(s) => self.int(*s, env)?,
+                    None => "1i128".to_string(),
+                };
+                let len = format!(
+                    "range_len({a}, {b}, {s}, {}, {})",
+                    quote(self.op_name(n)),
+                    n.0
+                );
+                let ty = rust_ty(elem);
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len,
+                    checks: vec![],
+                    elem: Box::new(move |i| {
+                        Ok(Code::Scalar(
+                            format!("((({a}) + ({i}) as i128 * ({s})) as i64 as {ty})"),
+                            elem,
+                        ))
+                    }),
+                })))
+            }
+            Op::Replicate { value, len } => {
+                let v = self.eval(*value, env)?;
+                let l = self.int(*len, env)?;
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len: format!(
+                        "chk_len({l}, {}, {})",
+                        quote(self.op_name(n)),
+                        n.0
+                    ),
+                    checks: vec![],
+                    elem: Box::new(move |_| Ok(v.clone())),
+                })))
+            }
+            Op::Zip { inputs } => {
+                let ins: Vec<Rc<SeqCode<'a>>> =
+                    inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
+                let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
+                checks.extend(self.equal_lengths(n, &ins));
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len: ins[0].len.clone(),
+                    checks,
+                    elem: Box::new(move |i| {
+                        Ok(Code::Tuple(ins.iter().map(|s| s.at(i)).collect::<R<_>>()?))
+                    }),
+                })))
+            }
+            Op::Split { input, tile } | Op::Striding { input, stride: tile } => {
+                let is_split = matches!(c.node(n).op, Op::Split { .. });
+                let s = self.seq(*input, env)?;
+                let t = self.int(*tile, env)?;
+                let what = if is_split { "tile size" } else { "stride" };
+                let t = format!(
+                    "chk_positive({t}, {}, {}, {})",
+                    quote(what),
+                    quote(self.op_name(n)),
+                    n.0
+                );
+                let len = format!("({}).div_ceil({t})", s.len);
+                let checks = s.checks.clone();
+                let g = self.clone_gen();
+                if is_split {
+                    Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                        len,
+                        checks,
+                        elem: Box::new(move |i| {
+                            let s = s.clone();
+                            let start = format!("(({i}) * {t})");
+                            let rlen = format!("({t}).min(({}) - {start})", s.len);
+                            if let Some(base) = &s.slice
+                                && let Code::Scalar(_, e) = s.at("0")?
+                            {
+                                let tile = g.name("tile");
+                                let t2 = tile.clone();
+                                return Ok(Code::Seq(Rc::new(SeqCode {
+                                    slice: Some(tile.clone()),
+                                    len: format!("{tile}.len()"),
+                                    checks: vec![format!(
+                                        "let {tile} = &{base}[{start}..{start} + {rlen}];"
+                                    )],
+                                    elem: Box::new(move |k| Ok(Code::Scalar(format!("{t2}[{k}]"), e))),
+                                })));
+                            }
+                            Ok(Code::Seq(Rc::new(SeqCode {
+                                slice: None,
+                                len: rlen,
+                                checks: vec![],
+                                elem: Box::new(move |k| s.at(&format!("({start} + {k})"))),
+                            })))
+                        }),
+                    })))
+                } else {
+                    Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                        len,
+                        checks,
+                        elem: Box::new(move |i| s.at(&format!("(({i}) * {t})"))),
+                    })))
+                }
+            }
+            Op::Reverse { input } => {
+                let s = self.seq(*input, env)?;
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len: s.len.clone(),
+                    checks: s.checks.clone(),
+                    elem: Box::new(move |i| s.at(&format!("(({}) - 1 - ({i}))", s.len))),
+                })))
+            }
+            Op::Join { inputs } => {
+                let ins: Vec<Rc<SeqCode<'a>>> =
+                    inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
+                let checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
+                let len = ins
+                    .iter()
+                    .map(|s| format!("({})", s.len))
+                    .collect::<Vec<_>>()
+                    .join(" * ");
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len,
+                    checks,
+                    elem: Box::new(move |i| {
+                        // Mixed radix, the last input varying fastest.
+                        let mut items = Vec::new();
+                        for (k, s) in ins.iter().enumerate() {
+                            let inner: Vec<String> =
+                                ins[k + 1..].iter().map(|t| format!("({})", t.len)).collect();
+                            let div = if inner.is_empty() {
+                                "1".to_string()
+                            } else {
+                                inner.join(" * ")
+                            };
+                            items.push(s.at(&format!("((({i}) / ({div})) % ({}))", s.len))?);
+                        }
+                        Ok(Code::Tuple(items))
+                    }),
+                })))
+            }
+            Op::Nest { input, offsets } => {
+                let s = self.seq(*input, env)?;
+                let off = self.seq(*offsets, env)?;
+                let mut checks = s.checks.clone();
+                checks.extend(off.checks.clone());
+                let name = quote(self.op_name(n));
+                let node = n.0;
+                checks.push(format!("chk_nonempty_offsets({}, {name}, {node});", off.len));
+                let len = format!("(({}) - 1)", off.len);
+                let g = self.clone_gen();
+                Ok(Code::Seq(Rc::new(SeqCode {
+ slice: None,
+                    len,
+                    checks,
+                    elem: Box::new(move |i| {
+                        let a = g.name("lo");
+                        let b = g.name("hi");
+                        let (oa, ob) = match (off.at(i)?, off.at(&format!("(({i}) + 1)"))?) {
+                            (Code::Scalar(x, _), Code::Scalar(y, _)) => (x, y),
+                            _ => panic!("internal: offsets are not scalars"),
+                        };
+                        let s = s.clone();
+                        let a2 = a.clone();
+                        let mut checks = vec![format!(
+                            "let ({a}, {b}) = chk_segment(({oa}) as i128, ({ob}) as i128, {i}, {}, {name}, {node});",
+                            s.len
+                        )];
+                        if let Some(base) = &s.slice {
+                            // Contiguous rows become subslices: one check per row.
+                            let row = g.name("row");
+                            checks.push(format!("let {row} = &{base}[{a}..{b}];"));
+                            let r2 = row.clone();
+                            let elem = s.at("0").map(|c| match c {
+                                Code::Scalar(_, e) => Some(e),
+                                _ => None,
+                            })?;
+                            if let Some(e) = elem {
+                                return Ok(Code::Seq(Rc::new(SeqCode {
+                                    slice: Some(row.clone()),
+                                    len: format!("{row}.len()"),
+                                    checks,
+                                    elem: Box::new(move |k| Ok(Code::Scalar(format!("{r2}[{k}]"), e))),
+                                })));
+                            }
+                        }
+                        Ok(Code::Seq(Rc::new(SeqCode {
+                            slice: None,
+                            len: format!("({b} - {a})"),
+                            checks,
+                            elem: Box::new(move |k| s.at(&format!("({a2} + {k})"))),
+                        })))
+                    }),
+                })))
+            }
+            Op::Scan { .. } => Err(self.unsupported(
+                n,
+                "a scan is emitted only as a phase's own level (its result written to memory), not fused into another operator",
+            )),
+            Op::ReduceByKey { .. } | Op::Scatter { .. } | Op::Transpose { .. } => Err(
+                self.unsupported(n, "this operator is not emitted by the CPU backend yet; use the interpreter"),
+            ),
+        }
+    }
+
+    fn elem_of_seq(&self, n: NodeId) -> Elem {
+        match &self.c.node(n).ty {
+            Type::Seq(t) => match **t {
+                Type::Scalar(e) => e,
+                _ => panic!("internal: {n} is not a flat sequence"),
+            },
+            _ => panic!("internal: {n} is not a sequence"),
+        }
+    }
+
+    fn equal_lengths(&self, n: NodeId, ins: &[Rc<SeqCode<'a>>]) -> Vec<String> {
+        ins.iter()
+            .enumerate()
+            .skip(1)
+            .map(|(k, s)| {
+                format!(
+                    "chk_equal_len({}, {}, {k}, {}, {});",
+                    ins[0].len,
+                    s.len,
+                    quote(self.op_name(n)),
+                    n.0
+                )
+            })
+            .collect()
+    }
+
+    /// A sequential reduction as a block expression. With `unroll`, four accumulators run over
+    /// four contiguous quarters of the input and are combined in order, which needs only
+    /// associativity (the contract of every reduction operator).
+    fn reduce(
+        &self,
+        n: NodeId,
+        op: &Lambda,
+        input: NodeId,
+        prefix: Option<NodeId>,
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let Some(elem) = self.elem_of(n) else {
+            return Err(self.unsupported(n, "reductions over tuples are not emitted yet"));
+        };
+        let s = self.seq(input, env)?;
+        let ty = rust_ty(elem);
+        let len = self.name("n");
+        let k = self.name("k");
+        let x = self.name("x");
+        let acc = self.name("acc");
+        let mut out = String::from("{\n");
+        for c in &s.checks {
+            out.push_str(c);
+            out.push('\n');
+        }
+        out.push_str(&format!("let {len}: usize = {};\n", s.len));
+        let (init, start) = match prefix {
+            Some(p) => (self.scalar(p, env)?.0, "0".to_string()),
+            None => {
+                out.push_str(&format!(
+                    "if {len} == 0 {{ {}; }}\n",
+                    self.fail(n, "\"reduction of an empty sequence without a prefix\"")
+                ));
+                (scalar_of(s.at("0")?), "1".to_string())
+            }
+        };
+        out.push_str(&format!("let mut {acc}: {ty} = {init};\n"));
+        let step = |a: &str, idx: &str| -> R<String> {
+            let e = scalar_of(s.at(idx)?);
+            let body = self.apply2(op, a, &x, elem, env)?;
+            Ok(format!("{{ let {x}: {ty} = {e}; {a} = {body}; }}"))
+        };
+        if self.unroll.get(&n).copied().unwrap_or(false) {
+            let q = self.name("q");
+            let lanes: Vec<String> = (1..4).map(|_| self.name("lane")).collect();
+            let mut fast = format!("let {q} = {len} / 4;\n");
+            for (li, l) in lanes.iter().enumerate() {
+                let e = scalar_of(s.at(&format!("({} * {q})", li + 1))?);
+                fast.push_str(&format!("let mut {l}: {ty} = {e};\n"));
+            }
+            fast.push_str(&format!(
+                "for {k} in {start}..{q} {{\n{}\n}}\n",
+                step(&acc, &k)?
+            ));
+            let mut lane_loop = String::new();
+            for (li, l) in lanes.iter().enumerate() {
+                lane_loop.push_str(&step(l, &format!("({} * {q} + {k})", li + 1))?);
+                lane_loop.push('\n');
+            }
+            fast.push_str(&format!("for {k} in 1..{q} {{\n{lane_loop}}}\n"));
+            fast.push_str(&format!(
+                "for {k} in (4 * {q})..{len} {{\n{}\n}}\n",
+                step(&lanes[2], &k)?
+            ));
+            for l in &lanes {
+                let comb = self.apply2(op, &acc, l, elem, env)?;
+                fast.push_str(&format!("{acc} = {comb};\n"));
+            }
+            let slow = format!("for {k} in {start}..{len} {{\n{}\n}}\n", step(&acc, &k)?);
+            out.push_str(&format!("if {len} >= 16 {{\n{fast}}} else {{\n{slow}}}\n"));
+        } else {
+            out.push_str(&format!(
+                "for {k} in {start}..{len} {{\n{}\n}}\n",
+                step(&acc, &k)?
+            ));
+        }
+        out.push_str(&format!("{acc}\n}}"));
+        Ok(Code::Scalar(out, elem))
+    }
+
+    fn scalar_expr(&self, n: NodeId, e: &ScalarExpr, env: &Env<'a>) -> R<(String, Elem)> {
+        Ok(match e {
+            ScalarExpr::Const(l) => (literal(*l), l.elem()),
+            ScalarExpr::Value(v) => self.scalar(*v, env)?,
+            ScalarExpr::Unary(op, a) => {
+                let (a, t) = self.scalar_expr(n, a, env)?;
+                let s = match (op, t.is_float(), t.is_signed()) {
+                    (UnaryOp::Neg, true, _) => format!("(-{a})"),
+                    (UnaryOp::Neg, false, _) => format!("({a}).wrapping_neg()"),
+                    (UnaryOp::Not, _, _) => format!("(!{a})"),
+                    (UnaryOp::Abs, true, _) => format!("({a}).abs()"),
+                    (UnaryOp::Abs, false, true) => format!("({a}).wrapping_abs()"),
+                    (UnaryOp::Abs, false, false) => a,
+                    (UnaryOp::Sqrt, ..) => format!("({a}).sqrt()"),
+                    (UnaryOp::Exp, ..) => format!("({a}).exp()"),
+                    (UnaryOp::Log, ..) => format!("({a}).ln()"),
+                };
+                (s, t)
+            }
+            ScalarExpr::Binary(op, a, b) => {
+                let (a, t) = self.scalar_expr(n, a, env)?;
+                let (b, _) = self.scalar_expr(n, b, env)?;
+                if op.is_comparison() {
+                    (format!("(({a}) {} ({b}))", op.symbol()), Elem::Bool)
+                } else {
+                    let s = match (op, t.is_float()) {
+                        (BinaryOp::Add, false) => format!("({a}).wrapping_add({b})"),
+                        (BinaryOp::Sub, false) => format!("({a}).wrapping_sub({b})"),
+                        (BinaryOp::Mul, false) => format!("({a}).wrapping_mul({b})"),
+                        (BinaryOp::Div, false) => format!(
+                            "int_div(({a}).checked_div({b}), ({b}) == 0, {}, {})",
+                            quote(self.op_name(n)),
+                            n.0
+                        ),
+                        (BinaryOp::Rem, false) => format!(
+                            "int_div(({a}).checked_rem({b}), ({b}) == 0, {}, {})",
+                            quote(self.op_name(n)),
+                            n.0
+                        ),
+                        (BinaryOp::Min, _) => format!("({a}).min({b})"),
+                        (BinaryOp::Max, _) => format!("({a}).max({b})"),
+                        (BinaryOp::And, _) => format!("(({a}) & ({b}))"),
+                        (BinaryOp::Or, _) => format!("(({a}) | ({b}))"),
+                        (op, true) => format!("(({a}) {} ({b}))", op.symbol()),
+                        _ => unreachable!("comparisons handled above"),
+                    };
+                    (s, t)
+                }
+            }
+            ScalarExpr::Fma(a, b, c) => {
+                let (a, t) = self.scalar_expr(n, a, env)?;
+                let (b, _) = self.scalar_expr(n, b, env)?;
+                let (c, _) = self.scalar_expr(n, c, env)?;
+                (format!("({a}).mul_add({b}, {c})"), t)
+            }
+            ScalarExpr::Select(c, a, b) => {
+                let (c, _) = self.scalar_expr(n, c, env)?;
+                let (a, t) = self.scalar_expr(n, a, env)?;
+                let (b, _) = self.scalar_expr(n, b, env)?;
+                (format!("(if {c} {{ {a} }} else {{ {b} }})"), t)
+            }
+            ScalarExpr::Cast(to, a) => {
+                let (a, t) = self.scalar_expr(n, a, env)?;
+                let s = if t == Elem::Bool {
+                    format!("(({a}) as u8 as {})", rust_ty(*to))
+                } else {
+                    format!("(({a}) as {})", rust_ty(*to))
+                };
+                (s, *to)
+            }
+        })
+    }
+}
+
+pub(super) fn scalar_of(c: Code<'_>) -> String {
+    match c {
+        Code::Scalar(s, _) => s,
+        _ => panic!("internal: element is not a scalar"),
+    }
+}
+
+/// `code` preceded by `checks` (which may bind names the code uses).
+pub(super) fn with_checks<'a>(code: Code<'a>, checks: &[String]) -> Code<'a> {
+    if checks.is_empty() {
+        return code;
+    }
+    match code {
+        Code::Scalar(s, e) => Code::Scalar(format!("{{ {} {s} }}", checks.join(" ")), e),
+        Code::Tuple(items) => {
+            Code::Tuple(items.into_iter().map(|c| with_checks(c, checks)).collect())
+        }
+        Code::Seq(sc) => {
+            let mut all = checks.to_vec();
+            all.extend(sc.checks.iter().cloned());
+            let len = sc.len.clone();
+            Code::Seq(Rc::new(SeqCode {
+                slice: None,
+                len,
+                checks: all,
+                elem: Box::new(move |i| sc.at(i)),
+            }))
+        }
+    }
+}

@@ -1,0 +1,153 @@
+// ---- runtime helpers (templates/cpu/runtime.rs) ----
+#![allow(unused, clippy::all)]
+#![allow(unused_braces, unused_parens, unused_variables, unused_mut, non_snake_case)]
+
+use std::cell::RefCell;
+
+/// One bound buffer: a typed pointer and an element count.
+#[repr(C)]
+pub struct Buf {
+    pub ptr: *const u8,
+    pub len: usize,
+}
+
+/// The ABI version the host checks before calling anything else.
+#[no_mangle]
+pub extern "C" fn surge_abi_version() -> u32 {
+    1
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<String> = RefCell::new(String::new());
+}
+
+/// Silences the default panic hook: kernel errors are returned to the host, not printed.
+#[no_mangle]
+pub extern "C" fn surge_init() {
+    std::panic::set_hook(Box::new(|_| {}));
+}
+
+/// Copies the calling thread's last error message into `buf`; returns its full length.
+#[no_mangle]
+pub unsafe extern "C" fn surge_take_error(buf: *mut u8, cap: usize) -> usize {
+    LAST_ERROR.with(|e| {
+        let e = e.borrow();
+        let n = e.len().min(cap);
+        unsafe { std::ptr::copy_nonoverlapping(e.as_ptr(), buf, n) };
+        e.len()
+    })
+}
+
+#[inline(always)]
+unsafe fn slot<T>(bufs: *const Buf, i: usize) -> &'static [T] {
+    let b = unsafe { &*bufs.add(i) };
+    unsafe { std::slice::from_raw_parts(b.ptr as *const T, b.len) }
+}
+
+fn guard(f: impl FnOnce()) -> i32 {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(()) => 0,
+        Err(e) => {
+            let msg = if let Some(s) = e.downcast_ref::<String>() {
+                s.clone()
+            } else if let Some(s) = e.downcast_ref::<&str>() {
+                s.to_string()
+            } else {
+                "kernel panicked".to_string()
+            };
+            LAST_ERROR.with(|x| *x.borrow_mut() = msg);
+            1
+        }
+    }
+}
+
+/// A run-time error of node `node` (operator `op`): `SURGE|node|message`, parsed by the host.
+#[cold]
+#[inline(never)]
+fn fail(op: &str, node: u64, msg: impl std::fmt::Display) -> ! {
+    let _ = op;
+    panic!("SURGE|{node}|{msg}")
+}
+
+#[inline(always)]
+fn chk_index(i: i128, len: usize, op: &str, node: u64) -> usize {
+    if i < 0 || i >= len as i128 {
+        fail(op, node, format!("index {i} is out of range for a sequence of length {len}"));
+    }
+    i as usize
+}
+
+#[inline(always)]
+fn chk_gather(i: i128, pos: usize, len: usize, op: &str, node: u64) -> usize {
+    if i < 0 || i >= len as i128 {
+        fail(op, node, format!("index {i} at position {pos} is out of range for a source of length {len}"));
+    }
+    i as usize
+}
+
+#[inline(always)]
+fn chk_equal_len(a: usize, b: usize, k: usize, op: &str, node: u64) {
+    if a != b {
+        fail(op, node, format!("input lengths differ: input 0 has length {a}, input {k} has length {b}"));
+    }
+}
+
+#[inline(always)]
+fn chk_positive(k: i128, what: &str, op: &str, node: u64) -> usize {
+    if k <= 0 {
+        fail(op, node, format!("{what} must be positive, got {k}"));
+    }
+    k as usize
+}
+
+#[inline(always)]
+fn chk_len(l: i128, op: &str, node: u64) -> usize {
+    if l < 0 {
+        fail(op, node, format!("length {l} is negative"));
+    }
+    l as usize
+}
+
+fn range_len(a: i128, b: i128, s: i128, op: &str, node: u64) -> usize {
+    if s == 0 {
+        fail(op, node, "stride is 0");
+    }
+    let n = if s > 0 {
+        if b > a { (b - a + s - 1) / s } else { 0 }
+    } else if a > b {
+        (a - b + (-s) - 1) / (-s)
+    } else {
+        0
+    };
+    n as usize
+}
+
+#[inline(always)]
+fn chk_nonempty_offsets(n: usize, op: &str, node: u64) {
+    if n == 0 {
+        fail(op, node, "offsets are empty; a nested sequence of n rows needs n + 1 offsets");
+    }
+}
+
+#[inline(always)]
+fn chk_segment(a: i128, b: i128, i: usize, len: usize, op: &str, node: u64) -> (usize, usize) {
+    if a < 0 || a > len as i128 {
+        fail(op, node, format!("offsets[{i}] = {a} is out of range for a sequence of length {len}"));
+    }
+    if b < 0 || b > len as i128 {
+        fail(op, node, format!("offsets[{}] = {b} is out of range for a sequence of length {len}", i + 1));
+    }
+    if a > b {
+        fail(op, node, format!("offsets are not monotone: offsets[{i}] = {a} > offsets[{}] = {b}", i + 1));
+    }
+    (a as usize, b as usize)
+}
+
+#[inline(always)]
+fn int_div<T>(r: Option<T>, by_zero: bool, op: &str, node: u64) -> T {
+    match r {
+        Some(v) => v,
+        None if by_zero => fail(op, node, "integer division by zero"),
+        None => fail(op, node, "integer division overflow (MIN / -1)"),
+    }
+}

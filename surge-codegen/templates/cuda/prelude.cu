@@ -1,0 +1,139 @@
+// Surge CUDA prelude: element types and our own warp/block primitives (CUB does not compile under
+// NVRTC 11.8). Every primitive takes the combining operator as a functor and its identity.
+typedef float f32;
+typedef double f64;
+typedef int i32;
+typedef long long i64;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+template <class T> __device__ __forceinline__ T surge_min(T a, T b) { return b < a ? b : a; }
+template <class T> __device__ __forceinline__ T surge_max(T a, T b) { return a < b ? b : a; }
+
+// Barrier over the BX threads of block row `row` (named barrier row + 1; barrier 0 when BY == 1).
+template <int BX, int BY> __device__ __forceinline__ void surge_row_sync(int row) {
+  if (BY == 1) {
+    __syncthreads();
+  } else {
+    asm volatile("bar.sync %0, %1;" ::"r"(row + 1), "r"(BX) : "memory");
+  }
+}
+
+// The lanes of the logical warp of `LW` lanes the calling thread belongs to.
+template <int LW> __device__ __forceinline__ unsigned surge_lw_mask(unsigned physical_lane) {
+  return LW == 32 ? 0xffffffffu : (((1u << LW) - 1u) << (physical_lane / LW * LW));
+}
+
+// Reduction over a logical warp of LW lanes; the result is valid in lane 0.
+template <int LW, class T, class Op>
+__device__ __forceinline__ T surge_warp_reduce(T v, Op op, unsigned mask) {
+#pragma unroll
+  for (int d = LW / 2; d > 0; d >>= 1) {
+    T o = __shfl_down_sync(mask, v, d, LW);
+    v = op(v, o);
+  }
+  return v;
+}
+
+// Inclusive scan over a logical warp of LW lanes (lane = index within the logical warp).
+template <int LW, class T, class Op>
+__device__ __forceinline__ T surge_warp_inclusive_scan(T v, Op op, unsigned mask, unsigned lane) {
+#pragma unroll
+  for (int d = 1; d < LW; d <<= 1) {
+    T o = __shfl_up_sync(mask, v, d, LW);
+    if (lane >= (unsigned)d) v = op(o, v);
+  }
+  return v;
+}
+
+// Exclusive scan over a logical warp; `total` receives the reduction of all lanes.
+template <int LW, class T, class Op>
+__device__ __forceinline__ T surge_warp_exclusive_scan(T v, Op op, T ident, unsigned mask,
+                                                       unsigned lane, T &total) {
+  T incl = surge_warp_inclusive_scan<LW>(v, op, mask, lane);
+  total = __shfl_sync(mask, incl, LW - 1, LW);
+  T excl = __shfl_up_sync(mask, incl, 1, LW);
+  return lane == 0 ? ident : excl;
+}
+
+// Block-row reduction, raking: every lane stores its value, the row's first warp rakes the
+// stored values sequentially and finishes with a shuffle reduction. Valid in lane 0.
+template <int BX, int BY, class T, class Op>
+__device__ __forceinline__ T surge_block_reduce_raking(T v, Op op, T ident, T *sm, unsigned lane,
+                                                       int row) {
+  sm[lane] = v;
+  surge_row_sync<BX, BY>(row);
+  T r = ident;
+  if (lane < 32) {
+#pragma unroll
+    for (int k = lane; k < BX; k += 32) r = op(r, sm[k]);
+    r = surge_warp_reduce<32>(r, op, 0xffffffffu);
+  }
+  surge_row_sync<BX, BY>(row);
+  return r;
+}
+
+// Block-row reduction, warp reductions: shuffle-reduce each warp, then the warp totals.
+template <int BX, int BY, class T, class Op>
+__device__ __forceinline__ T surge_block_reduce_warps(T v, Op op, T ident, T *sm, unsigned lane,
+                                                      int row) {
+  v = surge_warp_reduce<32>(v, op, 0xffffffffu);
+  if (lane % 32 == 0) sm[lane / 32] = v;
+  surge_row_sync<BX, BY>(row);
+  T r = ident;
+  if (lane < 32) {
+    r = lane < BX / 32 ? sm[lane] : ident;
+    r = surge_warp_reduce<32>(r, op, 0xffffffffu);
+  }
+  surge_row_sync<BX, BY>(row);
+  return r;
+}
+
+// Block-row exclusive scan, raking: the first warp scans contiguous runs of BX / 32 values.
+template <int BX, int BY, class T, class Op>
+__device__ __forceinline__ T surge_block_scan_raking(T v, Op op, T ident, T *sm, T *sm_total,
+                                                     unsigned lane, int row, T &total) {
+  sm[lane] = v;
+  surge_row_sync<BX, BY>(row);
+  if (lane < 32) {
+    const int per = BX / 32;
+    T s = ident;
+#pragma unroll
+    for (int k = 0; k < per; ++k) s = op(s, sm[lane * per + k]);
+    T all;
+    T run = surge_warp_exclusive_scan<32>(s, op, ident, 0xffffffffu, lane, all);
+#pragma unroll
+    for (int k = 0; k < per; ++k) {
+      T t = sm[lane * per + k];
+      sm[lane * per + k] = run;
+      run = op(run, t);
+    }
+    if (lane == 0) *sm_total = all;
+  }
+  surge_row_sync<BX, BY>(row);
+  T r = sm[lane];
+  total = *sm_total;
+  surge_row_sync<BX, BY>(row);
+  return r;
+}
+
+// Block-row exclusive scan, warp scans: scan each warp, then combine the warp totals.
+template <int BX, int BY, class T, class Op>
+__device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, T *sm, unsigned lane,
+                                                    int row, T &total) {
+  const unsigned w = lane / 32, l = lane % 32;
+  T incl = surge_warp_inclusive_scan<32>(v, op, 0xffffffffu, l);
+  T excl = __shfl_up_sync(0xffffffffu, incl, 1, 32);
+  if (l == 0) excl = ident;
+  if (l == 31) sm[w] = incl;
+  surge_row_sync<BX, BY>(row);
+  T prefix = ident, all = ident;
+#pragma unroll
+  for (int k = 0; k < BX / 32; ++k) {
+    if ((unsigned)k < w) prefix = op(prefix, sm[k]);
+    all = op(all, sm[k]);
+  }
+  total = all;
+  surge_row_sync<BX, BY>(row);
+  return op(prefix, excl);
+}

@@ -1,0 +1,360 @@
+//! Intel MKL through `libmkl_rt.so`, loaded with libloading: the inspector-executor sparse BLAS
+//! (`mkl_sparse_d_create_csr`, `mkl_sparse_set_mv_hint`, `mkl_sparse_optimize`, `mkl_sparse_d_mv`)
+//! and `cblas_dgemm`. Debian's non-free `libmkl-dev` provides the library.
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+use std::sync::OnceLock;
+
+/// Why MKL cannot be used, or what it reported.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MklError {
+    #[error(
+        "MKL is not available: {0} (install Debian's non-free `libmkl-dev`, or set SURGE_MKL to the path of libmkl_rt.so)"
+    )]
+    Unavailable(String),
+    #[error("MKL {call} returned status {status}")]
+    Status { call: &'static str, status: c_int },
+    #[error("MKL input: {0}")]
+    Input(String),
+}
+
+type SparseMatrix = *mut c_void;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct MatrixDescr {
+    kind: c_int,
+    mode: c_int,
+    diag: c_int,
+}
+
+const SPARSE_INDEX_BASE_ZERO: c_int = 0;
+const SPARSE_OPERATION_NON_TRANSPOSE: c_int = 10;
+const SPARSE_MATRIX_TYPE_GENERAL: c_int = 20;
+const SPARSE_FILL_MODE_LOWER: c_int = 40;
+const SPARSE_DIAG_NON_UNIT: c_int = 50;
+const CBLAS_ROW_MAJOR: c_int = 101;
+const CBLAS_NO_TRANS: c_int = 111;
+
+const GENERAL: MatrixDescr = MatrixDescr {
+    kind: SPARSE_MATRIX_TYPE_GENERAL,
+    mode: SPARSE_FILL_MODE_LOWER,
+    diag: SPARSE_DIAG_NON_UNIT,
+};
+
+type CreateCsr = unsafe extern "C" fn(
+    *mut SparseMatrix,
+    c_int,
+    c_int,
+    c_int,
+    *mut c_int,
+    *mut c_int,
+    *mut c_int,
+    *mut f64,
+) -> c_int;
+type SetMvHint = unsafe extern "C" fn(SparseMatrix, c_int, MatrixDescr, c_int) -> c_int;
+type Optimize = unsafe extern "C" fn(SparseMatrix) -> c_int;
+type Mv =
+    unsafe extern "C" fn(c_int, f64, SparseMatrix, MatrixDescr, *const f64, f64, *mut f64) -> c_int;
+type Destroy = unsafe extern "C" fn(SparseMatrix) -> c_int;
+type SetThreads = unsafe extern "C" fn(c_int);
+type Dgemm = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    f64,
+    *const f64,
+    c_int,
+    *const f64,
+    c_int,
+    f64,
+    *mut f64,
+    c_int,
+);
+
+/// The loaded library.
+#[derive(Debug)]
+pub struct Mkl {
+    lib: libloading::Library,
+    pub path: String,
+}
+
+fn candidates() -> Vec<String> {
+    let mut v = Vec::new();
+    if let Ok(p) = std::env::var("SURGE_MKL") {
+        v.push(p);
+    }
+    v.extend(
+        [
+            "libmkl_rt.so",
+            "/usr/lib/x86_64-linux-gnu/libmkl_rt.so",
+            "/opt/intel/oneapi/mkl/latest/lib/intel64/libmkl_rt.so",
+        ]
+        .map(String::from),
+    );
+    v
+}
+
+impl Mkl {
+    /// Loads MKL once per process.
+    pub fn get() -> Result<&'static Mkl, MklError> {
+        static M: OnceLock<Result<Mkl, MklError>> = OnceLock::new();
+        M.get_or_init(|| {
+            let mut tried = Vec::new();
+            for p in candidates() {
+                // SAFETY: loading MKL runs its initializers, which are sound to run.
+                match unsafe { libloading::Library::new(&p) } {
+                    Ok(lib) => {
+                        let m = Mkl { lib, path: p };
+                        m.sym::<Mv>("mkl_sparse_d_mv")?;
+                        return Ok(m);
+                    }
+                    Err(e) => tried.push(format!("{p}: {e}")),
+                }
+            }
+            Err(MklError::Unavailable(format!("tried {}", tried.join("; "))))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    fn sym<T: Copy>(&self, name: &str) -> Result<T, MklError> {
+        // SAFETY: the declared types match MKL's C prototypes (LP64 interface).
+        unsafe {
+            self.lib
+                .get::<T>(name.as_bytes())
+                .map(|s| *s)
+                .map_err(|e| MklError::Unavailable(format!("{} lacks {name}: {e}", self.path)))
+        }
+    }
+
+    /// Sets MKL's thread count.
+    pub fn set_threads(&self, n: usize) -> Result<(), MklError> {
+        let f: SetThreads = self.sym("MKL_Set_Num_Threads")?;
+        // SAFETY: plain setter.
+        unsafe { f(n as c_int) };
+        Ok(())
+    }
+
+    /// `C = A·B` for row-major `m×k` and `k×n` matrices.
+    pub fn dgemm(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+    ) -> Result<(), MklError> {
+        if a.len() != m * k || b.len() != k * n || c.len() != m * n {
+            return Err(MklError::Input(format!(
+                "dgemm {m}x{k}·{k}x{n}: got buffers of {}, {} and {}",
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        let f: Dgemm = self.sym("cblas_dgemm")?;
+        // SAFETY: sizes checked above.
+        unsafe {
+            f(
+                CBLAS_ROW_MAJOR,
+                CBLAS_NO_TRANS,
+                CBLAS_NO_TRANS,
+                m as c_int,
+                n as c_int,
+                k as c_int,
+                1.0,
+                a.as_ptr(),
+                k as c_int,
+                b.as_ptr(),
+                n as c_int,
+                0.0,
+                c.as_mut_ptr(),
+                n as c_int,
+            )
+        };
+        Ok(())
+    }
+}
+
+/// An MKL sparse matrix handle, optimized for repeated `y = A·x`.
+#[derive(Debug)]
+pub struct MklCsr {
+    mkl: &'static Mkl,
+    handle: SparseMatrix,
+    rows: usize,
+    cols: usize,
+    // MKL keeps pointers into these arrays.
+    _offsets: Vec<c_int>,
+    _cols: Vec<c_int>,
+    _values: Vec<f64>,
+}
+
+fn check(call: &'static str, status: c_int) -> Result<(), MklError> {
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(MklError::Status { call, status })
+    }
+}
+
+impl MklCsr {
+    /// Creates and optimizes (`mkl_sparse_set_mv_hint` + `mkl_sparse_optimize`, as a fair user
+    /// would for repeated products) a CSR matrix.
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        row_offsets: &[u64],
+        col_indices: &[u32],
+        values: &[f64],
+        expected_calls: usize,
+    ) -> Result<MklCsr, MklError> {
+        let mkl = Mkl::get()?;
+        let too_big = |what: &str, n: usize| {
+            MklError::Input(format!("{what} = {n} does not fit MKL's 32-bit integers"))
+        };
+        if row_offsets.len() != rows + 1 || col_indices.len() != values.len() {
+            return Err(MklError::Input("inconsistent CSR arrays".into()));
+        }
+        let offsets: Vec<c_int> = row_offsets
+            .iter()
+            .map(|&o| c_int::try_from(o).map_err(|_| too_big("an offset", o as usize)))
+            .collect::<Result<_, _>>()?;
+        let cols_i: Vec<c_int> = col_indices
+            .iter()
+            .map(|&c| c_int::try_from(c).map_err(|_| too_big("a column index", c as usize)))
+            .collect::<Result<_, _>>()?;
+        let mut values = values.to_vec();
+        let mut offsets = offsets;
+        let mut cols_i = cols_i;
+        let create: CreateCsr = mkl.sym("mkl_sparse_d_create_csr")?;
+        let hint: SetMvHint = mkl.sym("mkl_sparse_set_mv_hint")?;
+        let optimize: Optimize = mkl.sym("mkl_sparse_optimize")?;
+        let mut handle: SparseMatrix = std::ptr::null_mut();
+        let (r, c) = (
+            c_int::try_from(rows).map_err(|_| too_big("rows", rows))?,
+            c_int::try_from(cols).map_err(|_| too_big("cols", cols))?,
+        );
+        let ends = offsets.as_mut_ptr().wrapping_add(1);
+        // SAFETY: arrays are kept alive in the returned struct; sizes checked above.
+        unsafe {
+            check(
+                "mkl_sparse_d_create_csr",
+                create(
+                    &mut handle,
+                    SPARSE_INDEX_BASE_ZERO,
+                    r,
+                    c,
+                    offsets.as_mut_ptr(),
+                    ends,
+                    cols_i.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                ),
+            )?;
+        }
+        let m = MklCsr {
+            mkl,
+            handle,
+            rows,
+            cols,
+            _offsets: offsets,
+            _cols: cols_i,
+            _values: values,
+        };
+        // SAFETY: a valid handle.
+        unsafe {
+            check(
+                "mkl_sparse_set_mv_hint",
+                hint(
+                    m.handle,
+                    SPARSE_OPERATION_NON_TRANSPOSE,
+                    GENERAL,
+                    expected_calls.min(i32::MAX as usize) as c_int,
+                ),
+            )?;
+            check("mkl_sparse_optimize", optimize(m.handle))?;
+        }
+        Ok(m)
+    }
+
+    /// `y = A·x`.
+    pub fn mv(&self, x: &[f64], y: &mut [f64]) -> Result<(), MklError> {
+        if x.len() != self.cols || y.len() != self.rows {
+            return Err(MklError::Input(format!(
+                "x has {} entries and y {}, the matrix is {}x{}",
+                x.len(),
+                y.len(),
+                self.rows,
+                self.cols
+            )));
+        }
+        let mv: Mv = self.mkl.sym("mkl_sparse_d_mv")?;
+        // SAFETY: sizes checked above; the handle is valid.
+        unsafe {
+            check(
+                "mkl_sparse_d_mv",
+                mv(
+                    SPARSE_OPERATION_NON_TRANSPOSE,
+                    1.0,
+                    self.handle,
+                    GENERAL,
+                    x.as_ptr(),
+                    0.0,
+                    y.as_mut_ptr(),
+                ),
+            )
+        }
+    }
+}
+
+impl Drop for MklCsr {
+    fn drop(&mut self) {
+        if let Ok(d) = self.mkl.sym::<Destroy>("mkl_sparse_destroy") {
+            // SAFETY: the handle was created by MKL and is destroyed once.
+            unsafe { d(self.handle) };
+        }
+    }
+}
+
+// SAFETY: MKL handles may be used from any thread (not concurrently; `mv` takes `&self` but MKL's
+// executor is thread-safe for concurrent reads of an optimized matrix).
+unsafe impl Send for MklCsr {}
+unsafe impl Sync for MklCsr {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mkl_spmv_and_dgemm_when_installed() {
+        let m = match MklCsr::new(2, 3, &[0, 2, 3], &[0, 2, 1], &[1.0, 2.0, 3.0], 10) {
+            Err(MklError::Unavailable(why)) => {
+                eprintln!("skipping: {why}");
+                return;
+            }
+            r => r.unwrap(),
+        };
+        let mut y = vec![0.0; 2];
+        m.mv(&[1.0, 10.0, 100.0], &mut y).unwrap();
+        assert_eq!(y, vec![201.0, 30.0]);
+        assert!(m.mv(&[1.0], &mut y).is_err());
+        let mut c = vec![0.0; 4];
+        Mkl::get()
+            .unwrap()
+            .dgemm(
+                2,
+                2,
+                2,
+                &[1.0, 2.0, 3.0, 4.0],
+                &[5.0, 6.0, 7.0, 8.0],
+                &mut c,
+            )
+            .unwrap();
+        assert_eq!(c, vec![19.0, 22.0, 43.0, 50.0]);
+    }
+}

@@ -1,0 +1,243 @@
+//! One `rustc` call per program, cached on disk by a hash of the source (which embeds the IR's
+//! structure and the variant set), the rustc version and the target; loaded with libloading.
+
+use crate::CpuError;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+use surge_codegen::emit::cpu::CpuProgram;
+use surge_codegen::ir::fnv1a128;
+
+/// A loaded kernel library.
+#[derive(Debug)]
+pub struct Loaded {
+    pub lib: libloading::Library,
+    /// The generated source, kept for inspection.
+    pub source_path: PathBuf,
+    pub library_path: PathBuf,
+    /// Whether this load compiled (false: found in the cache).
+    pub compiled: bool,
+}
+
+/// The kernel cache directory: `$SURGE_CACHE`, else `$XDG_CACHE_HOME/surge`, else
+/// `~/.cache/surge`, else the system temp dir.
+pub fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SURGE_CACHE") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("surge");
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        return PathBuf::from(h).join(".cache").join("surge");
+    }
+    std::env::temp_dir().join("surge-cache")
+}
+
+fn rustc() -> String {
+    std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into())
+}
+
+/// `rustc -vV`, once per process.
+fn rustc_version() -> Result<&'static str, CpuError> {
+    static V: OnceLock<Result<String, String>> = OnceLock::new();
+    V.get_or_init(|| {
+        let out = Command::new(rustc())
+            .arg("-vV")
+            .output()
+            .map_err(|e| format!("cannot run `{}`: {e}", rustc()))?;
+        if !out.status.success() {
+            return Err(format!("`{} -vV` failed", rustc()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    })
+    .as_ref()
+    .map(|s| s.as_str())
+    .map_err(|e| CpuError::Compile {
+        variants: vec![],
+        message: e.clone(),
+        source_path: None,
+    })
+}
+
+/// The cache key of a program on this machine.
+pub fn cache_key(program: &CpuProgram) -> Result<String, CpuError> {
+    let mut text = program.source.clone();
+    text.push_str(rustc_version()?);
+    text.push_str("target-cpu=native;");
+    // `native` means this CPU: key on its model too.
+    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo")
+        && let Some(l) = info.lines().find(|l| l.starts_with("model name"))
+    {
+        text.push_str(l);
+    }
+    Ok(format!("{:032x}", fnv1a128(text.as_bytes())))
+}
+
+fn loaded_libraries() -> &'static Mutex<HashMap<String, Arc<Loaded>>> {
+    static M: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
+    M.get_or_init(Default::default)
+}
+
+/// Compiles (or finds in the cache) and loads `program`.
+pub fn load(program: &CpuProgram) -> Result<Arc<Loaded>, CpuError> {
+    let key = cache_key(program)?;
+    if let Some(l) = loaded_libraries().lock().expect("library cache").get(&key) {
+        return Ok(l.clone());
+    }
+    let dir = cache_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| CpuError::Compile {
+        variants: vec![],
+        message: format!("cannot create the kernel cache {}: {e}", dir.display()),
+        source_path: None,
+    })?;
+    let src = dir.join(format!("surge_{key}.rs"));
+    let so = dir.join(format!("libsurge_{key}.so"));
+    let mut compiled = false;
+    if !so.exists() {
+        compile(program, &src, &so, &key)?;
+        compiled = true;
+    }
+    // SAFETY: the library is one we generated; loading runs no initializers beyond std's.
+    let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| CpuError::Compile {
+        variants: vec![],
+        message: format!("cannot load {}: {e}", so.display()),
+        source_path: Some(src.clone()),
+    })?;
+    // SAFETY: symbols of the generated runtime with the declared signatures.
+    unsafe {
+        let abi: libloading::Symbol<'_, unsafe extern "C" fn() -> u32> = lib
+            .get(b"surge_abi_version")
+            .map_err(|e| CpuError::Compile {
+                variants: vec![],
+                message: format!("{} is not a Surge kernel library: {e}", so.display()),
+                source_path: Some(src.clone()),
+            })?;
+        if abi() != 1 {
+            return Err(CpuError::Compile {
+                variants: vec![],
+                message: format!("{} has ABI version {}, expected 1", so.display(), abi()),
+                source_path: Some(src.clone()),
+            });
+        }
+        let init: libloading::Symbol<'_, unsafe extern "C" fn()> = lib
+            .get(b"surge_init")
+            .expect("surge_init in a checked library");
+        init();
+    }
+    let l = Arc::new(Loaded {
+        lib,
+        source_path: src,
+        library_path: so,
+        compiled,
+    });
+    loaded_libraries()
+        .lock()
+        .expect("library cache")
+        .insert(key, l.clone());
+    Ok(l)
+}
+
+/// Line ranges of the generated modules in a (possibly reformatted) file, from their markers.
+fn module_ranges(text: &str) -> Vec<(usize, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.trim().strip_prefix("// ---- module m")
+            && let Some(k) = rest.strip_suffix(" ----").and_then(|k| k.parse().ok())
+        {
+            let end_marker = format!("// ---- end of module m{k} ----");
+            let end = lines[i..]
+                .iter()
+                .position(|x| x.trim() == end_marker)
+                .map_or(lines.len(), |p| i + p + 1);
+            out.push((k, i + 1, end));
+        }
+    }
+    out
+}
+
+fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(), CpuError> {
+    let err = |message: String, variants: Vec<String>| CpuError::Compile {
+        variants,
+        message,
+        source_path: Some(src.to_path_buf()),
+    };
+    let tmp_src = src.with_extension(format!("rs.{}", std::process::id()));
+    std::fs::write(&tmp_src, &program.source)
+        .map_err(|e| err(format!("cannot write {}: {e}", tmp_src.display()), vec![]))?;
+    // Formatting is for the reader; a missing rustfmt is not an error.
+    let _ = Command::new("rustfmt")
+        .args(["--edition", "2021"])
+        .arg(&tmp_src)
+        .output();
+    std::fs::rename(&tmp_src, src)
+        .map_err(|e| err(format!("cannot write {}: {e}", src.display()), vec![]))?;
+    let tmp_so = so.with_extension(format!("so.{}.tmp", std::process::id()));
+    let out = Command::new(rustc())
+        .args([
+            "--edition",
+            "2021",
+            "--crate-type",
+            "cdylib",
+            "--crate-name",
+            &format!("surge_{key}"),
+            "-C",
+            "opt-level=3",
+            "-C",
+            "target-cpu=native",
+            "-C",
+            "panic=unwind",
+            "-C",
+            "debuginfo=0",
+            "--error-format",
+            "short",
+            "-o",
+        ])
+        .arg(&tmp_so)
+        .arg(src)
+        .output()
+        .map_err(|e| err(format!("cannot run `{}`: {e}", rustc()), vec![]))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let text = std::fs::read_to_string(src).unwrap_or_default();
+        let ranges = module_ranges(&text);
+        let name = src.display().to_string();
+        let mut variants: Vec<String> = Vec::new();
+        let mut diagnostics = Vec::new();
+        for l in stderr.lines() {
+            if !l.contains("error") {
+                continue;
+            }
+            if diagnostics.len() < 5 {
+                diagnostics.push(l.to_string());
+            }
+            // `path:line:col: error...`
+            if let Some(rest) = l.strip_prefix(&name).and_then(|r| r.strip_prefix(':'))
+                && let Some(line) = rest.split(':').next().and_then(|x| x.parse::<usize>().ok())
+            {
+                for (k, a, b) in &ranges {
+                    if *a <= line && line <= *b {
+                        for v in &program.modules[*k].variants {
+                            if !variants.contains(v) {
+                                variants.push(v.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&tmp_so);
+        return Err(err(
+            format!(
+                "rustc failed on the generated kernels (kept at {}):\n{}",
+                src.display(),
+                diagnostics.join("\n")
+            ),
+            variants,
+        ));
+    }
+    std::fs::rename(&tmp_so, so)
+        .map_err(|e| err(format!("cannot write {}: {e}", so.display()), vec![]))
+}

@@ -1,0 +1,631 @@
+//! Native CPU execution: the emitted Rust kernels (one `rustc`-compiled library per computation
+//! and variant set) driven by rayon skeletons that realize each variant's schedule and policy.
+
+pub mod compile;
+pub mod skeleton;
+
+use crate::CpuError;
+use compile::Loaded;
+use skeleton::{LevelPlan, LoopSchedule, for_chunks, pool};
+use std::sync::Arc;
+use surge_codegen::analysis::{analyze, check_buffers};
+use surge_codegen::data::{Buffer, Output};
+use surge_codegen::emit::cpu::{CpuProgram, EmitOptions, Inner, PhaseAbi, Shape, emit, phase_slot};
+use surge_codegen::ir::{Computation, Elem, NodeId};
+use surge_codegen::passes;
+use surge_codegen::policy::PValue;
+use surge_codegen::schedule::ScheduleElem;
+use surge_codegen::target::{CpuMachine, Platform};
+use surge_codegen::variant::Variant;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Buf {
+    ptr: *const u8,
+    len: usize,
+}
+// SAFETY: slots point at buffers that outlive every kernel call made with them; kernels only read
+// through them.
+unsafe impl Send for Buf {}
+unsafe impl Sync for Buf {}
+
+type OuterFn = unsafe extern "C" fn(*const Buf, *mut usize) -> i32;
+type ElemsFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u8) -> i32;
+type LensFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u64) -> i32;
+type RowsFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *const u64) -> i32;
+type InnerLenFn = unsafe extern "C" fn(*const Buf, usize, *mut usize) -> i32;
+type PartialFn = unsafe extern "C" fn(*const Buf, usize, usize, usize, *mut u8) -> i32;
+type CombineFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *const u8, *mut u8) -> i32;
+type FinishFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *mut u8) -> i32;
+type ChunkFn = unsafe extern "C" fn(*const Buf, usize, usize, usize, u8, *const u8, *mut u8) -> i32;
+type TakeErrorFn = unsafe extern "C" fn(*mut u8, usize) -> usize;
+
+/// The resolved functions of one phase in one module.
+#[derive(Debug, Clone, Copy)]
+struct PhaseFns {
+    outer: OuterFn,
+    elems: Option<ElemsFn>,
+    lens: Option<LensFn>,
+    rows: Option<RowsFn>,
+    inner_len: Option<InnerLenFn>,
+    partial: Option<PartialFn>,
+    combine: Option<CombineFn>,
+    finish: Option<FinishFn>,
+    chunk: Option<ChunkFn>,
+}
+
+/// Raw pointers handed to worker threads; the skeleton guarantees disjoint writes.
+#[derive(Clone, Copy)]
+struct Shared<T>(T);
+// SAFETY: used only for buffers that outlive the parallel region, with disjoint writes.
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
+
+/// The compiled variants of one computation.
+#[derive(Debug, Clone)]
+pub struct NativeKernels {
+    ir: Computation,
+    program: Arc<CpuProgram>,
+    lib: Arc<Loaded>,
+    variants: Vec<Variant>,
+    /// Per module, per phase.
+    fns: Arc<Vec<Vec<PhaseFnsDebug>>>,
+    take_error: TakeErrorFnDebug,
+}
+
+#[derive(Clone, Copy)]
+struct PhaseFnsDebug(PhaseFns);
+impl std::fmt::Debug for PhaseFnsDebug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PhaseFns")
+    }
+}
+#[derive(Clone, Copy)]
+struct TakeErrorFnDebug(TakeErrorFn);
+impl std::fmt::Debug for TakeErrorFnDebug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("surge_take_error")
+    }
+}
+
+/// The CPU variants of a computation's final phase on `machine`: the computation's variants
+/// (each applies its schedule and parameters to every phase).
+pub fn variants(ir: &Computation, machine: &CpuMachine) -> Result<Vec<Variant>, CpuError> {
+    let analysis = analyze(ir)?;
+    let phases = passes::run(&analysis, &Platform::Cpu(machine.clone()))?;
+    let last = phases.last().expect("an analysis has at least one phase");
+    Ok(last
+        .spaces
+        .iter()
+        .flat_map(|s| s.variants.iter().cloned())
+        .collect())
+}
+
+/// The default variant: the outer level independent, every inner level sequential and
+/// unrolled, all cores, static schedule with the largest chunk (what a careful programmer
+/// writes first).
+pub fn default_variant(variants: &[Variant]) -> Option<&Variant> {
+    let score = |v: &Variant| -> (i64, i64, i64, i64, i64) {
+        let elems = v.schedule.elems();
+        let shape = i64::from(elems.first() == Some(&ScheduleElem::Independent))
+            + elems
+                .iter()
+                .skip(1)
+                .filter(|e| **e == ScheduleElem::Sequential)
+                .count() as i64;
+        let int = |k: &str| match v.get(k) {
+            Some(PValue::Int(i)) => *i,
+            _ => 0,
+        };
+        let sched = i64::from(v.get("sched1") == Some(&PValue::Str("static".into())));
+        let unroll: i64 = (1..=4).map(|d| int(&format!("unroll{d}"))).sum();
+        (shape, int("threads"), sched, int("chunk1"), unroll)
+    };
+    variants.iter().max_by_key(|v| score(v))
+}
+
+fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Option<T> {
+    // SAFETY: the generated runtime exports these names with these signatures (ABI 1).
+    unsafe { lib.get::<T>(name.as_bytes()).ok().map(|s| *s) }
+}
+
+impl NativeKernels {
+    /// Emits, compiles (or loads from the cache) the given variants of `ir`.
+    pub fn build(ir: &Computation, variants: &[Variant]) -> Result<NativeKernels, CpuError> {
+        Self::build_with(ir, variants, &EmitOptions::default())
+    }
+
+    /// [`NativeKernels::build`] with emitter options (tests poison a variant with them).
+    pub fn build_with(
+        ir: &Computation,
+        variants: &[Variant],
+        options: &EmitOptions,
+    ) -> Result<NativeKernels, CpuError> {
+        let analysis = analyze(ir)?;
+        let program = emit(ir, &analysis, variants, options)?;
+        let lib = compile::load(&program)?;
+        let mut fns = Vec::new();
+        for m in &program.modules {
+            let mut per_phase = Vec::new();
+            for (pi, _) in program.phases.iter().enumerate() {
+                let p = format!("m{}_p{pi}_", m.index);
+                let outer = sym::<OuterFn>(&lib.lib, &format!("{p}outer")).ok_or_else(|| {
+                    CpuError::Compile {
+                        variants: m.variants.clone(),
+                        message: format!("the kernel library lacks {p}outer"),
+                        source_path: Some(lib.source_path.clone()),
+                    }
+                })?;
+                per_phase.push(PhaseFnsDebug(PhaseFns {
+                    outer,
+                    elems: sym(&lib.lib, &format!("{p}elems")),
+                    lens: sym(&lib.lib, &format!("{p}lens")),
+                    rows: sym(&lib.lib, &format!("{p}rows")),
+                    inner_len: sym(&lib.lib, &format!("{p}inner_len")),
+                    partial: sym(&lib.lib, &format!("{p}partial")),
+                    combine: sym(&lib.lib, &format!("{p}combine")),
+                    finish: sym(&lib.lib, &format!("{p}finish")),
+                    chunk: sym(&lib.lib, &format!("{p}chunk")),
+                }));
+            }
+            fns.push(per_phase);
+        }
+        let take_error = sym::<TakeErrorFn>(&lib.lib, "surge_take_error")
+            .expect("surge_take_error in a checked library");
+        Ok(NativeKernels {
+            ir: ir.clone(),
+            program: Arc::new(program),
+            lib,
+            variants: variants.to_vec(),
+            fns: Arc::new(fns),
+            take_error: TakeErrorFnDebug(take_error),
+        })
+    }
+
+    pub fn program(&self) -> &CpuProgram {
+        &self.program
+    }
+    pub fn variants(&self) -> &[Variant] {
+        &self.variants
+    }
+    /// Whether building compiled (false: the library came from the disk cache).
+    pub fn compiled(&self) -> bool {
+        self.lib.compiled
+    }
+    pub fn source_path(&self) -> &std::path::Path {
+        &self.lib.source_path
+    }
+
+    /// The error of a failed kernel call, read on the thread that made it.
+    fn error(&self) -> CpuError {
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: the buffer holds `cap` bytes.
+        let n = unsafe { (self.take_error.0)(buf.as_mut_ptr(), buf.len()) };
+        buf.truncate(n.min(4096));
+        let msg = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(rest) = msg.strip_prefix("SURGE|")
+            && let Some((node, message)) = rest.split_once('|')
+            && let Ok(node) = node.parse::<u64>()
+            && (node as usize) < self.ir.nodes.len()
+        {
+            let node = NodeId(node);
+            return CpuError::Runtime {
+                op: self.ir.node(node).op.kind().name(),
+                node,
+                message: message.to_string(),
+            };
+        }
+        CpuError::Kernel(msg)
+    }
+
+    fn check(&self, status: i32) -> Result<(), CpuError> {
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(self.error())
+        }
+    }
+
+    /// Runs `variant` on `buffers` (one per computation input, checked against the declarations).
+    pub fn run(&self, variant: &Variant, buffers: &[Buffer]) -> Result<Output, CpuError> {
+        self.run_with(&self.ir, variant, buffers)
+    }
+
+    /// Runs `variant` for another computation of the same structure (the same IR up to input
+    /// lengths: the kernels do not depend on them), on its `buffers`.
+    pub fn run_with(
+        &self,
+        ir: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+    ) -> Result<Output, CpuError> {
+        let same_structure = ir.root == self.ir.root
+            && ir.nodes == self.ir.nodes
+            && ir.inputs.len() == self.ir.inputs.len()
+            && ir
+                .inputs
+                .iter()
+                .zip(&self.ir.inputs)
+                .all(|(a, b)| a.name == b.name && a.elem == b.elem);
+        if !same_structure {
+            return Err(CpuError::Invalid(surge_codegen::CodegenError::Input {
+                input: "(computation)".into(),
+                message: "these kernels were compiled for a computation of another structure"
+                    .into(),
+            }));
+        }
+        check_buffers(ir, buffers)?;
+        let m = self
+            .program
+            .module_of(&variant.id())
+            .ok_or_else(|| CpuError::UnknownVariant {
+                id: variant.id(),
+                known: self.variants.len(),
+            })?;
+        let plan = HostPlan::of(variant)?;
+        let inputs = buffers.len();
+        let mut slots: Vec<Buf> = buffers
+            .iter()
+            .map(|b| Buf {
+                ptr: buffer_ptr(b),
+                len: b.len(),
+            })
+            .collect();
+        slots.resize(
+            self.program.slots,
+            Buf {
+                ptr: std::ptr::NonNull::<u64>::dangling().as_ptr() as *const u8,
+                len: 0,
+            },
+        );
+        let mut results: Vec<(Buffer, Option<Vec<u64>>)> = Vec::new();
+        let pool = pool(plan.threads);
+        for (pi, abi) in self.program.phases.iter().enumerate() {
+            let fns = self.fns[m][pi].0;
+            let r = self.run_phase(&pool, abi, &fns, &slots, &plan)?;
+            let s = phase_slot(inputs, pi);
+            slots[s] = Buf {
+                ptr: buffer_ptr(&r.0),
+                len: r.0.len(),
+            };
+            if let Some(off) = &r.1 {
+                slots[s + 1] = Buf {
+                    ptr: off.as_ptr() as *const u8,
+                    len: off.len(),
+                };
+            }
+            results.push(r);
+        }
+        let abi = self.program.phases.last().expect("a phase");
+        let (data, offsets) = results.pop().expect("a phase result");
+        Ok(match (abi.whole, abi.shape, offsets) {
+            (true, Shape::Flat, _) => Output::Scalar(data.get(0).expect("one scalar")),
+            (true, Shape::Nested, _) => Output::Seq(data),
+            (false, Shape::Flat, _) => Output::Seq(data),
+            (false, Shape::Nested, Some(offsets)) => Output::Nested { data, offsets },
+            (false, Shape::Nested, None) => panic!("internal: nested phase without offsets"),
+        })
+    }
+
+    fn run_phase(
+        &self,
+        pool: &rayon::ThreadPool,
+        abi: &PhaseAbi,
+        f: &PhaseFns,
+        slots: &[Buf],
+        plan: &HostPlan,
+    ) -> Result<(Buffer, Option<Vec<u64>>), CpuError> {
+        let bufs = Shared(slots.as_ptr());
+        let mut n = 0usize;
+        // SAFETY: slots are valid for the duration of the call.
+        self.check(unsafe { (f.outer)(bufs.0, &mut n) })?;
+        // Level plans: a whole reduce/scan has one element and its level 1 is the inner level.
+        let (outer, inner) = if abi.whole {
+            (LevelPlan::Sequential, plan.levels[0])
+        } else {
+            (
+                plan.levels[0],
+                plan.levels.get(1).copied().unwrap_or(LevelPlan::Sequential),
+            )
+        };
+        let outer_parallel = matches!(outer, LevelPlan::Parallel { .. });
+        let coop = abi.inner.is_some()
+            && matches!(inner, LevelPlan::Parallel { .. })
+            && (!outer_parallel || plan.nesting);
+        let threads = plan.threads;
+        let acc_zero = [0u64; 1];
+        let _ = acc_zero;
+        match abi.shape {
+            Shape::Flat => {
+                let out = Buffer::zeroed(abi.elem, n);
+                let optr = Shared(buffer_ptr(&out) as *mut u8);
+                let size = abi.elem.size_bytes();
+                let elems = f.elems.expect("elems of a flat phase");
+                for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
+                    let (b, o) = (bufs, optr);
+                    if !coop {
+                        // SAFETY: chunks are disjoint and within the output.
+                        return self.check(unsafe { elems(b.0, lo, hi, o.0) });
+                    }
+                    for i in lo..hi {
+                        match self.cooperative_reduce(pool, f, b, i, inner, threads)? {
+                            Some(r) => {
+                                let fin = f.finish.expect("finish");
+                                // SAFETY: `r` holds one accumulator; `i` is in range.
+                                self.check(unsafe {
+                                    fin(b.0, i, &r as *const u64 as *const u8, o.0)
+                                })?;
+                            }
+                            // SAFETY: as above, one element.
+                            None => self.check(unsafe { elems(b.0, i, i + 1, o.0) })?,
+                        }
+                    }
+                    let _ = size;
+                    Ok(())
+                })?;
+                Ok((out, None))
+            }
+            Shape::Nested => {
+                let mut lens = vec![0u64; n];
+                let lptr = Shared(lens.as_mut_ptr());
+                let lens_fn = f.lens.expect("lens of a nested phase");
+                for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
+                    let (b, l) = (bufs, lptr);
+                    // SAFETY: disjoint chunks of `lens`.
+                    self.check(unsafe { lens_fn(b.0, lo, hi, l.0) })
+                })?;
+                let mut offsets = Vec::with_capacity(n + 1);
+                let mut total = 0u64;
+                offsets.push(0);
+                for l in &lens {
+                    total += l;
+                    offsets.push(total);
+                }
+                let data = Buffer::zeroed(abi.elem, total as usize);
+                let dptr = Shared(buffer_ptr(&data) as *mut u8);
+                let optr = Shared(offsets.as_ptr());
+                let rows = f.rows.expect("rows of a nested phase");
+                let size = abi.elem.size_bytes();
+                for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
+                    let (b, d, o) = (bufs, dptr, optr);
+                    if !coop {
+                        // SAFETY: rows `lo..hi` are disjoint ranges of `data` by `offsets`.
+                        return self.check(unsafe { rows(b.0, lo, hi, d.0, o.0) });
+                    }
+                    for (i, off) in offsets.iter().enumerate().take(hi).skip(lo) {
+                        // SAFETY: offsets[i] is within `data`.
+                        let row = Shared(unsafe { d.0.add(*off as usize * size) });
+                        if !self.cooperative_row(pool, abi, f, b, i, row, inner, threads)? {
+                            // SAFETY: as above, one row.
+                            self.check(unsafe { rows(b.0, i, i + 1, d.0, o.0) })?;
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok((data, Some(offsets)))
+            }
+        }
+    }
+
+    /// Partial reductions of element `i`'s inner sequence over the inner level's chunks,
+    /// combined in order; `None` when the sequence is too short to split.
+    fn cooperative_reduce(
+        &self,
+        pool: &rayon::ThreadPool,
+        f: &PhaseFns,
+        b: Shared<*const Buf>,
+        i: usize,
+        inner: LevelPlan,
+        threads: usize,
+    ) -> Result<Option<u64>, CpuError> {
+        let LevelPlan::Parallel { chunk, .. } = inner else {
+            return Ok(None);
+        };
+        let mut m = 0usize;
+        // SAFETY: valid slots.
+        self.check(unsafe { (f.inner_len.expect("inner_len"))(b.0, i, &mut m) })?;
+        if m < 2 * chunk.max(1) {
+            return Ok(None);
+        }
+        let partials = self.partials(pool, f, b, i, m, inner, threads)?;
+        Ok(Some(self.fold(f, b, i, &partials)?))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn partials(
+        &self,
+        pool: &rayon::ThreadPool,
+        f: &PhaseFns,
+        b: Shared<*const Buf>,
+        i: usize,
+        m: usize,
+        inner: LevelPlan,
+        threads: usize,
+    ) -> Result<Vec<u64>, CpuError> {
+        let LevelPlan::Parallel { chunk, .. } = inner else {
+            panic!("internal: partials of a sequential level")
+        };
+        let chunk = chunk.max(1);
+        let mut parts = vec![0u64; m.div_ceil(chunk)];
+        let pptr = Shared(parts.as_mut_ptr());
+        let partial = f.partial.expect("partial");
+        // The schedule deals out chunk indices, so partial `c` is always chunk `c`.
+        for_chunks::<CpuError>(pool, parts.len(), by_chunk(inner), threads, &|c0, c1| {
+            let (p, b) = (pptr, b);
+            for c in c0..c1 {
+                let (a, e) = (c * chunk, ((c + 1) * chunk).min(m));
+                // SAFETY: slot `c` is this chunk's own.
+                self.check(unsafe { partial(b.0, i, a, e, p.0.add(c) as *mut u8) })?;
+            }
+            Ok(())
+        })?;
+        Ok(parts)
+    }
+
+    fn fold(
+        &self,
+        f: &PhaseFns,
+        b: Shared<*const Buf>,
+        i: usize,
+        parts: &[u64],
+    ) -> Result<u64, CpuError> {
+        let combine = f.combine.expect("combine");
+        let mut acc = parts[0];
+        for p in &parts[1..] {
+            let mut out = 0u64;
+            // SAFETY: accumulators are stored in u64 slots.
+            self.check(unsafe {
+                combine(
+                    b.0,
+                    i,
+                    &acc as *const u64 as *const u8,
+                    p as *const u64 as *const u8,
+                    &mut out as *mut u64 as *mut u8,
+                )
+            })?;
+            acc = out;
+        }
+        Ok(acc)
+    }
+
+    /// Writes row `i` cooperatively (two-pass scan, or a parallel inner map); false when the row
+    /// is too short to split.
+    #[allow(clippy::too_many_arguments)]
+    fn cooperative_row(
+        &self,
+        pool: &rayon::ThreadPool,
+        abi: &PhaseAbi,
+        f: &PhaseFns,
+        b: Shared<*const Buf>,
+        i: usize,
+        row: Shared<*mut u8>,
+        inner: LevelPlan,
+        threads: usize,
+    ) -> Result<bool, CpuError> {
+        let LevelPlan::Parallel { schedule, chunk } = inner else {
+            return Ok(false);
+        };
+        let chunk = chunk.max(1);
+        let mut m = 0usize;
+        // SAFETY: valid slots.
+        self.check(unsafe { (f.inner_len.expect("inner_len"))(b.0, i, &mut m) })?;
+        if m < 2 * chunk {
+            return Ok(false);
+        }
+        let chunk_fn = f.chunk.expect("chunk");
+        let carries: Vec<Option<u64>> = if abi.inner == Some(Inner::Scan) {
+            let parts = self.partials(pool, f, b, i, m, inner, threads)?;
+            let mut carries = vec![None];
+            let mut acc: Option<u64> = None;
+            for p in &parts[..parts.len() - 1] {
+                acc = Some(match acc {
+                    None => *p,
+                    Some(a) => self.fold(f, b, i, &[a, *p])?,
+                });
+                carries.push(acc);
+            }
+            carries
+        } else {
+            vec![None; m.div_ceil(chunk)]
+        };
+        let _ = schedule;
+        for_chunks::<CpuError>(pool, carries.len(), by_chunk(inner), threads, &|c0, c1| {
+            let (r, b) = (row, b);
+            for (ci, carry) in carries.iter().enumerate().take(c1).skip(c0) {
+                let (a, e) = (ci * chunk, ((ci + 1) * chunk).min(m));
+                let carry = *carry;
+                let c = carry.unwrap_or(0);
+                // SAFETY: positions a..e of the row are this chunk's own.
+                self.check(unsafe {
+                    chunk_fn(
+                        b.0,
+                        i,
+                        a,
+                        e,
+                        u8::from(carry.is_some()),
+                        &c as *const u64 as *const u8,
+                        r.0,
+                    )
+                })?;
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+}
+
+/// The host-side reading of a CPU variant's parameters.
+#[derive(Debug, Clone)]
+struct HostPlan {
+    threads: usize,
+    nesting: bool,
+    levels: Vec<LevelPlan>,
+}
+
+impl HostPlan {
+    fn of(v: &Variant) -> Result<HostPlan, CpuError> {
+        let bad = |m: String| CpuError::UnknownVariant {
+            id: format!("{v} ({m})"),
+            known: 0,
+        };
+        let int = |k: &str| match v.get(k) {
+            Some(PValue::Int(i)) if *i > 0 => Ok(*i as usize),
+            Some(other) => Err(bad(format!("`{k}` = {other} is not a positive integer"))),
+            None => Err(bad(format!("missing `{k}`"))),
+        };
+        let threads = int("threads")?;
+        let nesting = v.get("nesting") == Some(&PValue::Int(1));
+        let mut levels = Vec::new();
+        for (d, e) in v.schedule.elems().iter().enumerate() {
+            let d = d + 1;
+            levels.push(match e {
+                ScheduleElem::Sequential => LevelPlan::Sequential,
+                _ => {
+                    let schedule = match v.get(&format!("sched{d}")) {
+                        Some(PValue::Str(s)) if s == "static" => LoopSchedule::Static,
+                        Some(PValue::Str(s)) if s == "dynamic" => LoopSchedule::Dynamic,
+                        Some(PValue::Str(s)) if s == "guided" => LoopSchedule::Guided,
+                        other => {
+                            return Err(bad(format!(
+                                "`sched{d}` = {other:?} is not static, dynamic or guided"
+                            )));
+                        }
+                    };
+                    LevelPlan::Parallel {
+                        schedule,
+                        chunk: int(&format!("chunk{d}"))?,
+                    }
+                }
+            });
+        }
+        Ok(HostPlan {
+            threads,
+            nesting,
+            levels,
+        })
+    }
+}
+
+/// The plan of an inner level restated over chunk indices (one index per `chunk` elements).
+fn by_chunk(inner: LevelPlan) -> LevelPlan {
+    match inner {
+        LevelPlan::Parallel { schedule, .. } => LevelPlan::Parallel { schedule, chunk: 1 },
+        s => s,
+    }
+}
+
+fn buffer_ptr(b: &Buffer) -> *const u8 {
+    match b {
+        Buffer::F32(v) => v.as_ptr() as *const u8,
+        Buffer::F64(v) => v.as_ptr() as *const u8,
+        Buffer::I32(v) => v.as_ptr() as *const u8,
+        Buffer::I64(v) => v.as_ptr() as *const u8,
+        Buffer::U32(v) => v.as_ptr() as *const u8,
+        Buffer::U64(v) => v.as_ptr() as *const u8,
+    }
+}
+
+/// Element type check used by callers that allocate outputs.
+pub fn storable(e: Elem) -> bool {
+    Elem::STORABLE.contains(&e)
+}

@@ -1,0 +1,341 @@
+//! `surge bench`: every variant of an application timed against a reference in the same run.
+//!
+//! Each figure is the median of at least 10 timed runs after warm-up. spmv is reported in
+//! GFLOP/s (2·nnz flops per product), reduce and scan in GB/s of compulsory traffic (reduce reads
+//! 8 bytes per element; scan reads and writes 16).
+
+mod svg;
+mod timing;
+
+pub use svg::write_svg;
+pub use timing::{Timing, measure};
+
+use crate::apps::{App, matgen, reduce_app, scan_app, spmv_app, sum_input};
+use crate::mtx::CsrMatrix;
+use crate::{Computation, Kernels, Result, SurgeError, Target};
+use serde::Serialize;
+use surge_cpu::baseline::{bandwidth, mkl::MklCsr, rayon_ref};
+
+/// What the variants are compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reference {
+    Mkl,
+    Rayon,
+}
+
+impl std::str::FromStr for Reference {
+    type Err = SurgeError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "mkl" => Ok(Reference::Mkl),
+            "rayon" => Ok(Reference::Rayon),
+            _ => Err(SurgeError::Usage(format!(
+                "unknown reference `{s}`; use mkl (spmv) or rayon"
+            ))),
+        }
+    }
+}
+
+/// Called after each timed variant with its id (progress bars).
+pub type Progress = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Options of a benchmark run.
+#[derive(Clone)]
+pub struct BenchOptions {
+    pub runs: usize,
+    pub warmup: usize,
+    pub reference: Reference,
+    pub progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for BenchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BenchOptions")
+            .field("runs", &self.runs)
+            .field("warmup", &self.warmup)
+            .field("reference", &self.reference)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            runs: 10,
+            warmup: 2,
+            reference: Reference::Mkl,
+            progress: None,
+        }
+    }
+}
+
+/// One variant's measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantResult {
+    pub variant: String,
+    pub seconds: f64,
+    /// GFLOP/s (spmv) or GB/s (reduce, scan).
+    pub rate: f64,
+}
+
+/// One input's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputResult {
+    pub name: String,
+    /// spmv: rows, nnz; reduce/scan: elements.
+    pub rows: usize,
+    pub nnz: usize,
+    pub unit: &'static str,
+    pub best_variant: String,
+    pub best_rate: f64,
+    pub worst_variant: String,
+    pub worst_rate: f64,
+    pub default_variant: String,
+    pub default_rate: f64,
+    pub median_variant_rate: f64,
+    pub reference: String,
+    pub reference_rate: f64,
+    /// best / reference.
+    pub ratio: f64,
+    /// median variant / reference.
+    pub median_variant_ratio: f64,
+    pub variants: Vec<VariantResult>,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Times every variant of `c`; `work` converts seconds into the reported rate.
+fn time_variants(
+    c: &Computation,
+    k: &Kernels,
+    opts: &BenchOptions,
+    work: f64,
+) -> Result<Vec<VariantResult>> {
+    let mut out = Vec::new();
+    for v in k.variants() {
+        let mut err = None;
+        let t = measure(opts.warmup, opts.runs, || {
+            if let Err(e) = k.run(c, v) {
+                err = Some(e);
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        out.push(VariantResult {
+            variant: v.id(),
+            seconds: t.median,
+            rate: work / t.median / 1e9,
+        });
+        if let Some(p) = &opts.progress {
+            p(&v.id());
+        }
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    name: String,
+    rows: usize,
+    nnz: usize,
+    unit: &'static str,
+    variants: Vec<VariantResult>,
+    default_variant: String,
+    reference: &str,
+    reference_rate: f64,
+) -> InputResult {
+    let best = variants
+        .iter()
+        .max_by(|a, b| a.rate.total_cmp(&b.rate))
+        .expect("variants");
+    let worst = variants
+        .iter()
+        .min_by(|a, b| a.rate.total_cmp(&b.rate))
+        .expect("variants");
+    let default_rate = variants
+        .iter()
+        .find(|v| v.variant == default_variant)
+        .map_or(f64::NAN, |v| v.rate);
+    let median_rate = median(&mut variants.iter().map(|v| v.rate).collect::<Vec<_>>());
+    InputResult {
+        name,
+        rows,
+        nnz,
+        unit,
+        best_variant: best.variant.clone(),
+        best_rate: best.rate,
+        worst_variant: worst.variant.clone(),
+        worst_rate: worst.rate,
+        default_variant,
+        default_rate,
+        median_variant_rate: median_rate,
+        reference: reference.to_string(),
+        reference_rate,
+        ratio: best.rate / reference_rate,
+        median_variant_ratio: median_rate / reference_rate,
+        variants,
+    }
+}
+
+/// The built-in DRAM-sized spmv inputs (≥ 20M nonzeros each): a 5-point Laplacian, a banded
+/// matrix and one with random columns (the gather-bound case).
+pub fn dram_matrices() -> Vec<(String, CsrMatrix)> {
+    vec![
+        ("laplacian_2d 2048x2048".into(), matgen::laplacian_2d(2048)),
+        ("banded 2M rows, 11 diagonals".into(), banded(2_000_000, 11)),
+        (
+            "random 2M rows, 10/row".into(),
+            matgen::random(2_000_000, 2_000_000, 10, 42),
+        ),
+    ]
+}
+
+/// A banded matrix with `width` diagonals centered on the main one.
+pub fn banded(rows: usize, width: usize) -> CsrMatrix {
+    let half = (width / 2) as i64;
+    let mut row_offsets = vec![0u64];
+    let mut col_indices = Vec::with_capacity(rows * width);
+    let mut values = Vec::with_capacity(rows * width);
+    for i in 0..rows as i64 {
+        for d in -half..=half {
+            let j = i + d;
+            if j >= 0 && j < rows as i64 {
+                col_indices.push(j as u32);
+                values.push(if d == 0 {
+                    2.0
+                } else {
+                    -1.0 / (d.abs() as f64 + 1.0)
+                });
+            }
+        }
+        row_offsets.push(col_indices.len() as u64);
+    }
+    CsrMatrix {
+        rows,
+        cols: rows,
+        row_offsets,
+        col_indices,
+        values,
+    }
+}
+
+/// Benchmarks spmv on `inputs` (name, matrix).
+pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result<Vec<InputResult>> {
+    let mut out = Vec::new();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (name, m) in inputs {
+        let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
+        let c = Computation::new(&spmv_app(m, &x)?)?;
+        let k = Kernels::build(&c, &Target::cpu())?;
+        let flops = 2.0 * m.nnz() as f64;
+        let variants = time_variants(&c, &k, opts, flops)?;
+        let mut y = vec![0.0; m.rows];
+        let (reference, t) = match opts.reference {
+            Reference::Mkl => {
+                let a = MklCsr::new(
+                    m.rows,
+                    m.cols,
+                    &m.row_offsets,
+                    &m.col_indices,
+                    &m.values,
+                    1000,
+                )
+                .map_err(|e| SurgeError::Usage(e.to_string()))?;
+                surge_cpu::baseline::mkl::Mkl::get()
+                    .map_err(|e| SurgeError::Usage(e.to_string()))?
+                    .set_threads(threads)
+                    .map_err(|e| SurgeError::Usage(e.to_string()))?;
+                let mut err = None;
+                let t = measure(opts.warmup, opts.runs, || {
+                    if let Err(e) = a.mv(&x, &mut y) {
+                        err = Some(e);
+                    }
+                });
+                if let Some(e) = err {
+                    return Err(SurgeError::Usage(e.to_string()));
+                }
+                ("mkl", t)
+            }
+            Reference::Rayon => {
+                let pool = surge_cpu::native::skeleton::pool(threads);
+                let t = pool.install(|| {
+                    measure(opts.warmup, opts.runs, || {
+                        rayon_ref::spmv(&m.row_offsets, &m.col_indices, &m.values, &x, &mut y)
+                    })
+                });
+                ("rayon", t)
+            }
+        };
+        out.push(summarize(
+            name.clone(),
+            m.rows,
+            m.nnz(),
+            "GFLOP/s",
+            variants,
+            k.default_variant().id(),
+            reference,
+            flops / t.median / 1e9,
+        ));
+    }
+    Ok(out)
+}
+
+/// Benchmarks the tiled reduce (or scan) on `n` generated values against rayon.
+pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<InputResult> {
+    let data = sum_input(n);
+    let s = crate::Seq::input("s", data.clone())?;
+    let c = match app {
+        App::Reduce => Computation::new(&reduce_app(&s, crate::apps::DEFAULT_TILE)?)?,
+        App::Scan => Computation::new(&scan_app(&s, crate::apps::DEFAULT_TILE)?)?,
+        App::Spmv => return Err(SurgeError::Usage("spmv takes matrices".into())),
+    };
+    drop(s);
+    let k = Kernels::build(&c, &Target::cpu())?;
+    let bytes = match app {
+        App::Reduce => 8.0 * n as f64,
+        _ => 16.0 * n as f64,
+    };
+    let variants = time_variants(&c, &k, opts, bytes)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = surge_cpu::native::skeleton::pool(threads);
+    let t = match app {
+        App::Reduce => pool.install(|| measure(opts.warmup, opts.runs, || rayon_ref::sum(&data))),
+        _ => {
+            let mut y = vec![0.0; n];
+            pool.install(|| {
+                measure(opts.warmup, opts.runs, || {
+                    rayon_ref::exclusive_scan(&data, &mut y)
+                })
+            })
+        }
+    };
+    Ok(summarize(
+        format!("{n} values"),
+        n,
+        n,
+        "GB/s",
+        variants,
+        k.default_variant().id(),
+        "rayon",
+        bytes / t.median / 1e9,
+    ))
+}
+
+/// The machine's memory bandwidth on all cores (arrays of 2^25 doubles).
+pub fn bandwidth() -> bandwidth::Bandwidth {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    surge_cpu::native::skeleton::pool(threads).install(|| bandwidth::probe(1 << 25, 5))
+}

@@ -1,0 +1,208 @@
+//! Running a computation natively: `execute(&computation, &Target::cpu())` with the default
+//! variant, or a chosen one through [`Kernels`], which compiles every variant once and keeps
+//! them loaded (what `surge run --all`, `surge bench` and the tuner use).
+
+use crate::{Computation, Result, SurgeError};
+use surge_codegen::data::{Buffer, Output};
+use surge_codegen::target::CpuMachine;
+use surge_codegen::variant::Variant;
+use surge_cpu::native::{self, NativeKernels};
+
+/// Where a computation runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// The host CPU (rustc-compiled kernels, rayon skeletons).
+    Cpu(CpuMachine),
+    /// CUDA device `ordinal`.
+    Cuda(usize),
+}
+
+impl Target {
+    /// This machine's CPU.
+    pub fn cpu() -> Target {
+        Target::Cpu(CpuMachine::detect())
+    }
+    /// CUDA device `ordinal`.
+    pub fn cuda(ordinal: usize) -> Target {
+        Target::Cuda(ordinal)
+    }
+}
+
+/// The compiled variants of one computation on one target.
+#[derive(Debug, Clone)]
+pub struct Kernels {
+    inner: NativeKernels,
+}
+
+impl Kernels {
+    /// Enumerates the computation's variants on `target` and compiles all of them (one rustc
+    /// call, cached on disk under `$SURGE_CACHE` or the user cache directory).
+    pub fn build(c: &Computation, target: &Target) -> Result<Kernels> {
+        let machine = cpu_machine(target)?;
+        let variants = native::variants(c.ir(), machine)?;
+        Self::build_variants(c, &variants)
+    }
+
+    /// Compiles just `variants`.
+    pub fn build_variants(c: &Computation, variants: &[Variant]) -> Result<Kernels> {
+        Ok(Kernels {
+            inner: NativeKernels::build(c.ir(), variants)?,
+        })
+    }
+
+    pub fn variants(&self) -> &[Variant] {
+        self.inner.variants()
+    }
+
+    /// The default variant (see [`surge_cpu::native::default_variant`]).
+    pub fn default_variant(&self) -> &Variant {
+        native::default_variant(self.inner.variants()).expect("a computation has variants")
+    }
+
+    /// The compiled variant with this id, or an error naming it.
+    pub fn variant(&self, id: &str) -> Result<&Variant> {
+        self.inner
+            .variants()
+            .iter()
+            .find(|v| v.id() == id)
+            .ok_or_else(|| {
+                SurgeError::Usage(format!(
+                    "unknown variant `{id}`; `surge variants APP --platform cpu` lists the {} valid ones",
+                    self.inner.variants().len()
+                ))
+            })
+    }
+
+    /// Runs `variant` on `c`: the computation these kernels were built for, or any other of the
+    /// same structure (the same program on inputs of other sizes, e.g. another matrix).
+    pub fn run(&self, c: &Computation, variant: &Variant) -> Result<Output> {
+        Ok(self.inner.run_with(c.ir(), variant, c.buffers())?)
+    }
+
+    /// Runs `variant` on other buffers of the same shape (checked against the declarations).
+    pub fn run_on(&self, variant: &Variant, buffers: &[Buffer]) -> Result<Output> {
+        Ok(self.inner.run(variant, buffers)?)
+    }
+
+    /// Where the generated source is kept.
+    pub fn source_path(&self) -> &std::path::Path {
+        self.inner.source_path()
+    }
+    /// Whether building compiled (false: the library came from the disk cache).
+    pub fn compiled(&self) -> bool {
+        self.inner.compiled()
+    }
+    /// The emitted program.
+    pub fn program(&self) -> &surge_codegen::emit::cpu::CpuProgram {
+        self.inner.program()
+    }
+}
+
+fn cpu_machine(target: &Target) -> Result<&CpuMachine> {
+    match target {
+        Target::Cpu(m) => Ok(m),
+        Target::Cuda(i) => Err(SurgeError::Usage(format!(
+            "CUDA device {i}: `Kernels` compiles CPU variants; run CUDA variants with `execute`"
+        ))),
+    }
+}
+
+/// The CUDA variant used by default for each phase: the first pruned variant of the strongest
+/// schedule on the live device.
+fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Output> {
+    let dev = surge_cuda::Device::open(ordinal)?;
+    let analysis = c.analyze()?;
+    let platform = surge_codegen::target::Platform::Cuda(dev.info.clone());
+    let phases = surge_codegen::passes::run(&analysis, &platform)?;
+    let mut chosen = Vec::new();
+    for p in &phases {
+        let all: Vec<&Variant> = p.spaces.iter().flat_map(|s| s.variants.iter()).collect();
+        let v = match id {
+            Some(id) => all.iter().find(|v| v.id() == id).copied(),
+            None => all.first().copied(),
+        };
+        let v = match (v, id) {
+            (Some(v), _) => v.clone(),
+            // A variant named for the final phase: earlier phases keep their default.
+            (None, Some(_)) if !std::ptr::eq(p, phases.last().expect("a phase")) => all
+                .first()
+                .map(|v| (*v).clone())
+                .ok_or_else(|| SurgeError::Usage("a phase without CUDA variants".into()))?,
+            (None, Some(id)) => {
+                return Err(SurgeError::Usage(format!(
+                    "unknown CUDA variant `{id}`; `surge variants APP --platform cuda` lists the valid ones"
+                )));
+            }
+            (None, None) => return Err(SurgeError::Usage("a phase without CUDA variants".into())),
+        };
+        chosen.push(v);
+    }
+    Ok(surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &chosen)?)
+}
+
+/// Runs `c` on `target` with its default variant. A CUDA target without a GPU is an
+/// `Err(SurgeError::Cuda(CudaError::Unavailable))` that says why.
+pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
+    if let Target::Cuda(i) = target {
+        return cuda_execute(c, *i, None);
+    }
+    let machine = cpu_machine(target)?;
+    let variants = native::variants(c.ir(), machine)?;
+    let v = native::default_variant(&variants)
+        .expect("a computation has variants")
+        .clone();
+    let k = Kernels::build_variants(c, std::slice::from_ref(&v))?;
+    k.run(c, &v)
+}
+
+/// Runs `c` on `target` with the variant `id` (as `surge variants` prints it).
+pub fn execute_variant(c: &Computation, target: &Target, id: &str) -> Result<Output> {
+    if let Target::Cuda(i) = target {
+        return cuda_execute(c, *i, Some(id));
+    }
+    let machine = cpu_machine(target)?;
+    let variants = native::variants(c.ir(), machine)?;
+    let v = variants
+        .iter()
+        .find(|v| v.id() == id)
+        .ok_or_else(|| {
+            SurgeError::Usage(format!(
+                "unknown variant `{id}`; `surge variants APP --platform cpu` lists the {} valid ones",
+                variants.len()
+            ))
+        })?
+        .clone();
+    let k = Kernels::build_variants(c, std::slice::from_ref(&v))?;
+    k.run(c, &v)
+}
+
+/// Runs `c` with `variant` and writes a flat result into `out` (which must have the result's
+/// element type and length).
+pub fn execute_into(c: &Computation, target: &Target, id: &str, out: &mut Buffer) -> Result<()> {
+    match execute_variant(c, target, id)? {
+        Output::Seq(b) if b.elem() == out.elem() && b.len() == out.len() => {
+            *out = b;
+            Ok(())
+        }
+        Output::Seq(b) => Err(SurgeError::Input {
+            input: "out".into(),
+            message: format!(
+                "the result is {} {} values but the output buffer holds {} {} values",
+                b.len(),
+                b.elem(),
+                out.len(),
+                out.elem()
+            ),
+        }),
+        other => Err(SurgeError::Input {
+            input: "out".into(),
+            message: format!(
+                "the result is not a flat sequence ({}); use `execute`",
+                match other {
+                    Output::Scalar(_) => "a scalar",
+                    _ => "a nested sequence",
+                }
+            ),
+        }),
+    }
+}

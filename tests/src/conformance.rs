@@ -1,0 +1,317 @@
+//! Backend conformance: one set of test bodies, instantiated per backend by
+//! [`backend_conformance!`](crate::backend_conformance). Every body runs **every** variant a
+//! backend enumerates against the reference interpreter.
+//!
+//! Tolerance: variants reassociate floating-point sums (tree reductions, split accumulators,
+//! two-pass scans). For a sum of `n` terms any association order is within
+//! `(n - 1)·u·Σ|xᵢ|` of the exact value (u = 2⁻⁵³), so two orders differ by at most twice that.
+//! Σ|xᵢ| per output element is computed by interpreting the same computation on the inputs'
+//! absolute values; `n` is bounded by the longest input. Integer results must match exactly.
+
+use surge::apps::{matgen, reduce_app, scan_app, spmv_app};
+use surge::mtx::CsrMatrix;
+use surge::prelude::*;
+use surge::{Buffer, Output, Value};
+
+/// Per variant: its id and its result (or the error's text).
+pub type VariantResults = Vec<(String, Result<Output, String>)>;
+
+/// What a backend must provide to be checked.
+pub trait Backend {
+    fn name(&self) -> &str;
+    /// `Some(reason)` when the backend cannot run here (the tests then skip, saying why).
+    fn unavailable(&self) -> Option<String>;
+    /// Runs every variant of `c` (on its own buffers): (variant id, result or error text).
+    fn run_all(&self, c: &Computation) -> Result<VariantResults, String>;
+}
+
+/// The native CPU backend.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+    fn unavailable(&self) -> Option<String> {
+        match std::process::Command::new("rustc").arg("-V").output() {
+            Ok(o) if o.status.success() => None,
+            _ => Some("rustc is not on PATH".into()),
+        }
+    }
+    fn run_all(&self, c: &Computation) -> Result<VariantResults, String> {
+        let k = surge::Kernels::build(c, &surge::Target::cpu()).map_err(|e| e.to_string())?;
+        Ok(k.variants()
+            .iter()
+            .map(|v| (v.id(), k.run(c, v).map_err(|e| e.to_string())))
+            .collect())
+    }
+}
+
+fn skip(b: &dyn Backend) -> bool {
+    match b.unavailable() {
+        Some(why) => {
+            eprintln!("skipping {} conformance: {why}", b.name());
+            true
+        }
+        None => false,
+    }
+}
+
+fn abs_buffers(c: &Computation) -> Vec<Buffer> {
+    c.buffers()
+        .iter()
+        .map(|b| match b {
+            Buffer::F64(v) => Buffer::F64(v.iter().map(|x| x.abs()).collect()),
+            Buffer::F32(v) => Buffer::F32(v.iter().map(|x| x.abs()).collect()),
+            other => other.clone(),
+        })
+        .collect()
+}
+
+fn flat(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Seq(items) if items.iter().any(|i| matches!(i, Value::Seq(_))) => {
+            items.iter().flat_map(flat).collect()
+        }
+        Value::Seq(items) => items.clone(),
+        other => vec![other.clone()],
+    }
+}
+
+/// Shape of a value (lengths of every sequence), to compare structure exactly.
+fn shape(v: &Value) -> Vec<usize> {
+    match v {
+        Value::Seq(items) => {
+            let mut s = vec![items.len()];
+            for i in items {
+                s.extend(shape(i));
+            }
+            s
+        }
+        _ => vec![],
+    }
+}
+
+/// Checks every variant of `c` against the interpreter; returns how many variants ran.
+pub fn check_all(b: &dyn Backend, what: &str, c: &Computation) -> usize {
+    let want = c
+        .interpret()
+        .unwrap_or_else(|e| panic!("{what}: interpreter: {e}"));
+    let abs = Computation::from_ir(c.ir().clone(), abs_buffers(c))
+        .and_then(|a| a.interpret())
+        .unwrap_or_else(|e| panic!("{what}: interpreter on |x|: {e}"));
+    let n = c
+        .buffers()
+        .iter()
+        .map(Buffer::len)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let gamma = 2.0 * n * f64::EPSILON / 2.0;
+    let (want_flat, abs_flat) = (flat(&want), flat(&abs));
+    let results = b
+        .run_all(c)
+        .unwrap_or_else(|e| panic!("{what}: {} backend: {e}", b.name()));
+    assert!(!results.is_empty(), "{what}: no variants");
+    for (id, r) in &results {
+        let got = Value::from_output(
+            r.as_ref()
+                .unwrap_or_else(|e| panic!("{what}: variant {id} failed: {e}")),
+        );
+        assert_eq!(shape(&got), shape(&want), "{what}: variant {id}: shape");
+        for (i, ((g, w), a)) in flat(&got).iter().zip(&want_flat).zip(&abs_flat).enumerate() {
+            let (g, w, a) = (
+                g.as_scalar().unwrap(),
+                w.as_scalar().unwrap(),
+                a.as_scalar().unwrap(),
+            );
+            if w.elem().is_float() {
+                let (g, w, a) = (
+                    g.as_f64().unwrap(),
+                    w.as_f64().unwrap(),
+                    a.as_f64().unwrap(),
+                );
+                let tol = gamma * a + f64::MIN_POSITIVE;
+                assert!(
+                    (g - w).abs() <= tol || (g.is_nan() && w.is_nan()),
+                    "{what}: variant {id}: element {i}: got {g:e}, interpreter {w:e}, bound {tol:e}"
+                );
+            } else {
+                assert_eq!(
+                    g, w,
+                    "{what}: variant {id}: element {i} (integers match exactly)"
+                );
+            }
+        }
+    }
+    results.len()
+}
+
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Sizes 0, 1, small primes and a large one, with a small tile so that many tiles form.
+const SIZES: [usize; 8] = [0, 1, 2, 7, 61, 1021, 4099, 300_007];
+
+pub fn reduce_matches_interpreter(b: &dyn Backend) {
+    if skip(b) {
+        return;
+    }
+    for n in SIZES {
+        let tile = if n > 100_000 { 4096 } else { 64 };
+        let s = Seq::input("s", values(n, n as u64)).unwrap();
+        let c = Computation::new(&reduce_app(&s, tile).unwrap()).unwrap();
+        check_all(b, &format!("reduce n={n}"), &c);
+    }
+}
+
+pub fn scan_matches_interpreter(b: &dyn Backend) {
+    if skip(b) {
+        return;
+    }
+    for n in SIZES {
+        let tile = if n > 100_000 { 4096 } else { 64 };
+        let s = Seq::input("s", values(n, 7 + n as u64)).unwrap();
+        let c = Computation::new(&scan_app(&s, tile).unwrap()).unwrap();
+        check_all(b, &format!("scan n={n}"), &c);
+    }
+}
+
+fn spmv(m: &CsrMatrix, seed: u64) -> Computation {
+    let x: Vec<f64> = values(m.cols, seed);
+    Computation::new(&spmv_app(m, &x).unwrap()).unwrap()
+}
+
+pub fn spmv_matches_interpreter_on_generated_matrices(b: &dyn Backend) {
+    if skip(b) {
+        return;
+    }
+    let empty_rows = CsrMatrix {
+        rows: 5,
+        cols: 3,
+        row_offsets: vec![0, 0, 2, 2, 5, 5],
+        col_indices: vec![0, 2, 0, 1, 2],
+        values: vec![1.5, -2.0, 3.0, 0.25, 4.0],
+    };
+    let one_row_long = matgen::random(1, 5000, 4000, 3);
+    for (name, m) in [
+        ("laplacian 17x17", matgen::laplacian_2d(17)),
+        ("random 300x200, 9/row", matgen::random(300, 200, 9, 1)),
+        ("empty rows", empty_rows),
+        ("one long row", one_row_long),
+    ] {
+        check_all(b, &format!("spmv {name}"), &spmv(&m, 5));
+    }
+}
+
+pub fn spmv_matches_interpreter_on_shared_matrices(b: &dyn Backend) {
+    if skip(b) {
+        return;
+    }
+    let mut checked = 0;
+    for path in crate::shared_matrix_files() {
+        let Ok(m) = surge::mtx::read_mtx(&path) else {
+            continue; // young1c is complex; the mtx tests check that error
+        };
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        check_all(b, &format!("spmv {name}"), &spmv(&m, 11));
+        checked += 1;
+    }
+    eprintln!("{}: spmv checked on {checked} shared matrices", b.name());
+}
+
+/// An integer map.reduce with wrapping arithmetic: every variant must match exactly.
+pub fn integer_results_match_exactly(b: &dyn Backend) {
+    if skip(b) {
+        return;
+    }
+    for n in [0usize, 1, 100, 5000] {
+        let data: Vec<i64> = (0..n as i64)
+            .map(|i| i.wrapping_mul(0x5851_F42D_4C95_7F2D) >> 3)
+            .collect();
+        let s = Seq::input("s", data).unwrap();
+        let tiles = split(&s, 37u64).unwrap();
+        let r = map(
+            |t: Seq<i64>| {
+                let sq = map(|x: Scalar<i64>| x.clone() * x + 3i64, &t)?;
+                reduce_prefix(add, &sq, 0i64)
+            },
+            &tiles,
+        )
+        .unwrap();
+        check_all(
+            b,
+            &format!("integer map.reduce n={n}"),
+            &Computation::new(&r).unwrap(),
+        );
+    }
+}
+
+/// Out-of-range data is an error naming the operator in every variant, never a wrong answer.
+pub fn bad_indices_are_errors(b: &dyn Backend) {
+    if skip(b) {
+        return;
+    }
+    let m = CsrMatrix {
+        rows: 2,
+        cols: 3,
+        row_offsets: vec![0, 2, 3],
+        col_indices: vec![0, 1, 7],
+        values: vec![1.0, 2.0, 3.0],
+    };
+    let c = spmv(&m, 1);
+    let results = b.run_all(&c).expect("kernels build");
+    for (id, r) in results {
+        let e = r.expect_err(&format!(
+            "variant {id} accepted an out-of-range column index"
+        ));
+        assert!(
+            e.contains("gather") && e.contains("index 7"),
+            "variant {id}: {e}"
+        );
+    }
+}
+
+/// Instantiates the conformance tests for a backend: `backend_conformance!(cpu, CpuBackend);`.
+#[macro_export]
+macro_rules! backend_conformance {
+    ($name:ident, $backend:expr) => {
+        mod $name {
+            use $crate::conformance::*;
+            #[test]
+            fn reduce_matches_interpreter_every_variant() {
+                reduce_matches_interpreter(&$backend)
+            }
+            #[test]
+            fn scan_matches_interpreter_every_variant() {
+                scan_matches_interpreter(&$backend)
+            }
+            #[test]
+            fn spmv_generated_every_variant() {
+                spmv_matches_interpreter_on_generated_matrices(&$backend)
+            }
+            #[test]
+            fn spmv_shared_matrices_every_variant() {
+                spmv_matches_interpreter_on_shared_matrices(&$backend)
+            }
+            #[test]
+            fn integers_exact_every_variant() {
+                integer_results_match_exactly(&$backend)
+            }
+            #[test]
+            fn bad_indices_are_errors_every_variant() {
+                bad_indices_are_errors(&$backend)
+            }
+        }
+    };
+}
