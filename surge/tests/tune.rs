@@ -401,3 +401,48 @@ fn user_defined_features_and_cusp_features() {
     let e = bad.evaluate(&input).unwrap_err().to_string();
     assert!(e.contains("boom") && e.contains("pl"), "{e}");
 }
+
+#[test]
+fn near_ties_are_labelled_with_the_most_frequent_winner() {
+    use surge::tune::Measurement;
+    use surge::tune::store::InputRecord;
+    let rec = |times: &[(&str, Option<f64>)]| InputRecord {
+        name: "x".into(),
+        features: vec![],
+        feature_seconds: 0.0,
+        measurements: times
+            .iter()
+            .map(|(v, t)| Measurement {
+                variant: v.to_string(),
+                outcome: match t {
+                    Some(t) => Outcome::Ok {
+                        median_seconds: *t,
+                        samples_seconds: vec![*t],
+                    },
+                    None => Outcome::Failed {
+                        reason: "no".into(),
+                    },
+                },
+            })
+            .collect(),
+        best: None,
+    };
+    let records = vec![
+        rec(&[("a", Some(1.00)), ("b", Some(1.01)), ("c", Some(2.0))]),
+        rec(&[("a", Some(1.50)), ("b", Some(1.00)), ("c", Some(2.0))]),
+        rec(&[("a", Some(1.02)), ("b", Some(1.00)), ("c", Some(0.5))]),
+        rec(&[("a", None), ("b", None), ("c", None)]),
+    ];
+    // b is within 3 % of the best on three inputs, a on two: b labels the near-ties.
+    let l = surge::tune::labels(&records, 0.03);
+    assert_eq!(
+        l,
+        vec![Some("b".into()), Some("b".into()), Some("c".into()), None]
+    );
+    // Without tolerance, the strict winners.
+    let l = surge::tune::labels(&records, 0.0);
+    assert_eq!(
+        l,
+        vec![Some("a".into()), Some("b".into()), Some("c".into()), None]
+    );
+}

@@ -48,6 +48,10 @@ pub struct TuneArgs {
     /// Classifier: svm (RBF, cross-validated), tree, nearest.
     #[arg(long, default_value = "svm")]
     pub model: String,
+    /// Variants within this fraction of an input's best time count as winners there; labels
+    /// then favour the variants that win most often (fewer, less noisy classes).
+    #[arg(long, default_value_t = 0.03)]
+    pub tolerance: f64,
     /// Timed repetitions per variant and input (the median is kept).
     #[arg(long, default_value_t = 5)]
     pub repetitions: usize,
@@ -146,6 +150,12 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     {
         return Err(usage(format!("--accuracy {a} is not in (0, 1]")));
     }
+    if !(0.0..=1.0).contains(&args.tolerance) {
+        return Err(usage(format!(
+            "--tolerance {} is not in [0, 1]",
+            args.tolerance
+        )));
+    }
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         return Err(usage(format!(
             "--timeout {} is not a positive number of seconds",
@@ -191,6 +201,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             iterations: args.iterations,
             accuracy: args.accuracy,
         }),
+        label_tolerance: args.tolerance,
         ..TuneOptions::default()
     };
     let features = FeatureSet::for_app(app);

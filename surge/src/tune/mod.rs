@@ -39,7 +39,7 @@ pub use model::{Model, ModelKind, SvmSearch};
 pub use select::{Selection, Tuned};
 pub use store::{StoreKey, TuningStore};
 pub use training::{Measurement, Outcome, TrainingConfig};
-pub use tuner::{Progress, TuneOptions, tune};
+pub use tuner::{Progress, TuneOptions, labels, tune};
 
 use crate::apps::{App, AppInput, BuiltApp, MatrixShape};
 use crate::mtx::CsrMatrix;

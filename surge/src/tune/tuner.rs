@@ -10,13 +10,62 @@ use crate::Result;
 use crate::apps::App;
 
 /// How to tune.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TuneOptions {
     pub model: ModelKind,
     pub training: TrainingConfig,
     pub search: SvmSearch,
     /// Label only some inputs, chosen by active learning (None: exhaustive over every input).
     pub incremental: Option<IncrementalStop>,
+    /// Variants within this fraction of an input's best time count as winners too (see
+    /// [`labels`]); 0 labels every input with its strict winner.
+    pub label_tolerance: f64,
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        TuneOptions {
+            model: ModelKind::default(),
+            training: TrainingConfig::default(),
+            search: SvmSearch::default(),
+            incremental: None,
+            label_tolerance: 0.03,
+        }
+    }
+}
+
+/// The class each labelled input is trained with. On real hardware many variants tie within
+/// timing noise, and labelling each input with its strict winner gives the classifier dozens of
+/// noisy classes (and a one-vs-one SVM a query cost quadratic in them). So every variant within
+/// `tolerance` of an input's best time is a winner there, and each input is labelled with the
+/// winner that wins on the most inputs overall (ties: the lower id): few classes, each choice
+/// costing at most `tolerance` on the inputs it was trained on.
+pub fn labels(records: &[InputRecord], tolerance: f64) -> Vec<Option<String>> {
+    use std::collections::BTreeMap;
+    let near: Vec<Vec<&str>> = records
+        .iter()
+        .map(|r| {
+            let rank = training::ranking(&r.measurements);
+            let best = rank.first().map_or(0.0, |b| b.1);
+            rank.iter()
+                .filter(|(_, t)| *t <= best * (1.0 + tolerance.max(0.0)))
+                .map(|(v, _)| *v)
+                .collect()
+        })
+        .collect();
+    let mut wins: BTreeMap<&str, usize> = BTreeMap::new();
+    for n in &near {
+        for v in n {
+            *wins.entry(v).or_default() += 1;
+        }
+    }
+    near.iter()
+        .map(|n| {
+            n.iter()
+                .max_by(|a, b| wins[**a].cmp(&wins[**b]).then(b.cmp(a)))
+                .map(|v| v.to_string())
+        })
+        .collect()
 }
 
 /// What a tuning run reports while it works.
@@ -64,7 +113,8 @@ pub(crate) fn train_model(
 ) -> Result<Model> {
     let (x, y): (Vec<Vec<f64>>, Vec<String>) = records
         .iter()
-        .filter_map(|r| r.best.clone().map(|b| (r.features.clone(), b)))
+        .zip(labels(records, opts.label_tolerance))
+        .filter_map(|(r, l)| l.map(|l| (r.features.clone(), l)))
         .unzip();
     Model::train(
         opts.model,
