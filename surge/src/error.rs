@@ -26,6 +26,9 @@ pub enum SurgeError {
     /// An unknown application name or a bad application parameter.
     #[error("{0}")]
     Usage(String),
+    /// The tuner could not train, store or load a model (names the input, variant or file).
+    #[error("tuning: {0}")]
+    Tune(String),
 }
 
 pub type Result<T, E = SurgeError> = std::result::Result<T, E>;

@@ -27,6 +27,7 @@ pub mod dsel;
 mod error;
 mod execute;
 pub mod mtx;
+pub mod tune;
 
 pub use computation::{Computation, Interpret};
 pub use dsel::*;

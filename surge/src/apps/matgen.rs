@@ -79,3 +79,185 @@ pub fn random(rows: usize, cols: usize, per_row: usize, seed: u64) -> CsrMatrix 
         values,
     }
 }
+
+/// A small deterministic xorshift generator: the generators must give the same matrix for the
+/// same seed on every machine, so tuning inputs (and the models trained on them) are reproducible.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in [0, n); `n` must be positive.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+    fn value(&mut self) -> f64 {
+        (self.next_u64() % 2048) as f64 / 1024.0 - 1.0
+    }
+}
+
+/// Builds a CSR matrix from per-row sorted, distinct column lists.
+fn from_rows(
+    rows: usize,
+    cols: usize,
+    mut row: impl FnMut(usize, &mut Vec<u32>),
+    seed: u64,
+) -> CsrMatrix {
+    let mut rng = Rng::new(seed ^ 0x5151);
+    let mut row_offsets = Vec::with_capacity(rows + 1);
+    row_offsets.push(0u64);
+    let mut col_indices = Vec::new();
+    let mut values = Vec::new();
+    let mut buf = Vec::new();
+    for i in 0..rows {
+        buf.clear();
+        row(i, &mut buf);
+        buf.sort_unstable();
+        buf.dedup();
+        for &c in &buf {
+            col_indices.push(c);
+            values.push(rng.value());
+        }
+        row_offsets.push(col_indices.len() as u64);
+    }
+    CsrMatrix {
+        rows,
+        cols,
+        row_offsets,
+        col_indices,
+        values,
+    }
+}
+
+/// The 9-point stencil of an `n × n` grid: `n²` rows, about 9 nonzeros each.
+pub fn stencil_2d_9pt(n: usize) -> CsrMatrix {
+    let rows = n * n;
+    from_rows(
+        rows,
+        rows,
+        |r, out| {
+            let (i, j) = ((r / n) as isize, (r % n) as isize);
+            for di in -1..=1 {
+                for dj in -1..=1 {
+                    let (a, b) = (i + di, j + dj);
+                    if a >= 0 && b >= 0 && (a as usize) < n && (b as usize) < n {
+                        out.push((a as usize * n + b as usize) as u32);
+                    }
+                }
+            }
+        },
+        9,
+    )
+}
+
+/// The 7-point stencil of an `n × n × n` grid: `n³` rows, about 7 nonzeros each.
+pub fn stencil_3d_7pt(n: usize) -> CsrMatrix {
+    let rows = n * n * n;
+    from_rows(
+        rows,
+        rows,
+        |r, out| {
+            let (i, j, k) = (r / (n * n), (r / n) % n, r % n);
+            out.push(r as u32);
+            if i > 0 {
+                out.push((r - n * n) as u32);
+            }
+            if i + 1 < n {
+                out.push((r + n * n) as u32);
+            }
+            if j > 0 {
+                out.push((r - n) as u32);
+            }
+            if j + 1 < n {
+                out.push((r + n) as u32);
+            }
+            if k > 0 {
+                out.push((r - 1) as u32);
+            }
+            if k + 1 < n {
+                out.push((r + 1) as u32);
+            }
+        },
+        7,
+    )
+}
+
+/// A square banded matrix: row `i` holds columns `i - half_width ..= i + half_width` (clipped).
+pub fn banded(rows: usize, half_width: usize, seed: u64) -> CsrMatrix {
+    from_rows(
+        rows,
+        rows,
+        |i, out| {
+            let lo = i.saturating_sub(half_width);
+            let hi = (i + half_width).min(rows.saturating_sub(1));
+            out.extend((lo..=hi).map(|c| c as u32));
+        },
+        seed,
+    )
+}
+
+/// A square matrix whose row lengths follow a power law (Pareto with exponent `alpha`, at least
+/// `min_len` entries), at random columns: the irregular rows of graphs and circuit matrices.
+pub fn power_law(rows: usize, min_len: usize, alpha: f64, seed: u64) -> CsrMatrix {
+    let mut rng = Rng::new(seed);
+    let cols = rows.max(1);
+    from_rows(
+        rows,
+        cols,
+        |_, out| {
+            let u = 1.0 - rng.unit();
+            let len = ((min_len.max(1) as f64) * u.powf(-1.0 / alpha.max(0.1))) as usize;
+            for _ in 0..len.min(cols) {
+                out.push(rng.below(cols as u64) as u32);
+            }
+        },
+        seed,
+    )
+}
+
+/// `blocks` dense `block × block` blocks along the diagonal.
+pub fn block_diagonal(blocks: usize, block: usize, seed: u64) -> CsrMatrix {
+    let rows = blocks * block;
+    from_rows(
+        rows,
+        rows,
+        |i, out| {
+            let b0 = (i / block.max(1)) * block;
+            out.extend((b0..b0 + block).map(|c| c as u32));
+        },
+        seed,
+    )
+}
+
+/// An arrowhead-like matrix: a diagonal plus `dense` rows and columns spread evenly that are
+/// nonzero everywhere: the extreme load imbalance of optimal-control and circuit matrices.
+pub fn arrowhead(rows: usize, dense: usize, seed: u64) -> CsrMatrix {
+    let dense = dense.clamp(1, rows.max(1));
+    let stride = (rows / dense).max(1);
+    let is_dense = |i: usize| i.is_multiple_of(stride) && i / stride < dense;
+    from_rows(
+        rows,
+        rows,
+        |i, out| {
+            if is_dense(i) {
+                out.extend((0..rows).map(|c| c as u32));
+            } else {
+                out.push(i as u32);
+                out.extend((0..dense).map(|k| (k * stride) as u32));
+            }
+        },
+        seed,
+    )
+}

@@ -5,6 +5,7 @@ mod beast;
 mod bench;
 mod emit;
 mod run;
+mod tune;
 mod variants;
 
 use clap::{Parser, Subcommand};
@@ -36,6 +37,8 @@ enum Command {
     Emit(emit::EmitArgs),
     /// Enumerate a BEAST search space (TOML, Python-syntax expressions): count, list or explain it.
     Beast(beast::BeastArgs),
+    /// Tune an application: time variants on inputs, learn input features → best variant.
+    Tune(tune::TuneArgs),
 }
 
 /// A CLI failure with its exit code.
@@ -66,6 +69,7 @@ pub fn main() -> ExitCode {
         Command::Variants(a) => variants::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Emit(a) => emit::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,
             message: e.to_string(),

@@ -1,0 +1,402 @@
+//! `surge tune APP`: time every variant on training inputs, learn the input-adaptive model,
+//! save it to the tuning store, and evaluate it on held-out test inputs.
+
+use super::{CliError, print_json};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use surge::SurgeError;
+use surge::apps::App;
+use surge::tune::incremental::IncrementalStop;
+use surge::tune::inputs::{self, Scale, Set};
+use surge::tune::model::Classifier;
+use surge::tune::simulated::SimulatedBackend;
+use surge::tune::{
+    FeatureSet, Outcome, Progress, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend,
+    report, store,
+};
+
+#[derive(Debug, clap::Args)]
+pub struct TuneArgs {
+    /// The application: reduce, scan or spmv.
+    pub app: String,
+    /// Where variants run: `sim` (simulated timings with a planted rule), `cpu`, `cuda`.
+    #[arg(long, default_value = "sim")]
+    pub platform: String,
+    /// Training inputs: a directory of .mtx files (spmv) or a file of sizes (reduce, scan).
+    /// Default: the built-in generator.
+    #[arg(long, value_name = "PATH")]
+    pub inputs: Option<PathBuf>,
+    /// Held-out test inputs, same forms as --inputs. Default: a generated set disjoint from
+    /// the training set.
+    #[arg(long, value_name = "PATH")]
+    pub test: Option<PathBuf>,
+    /// Generated input size: small (seconds) or full.
+    #[arg(long, default_value = "full", value_parser = ["small", "full"])]
+    pub scale: String,
+    /// Label only some inputs, chosen by active learning (best vs second best).
+    #[arg(long)]
+    pub incremental: bool,
+    /// Incremental: inputs to add after the seed set.
+    #[arg(long, value_name = "N", requires = "incremental")]
+    pub iterations: Option<usize>,
+    /// Incremental: stop at this cross-validated accuracy (0..1].
+    #[arg(long, value_name = "A", requires = "incremental")]
+    pub accuracy: Option<f64>,
+    /// Classifier: svm (RBF, cross-validated), tree, nearest.
+    #[arg(long, default_value = "svm")]
+    pub model: String,
+    /// Variants within this fraction of an input's best time count as winners there; labels
+    /// then favour the variants that win most often (fewer, less noisy classes).
+    #[arg(long, default_value_t = 0.03)]
+    pub tolerance: f64,
+    /// Timed repetitions per variant and input (the median is kept).
+    #[arg(long, default_value_t = 5)]
+    pub repetitions: usize,
+    /// Untimed warm-up runs per variant and input.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Per-variant time limit of one run, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Rows of the generated spmv matrix the selection cost is measured on (0: skip).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub selection_rows: usize,
+    /// Where to write the tuning store (default: under $SURGE_DATA or the user data dir).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Write report.json and SVG plots into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Simulated platform only: add a variant that always fails.
+    #[arg(long, hide = true)]
+    pub sim_failing_variant: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn usage(m: impl Into<String>) -> CliError {
+    CliError {
+        code: 2,
+        message: m.into(),
+    }
+}
+
+/// Input and usage errors exit 2; a tuning run that fails exits 1.
+fn failure(e: SurgeError) -> CliError {
+    match e {
+        SurgeError::Usage(_) | SurgeError::Input { .. } | SurgeError::Mtx(_) => e.into(),
+        other => CliError {
+            code: 1,
+            message: other.to_string(),
+        },
+    }
+}
+
+/// The backend of a platform: adding one is one arm here.
+fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError> {
+    match args.platform.as_str() {
+        "sim" => {
+            let b = SimulatedBackend::planted(app);
+            Ok(Box::new(if args.sim_failing_variant {
+                b.with_failing_variant()
+            } else {
+                b
+            }))
+        }
+        "cpu" => Ok(Box::new(surge::tune::cpu::CpuBackend::new())),
+        "cuda" => Err(CliError {
+            code: 1,
+            message: format!(
+                "the {} tuning backend is not available in this build yet; use --platform sim",
+                args.platform
+            ),
+        }),
+        p => Err(usage(format!(
+            "unknown platform `{p}`; choose sim, cpu or cuda"
+        ))),
+    }
+}
+
+fn load_inputs(
+    app: App,
+    path: Option<&PathBuf>,
+    scale: Scale,
+    set: Set,
+) -> Result<Vec<TuneInput>, CliError> {
+    match path {
+        Some(p) => {
+            let (inputs, skipped) = inputs::from_path(app, p).map_err(failure)?;
+            for s in skipped {
+                eprintln!("note: {s}");
+            }
+            Ok(inputs)
+        }
+        None => inputs::generated(app, scale, set).map_err(failure),
+    }
+}
+
+pub fn run(args: &TuneArgs) -> Result<(), CliError> {
+    let app: App = args.app.parse()?;
+    let kind = args.model.parse().map_err(failure)?;
+    if args.incremental && args.iterations.is_none() && args.accuracy.is_none() {
+        return Err(usage("--incremental needs --iterations N or --accuracy A"));
+    }
+    if let Some(a) = args.accuracy
+        && !(a > 0.0 && a <= 1.0)
+    {
+        return Err(usage(format!("--accuracy {a} is not in (0, 1]")));
+    }
+    if !(0.0..=1.0).contains(&args.tolerance) {
+        return Err(usage(format!(
+            "--tolerance {} is not in [0, 1]",
+            args.tolerance
+        )));
+    }
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+        return Err(usage(format!(
+            "--timeout {} is not a positive number of seconds",
+            args.timeout
+        )));
+    }
+    let backend = backend(args, app)?;
+    let backend: &dyn TuningBackend = backend.as_ref();
+    let scale = if args.scale == "small" {
+        Scale::Small
+    } else {
+        Scale::Full
+    };
+    let started = Instant::now();
+    let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
+    let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
+    let variants = backend.variants(&train[0]).map_err(failure)?;
+    let nv = variants.len() as u64;
+
+    let bar = if args.json || !std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
+    } else {
+        ProgressBar::new((train.len() + test.len()) as u64 * nv)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>8} [{bar:40}] {pos}/{len} runs, {eta} left  {wide_msg}",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_length((train.len() + test.len()) as u64 * nv);
+    bar.set_prefix("training");
+
+    let opts = TuneOptions {
+        model: kind,
+        training: TrainingConfig {
+            warmup: args.warmup,
+            repetitions: args.repetitions.max(1),
+            timeout: Duration::from_secs_f64(args.timeout),
+        },
+        incremental: args.incremental.then_some(IncrementalStop {
+            iterations: args.iterations,
+            accuracy: args.accuracy,
+        }),
+        label_tolerance: args.tolerance,
+        ..TuneOptions::default()
+    };
+    let features = FeatureSet::for_app(app);
+    let mut iterations = Vec::new();
+    let store = surge::tune::tune(backend, app, &features, &train, &opts, &mut |p| match p {
+        Progress::Measured { input, variant } => {
+            bar.inc(1);
+            bar.set_message(format!("{input} {variant}"));
+        }
+        Progress::Iteration {
+            labelled,
+            cv_accuracy,
+        } => iterations.push(json!({"labelled": labelled, "cv_accuracy": cv_accuracy})),
+    })
+    .map_err(|e| {
+        bar.finish_and_clear();
+        failure(e)
+    })?;
+    let train_seconds = started.elapsed().as_secs_f64();
+    let out = match &args.out {
+        Some(p) => p.clone(),
+        None => store::default_path(app.name(), &backend.platform()).map_err(failure)?,
+    };
+    store.save(&out).map_err(failure)?;
+
+    // Evaluation on the held-out inputs.
+    bar.set_prefix("testing");
+    bar.set_length(bar.position() + test.len() as u64 * nv);
+    let mut tuned = Tuned::from_store(app, store.clone(), backend, features.clone());
+    tuned.print_warnings = false;
+    let eval = report::evaluate(&tuned, backend, &test, &opts.training, &mut |i, v| {
+        bar.inc(1);
+        bar.set_message(format!("{i} {v}"));
+    })
+    .map_err(|e| {
+        bar.finish_and_clear();
+        failure(e)
+    })?;
+    bar.finish_and_clear();
+
+    let selection = if app == App::Spmv && args.selection_rows > 0 {
+        Some(selection_cost(&tuned, args.selection_rows).map_err(failure)?)
+    } else {
+        None
+    };
+
+    let failures: Vec<serde_json::Value> = store
+        .inputs
+        .iter()
+        .flat_map(|r| {
+            r.measurements.iter().filter_map(move |m| match &m.outcome {
+                Outcome::Failed { reason } => {
+                    Some(json!({"input": r.name, "variant": m.variant, "reason": reason}))
+                }
+                Outcome::Ok { .. } => None,
+            })
+        })
+        .collect();
+    let (c, gamma) = match &store.model.classifier {
+        Classifier::Svm { c, gamma, .. } => (Some(*c), Some(*gamma)),
+        _ => (None, None),
+    };
+    let unit = match app {
+        App::Spmv => "GFLOP/s",
+        App::Reduce | App::Scan => "Gelem/s",
+    };
+    let labelled = store.inputs.len();
+    let mut summary = json!({
+        "app": app.name(),
+        "platform": backend.platform(),
+        "store": out.display().to_string(),
+        "variants": store.variants,
+        "default_variant": store.default_variant,
+        "training_inputs": train.len(),
+        "labelled_inputs": labelled,
+        "incremental": iterations,
+        "failures": failures,
+        "model": {
+            "kind": store.model.kind,
+            "classes": store.model.classes,
+            "features": store.model.feature_names,
+            "cv_accuracy": store.model.cv_accuracy,
+            "c": c,
+            "gamma": gamma,
+        },
+        "feature_seconds_total": store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>(),
+        "test_inputs": test.len(),
+        "tuned_vs_exhaustive": eval.tuned_vs_exhaustive,
+        "default_vs_exhaustive": eval.default_vs_exhaustive,
+        "exact_accuracy": eval.exact_accuracy,
+        "mean_feature_us": eval.mean_feature_us,
+        "mean_query_us": eval.mean_query_us,
+        "selection": selection,
+        "tuning_seconds": train_seconds,
+    });
+    if let Some(dir) = &args.report {
+        let files = report::write_report(dir, &summary, &eval, unit).map_err(failure)?;
+        summary["report"] = json!(
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+        );
+    }
+    if args.json {
+        print_json(&summary);
+    } else {
+        println!(
+            "tuned {} on {} ({} variants)",
+            app,
+            backend.platform(),
+            store.variants.len()
+        );
+        println!(
+            "  training: {} inputs, {} labelled, {} failed runs, {:.1} s",
+            train.len(),
+            labelled,
+            failures.len(),
+            train_seconds
+        );
+        println!(
+            "  features: {} per input, {:.1} ms in all",
+            store.model.feature_names.len(),
+            store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>() * 1e3
+        );
+        println!(
+            "  model: {:?}, classes {:?}, cross-validated accuracy {}",
+            store.model.kind,
+            store.model.classes,
+            store
+                .model
+                .cv_accuracy
+                .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0))
+        );
+        println!(
+            "  test: {} inputs, tuned/exhaustive {:.1}%, default/exhaustive {:.1}%, exact picks {:.1}%",
+            test.len(),
+            eval.tuned_vs_exhaustive * 100.0,
+            eval.default_vs_exhaustive * 100.0,
+            eval.exact_accuracy * 100.0
+        );
+        if let Some(s) = &selection {
+            println!(
+                "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs",
+                s["rows"],
+                s["feature_pass_us"].as_f64().unwrap_or(0.0),
+                s["model_query_us"].as_f64().unwrap_or(0.0)
+            );
+        }
+        println!("  store: {}", out.display());
+        if let Some(r) = summary.get("report") {
+            println!("  report: {r}");
+        }
+    }
+    Ok(())
+}
+
+/// Selection cost on a generated spmv matrix of about `rows` rows: the feature pass, then the
+/// model query alone (mean of many queries, since one is a few microseconds).
+fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, SurgeError> {
+    let n = (rows as f64).sqrt().ceil() as usize;
+    let input = TuneInput::spmv(
+        format!("laplacian_2d-{n}"),
+        surge::apps::matgen::laplacian_2d(n),
+    )?;
+    let fs = FeatureSet::for_app(App::Spmv);
+    let t = Instant::now();
+    let f = fs.evaluate(&input)?;
+    let feature_us = t.elapsed().as_secs_f64() * 1e6;
+    let reps = 2000;
+    let model = tuned.store().map(|s| &s.model);
+    // The model query alone: scaling plus the classifier.
+    let t = Instant::now();
+    for _ in 0..reps {
+        if let Some(m) = model {
+            std::hint::black_box(m.predict(std::hint::black_box(&f.values)));
+        }
+    }
+    let query_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    // Everything `select` adds to the feature pass: query, range check, variant-set check.
+    let t = Instant::now();
+    let mut last = String::new();
+    for _ in 0..reps {
+        last = std::hint::black_box(tuned.select_from_features(&f.values)).variant;
+    }
+    let select_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    Ok(json!({
+        "rows": n * n,
+        "nnz": input.built.matrix.map(|m| m.nnz),
+        "feature_pass_us": feature_us,
+        "feature_group_us": f.group_seconds.iter().map(|s| s * 1e6).collect::<Vec<_>>(),
+        "feature_groups": fs.group_names(),
+        "model_query_us": query_us,
+        "select_beyond_features_us": select_us,
+        "out_of_training_range": tuned.select_from_features(&f.values).warnings,
+        "variant": last,
+    }))
+}

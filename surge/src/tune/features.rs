@@ -1,0 +1,278 @@
+//! Input features: what the model sees of an input. Surge's own three (inferred from the
+//! computation), the CUSP features of the dissertation's Table 2.3 for spmv, and any user-defined
+//! feature functions. Evaluation is timed, because at run time the feature pass is part of the
+//! selection cost, and groups are evaluated in parallel (rayon).
+
+use super::TuneInput;
+use crate::apps::App;
+use crate::mtx::CsrMatrix;
+use crate::{Result, SurgeError};
+use rayon::prelude::*;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A function computing one or more feature values of an input.
+pub type FeatureFn = Arc<dyn Fn(&TuneInput) -> Result<Vec<f64>> + Send + Sync>;
+
+/// Features computed together (one pass over the input), e.g. the five CUSP features.
+#[derive(Clone)]
+pub struct FeatureGroup {
+    pub name: String,
+    /// (feature name, log-scaled?) per value. Sizes span orders of magnitude, so they are
+    /// compared on a log scale before the [-1, 1] scaling.
+    pub features: Vec<(String, bool)>,
+    pub eval: FeatureFn,
+}
+
+impl fmt::Debug for FeatureGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FeatureGroup")
+            .field("name", &self.name)
+            .field("features", &self.features)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The features of one app: an ordered list of groups.
+#[derive(Debug, Clone, Default)]
+pub struct FeatureSet {
+    groups: Vec<FeatureGroup>,
+}
+
+/// The features of one input, with the time each group took.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FeatureValues {
+    pub values: Vec<f64>,
+    /// Seconds per group, in group order.
+    pub group_seconds: Vec<f64>,
+    /// Wall time of the whole (parallel) evaluation.
+    pub seconds: f64,
+}
+
+impl FeatureSet {
+    /// Surge's inferred features, plus the CUSP features for spmv.
+    pub fn for_app(app: App) -> FeatureSet {
+        let fs = FeatureSet::default().with_group(surge_group());
+        match app {
+            App::Spmv => fs.with_group(cusp_group()),
+            App::Reduce | App::Scan => fs,
+        }
+    }
+
+    pub fn with_group(mut self, g: FeatureGroup) -> FeatureSet {
+        self.groups.push(g);
+        self
+    }
+
+    /// Adds a user-defined feature function of one value.
+    pub fn with_feature(
+        self,
+        name: &str,
+        log_scale: bool,
+        f: impl Fn(&TuneInput) -> Result<f64> + Send + Sync + 'static,
+    ) -> FeatureSet {
+        self.with_group(FeatureGroup {
+            name: name.to_string(),
+            features: vec![(name.to_string(), log_scale)],
+            eval: Arc::new(move |i| Ok(vec![f(i)?])),
+        })
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.features.iter().map(|(n, _)| n.clone()))
+            .collect()
+    }
+
+    pub fn log_scaled(&self) -> Vec<bool> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.features.iter().map(|(_, l)| *l))
+            .collect()
+    }
+
+    pub fn group_names(&self) -> Vec<String> {
+        self.groups.iter().map(|g| g.name.clone()).collect()
+    }
+
+    /// Evaluates every group (in parallel) on one input.
+    pub fn evaluate(&self, input: &TuneInput) -> Result<FeatureValues> {
+        let start = Instant::now();
+        let results: Vec<Result<(Vec<f64>, Duration)>> = self
+            .groups
+            .par_iter()
+            .map(|g| {
+                let t = Instant::now();
+                let v = (g.eval)(input).map_err(|e| {
+                    SurgeError::Tune(format!(
+                        "feature `{}` on input `{}`: {e}",
+                        g.name, input.name
+                    ))
+                })?;
+                if v.len() != g.features.len() {
+                    return Err(SurgeError::Tune(format!(
+                        "feature group `{}` returned {} values for {} features on input `{}`",
+                        g.name,
+                        v.len(),
+                        g.features.len(),
+                        input.name
+                    )));
+                }
+                if let Some(bad) = v.iter().position(|x| !x.is_finite()) {
+                    return Err(SurgeError::Tune(format!(
+                        "feature `{}` is {} on input `{}`",
+                        g.features[bad].0, v[bad], input.name
+                    )));
+                }
+                Ok((v, t.elapsed()))
+            })
+            .collect();
+        let mut values = Vec::new();
+        let mut group_seconds = Vec::new();
+        for r in results {
+            let (v, d) = r?;
+            values.extend(v);
+            group_seconds.push(d.as_secs_f64());
+        }
+        Ok(FeatureValues {
+            values,
+            group_seconds,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Evaluates the features of many inputs, inputs in parallel.
+    pub fn evaluate_all(&self, inputs: &[TuneInput]) -> Result<Vec<FeatureValues>> {
+        inputs.par_iter().map(|i| self.evaluate(i)).collect()
+    }
+}
+
+/// Surge's three inferred features: sequence length, aspect ratio of a uniformly nested input,
+/// average row length of an irregularly nested input; plus the element count Surge infers with
+/// them, which separates inputs smaller than one tile.
+///
+/// Surge leaves the aspect ratio undefined for irregular nesting and the average row length for
+/// uniform nesting. Here both are computed for both (rows / average row length, elements / rows)
+/// whenever the input is nested: a tiled reduction on 4096·k elements is uniformly nested and on
+/// 4096·k + 1 irregularly, and a feature that jumps to 0 between the two would make neighbours
+/// look far apart to the model.
+pub fn surge_group() -> FeatureGroup {
+    FeatureGroup {
+        name: "surge".into(),
+        features: vec![
+            ("length".into(), true),
+            ("aspect_ratio".into(), true),
+            ("avg_row_length".into(), true),
+            ("elements".into(), true),
+        ],
+        eval: Arc::new(|input: &TuneInput| {
+            let f = input.built.computation.features()?;
+            let nested = f.aspect_ratio.is_some() || f.avg_row_length.is_some();
+            let rows = f.length.max(1) as f64;
+            let avg = f.elements as f64 / rows;
+            let (aspect, avg) = if nested {
+                (if avg > 0.0 { rows / avg } else { 0.0 }, avg)
+            } else {
+                (0.0, 0.0)
+            };
+            Ok(vec![f.length as f64, aspect, avg, f.elements as f64])
+        }),
+    }
+}
+
+/// The CUSP features of Table 2.3 for spmv.
+pub fn cusp_group() -> FeatureGroup {
+    FeatureGroup {
+        name: "cusp".into(),
+        features: vec![
+            ("avg_nnz_per_row".into(), true),
+            ("row_length_std_dev".into(), true),
+            ("max_deviation".into(), true),
+            ("dia_fill_in".into(), true),
+            ("ell_fill_in".into(), true),
+        ],
+        eval: Arc::new(|input: &TuneInput| {
+            let m = input.matrix.as_deref().ok_or_else(|| SurgeError::Input {
+                input: input.name.clone(),
+                message: "CUSP features need a sparse matrix (spmv input)".into(),
+            })?;
+            let c = CuspFeatures::of(m);
+            Ok(vec![
+                c.avg_nnz_per_row,
+                c.row_length_std_dev,
+                c.max_deviation,
+                c.dia_fill_in,
+                c.ell_fill_in,
+            ])
+        }),
+    }
+}
+
+/// The sparse-matrix features CUSP's format selection uses (dissertation Table 2.3).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CuspFeatures {
+    pub avg_nnz_per_row: f64,
+    pub row_length_std_dev: f64,
+    /// max over rows of |row length − average|.
+    pub max_deviation: f64,
+    /// DIA storage (occupied diagonals × rows) over nnz: how much padding DIA would add.
+    pub dia_fill_in: f64,
+    /// ELL storage (longest row × rows) over nnz.
+    pub ell_fill_in: f64,
+}
+
+impl CuspFeatures {
+    /// One parallel pass over the rows (rayon): on a large matrix the feature pass is most of
+    /// the selection cost, so it is spread over the cores.
+    pub fn of(m: &CsrMatrix) -> CuspFeatures {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let rows = m.rows.max(1) as f64;
+        let nnz = m.nnz();
+        let avg = nnz as f64 / rows;
+        const CHUNK: usize = 16 * 1024;
+        // Occupied diagonals: column − row + rows indexes a bitmap of rows + cols.
+        let diag: Vec<AtomicBool> = (0..m.rows + m.cols)
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        let (sq, max_dev, max_len) = (0..m.rows.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|chunk| {
+                let (lo, hi) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(m.rows));
+                let (mut sq, mut max_dev, mut max_len) = (0.0f64, 0.0f64, 0usize);
+                for r in lo..hi {
+                    let (b, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
+                    let d = (e - b) as f64 - avg;
+                    sq += d * d;
+                    max_dev = max_dev.max(d.abs());
+                    max_len = max_len.max(e - b);
+                    for &c in &m.col_indices[b..e] {
+                        let slot = &diag[c as usize + m.rows - r];
+                        // Load first: most entries hit an already marked diagonal, and a
+                        // read keeps the cache line shared between cores.
+                        if !slot.load(Ordering::Relaxed) {
+                            slot.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                (sq, max_dev, max_len)
+            })
+            .reduce(
+                || (0.0, 0.0, 0),
+                |a, b| (a.0 + b.0, a.1.max(b.1), a.2.max(b.2)),
+            );
+        let ndiag = diag
+            .par_iter()
+            .filter(|d| d.load(Ordering::Relaxed))
+            .count();
+        let nnzf = nnz.max(1) as f64;
+        CuspFeatures {
+            avg_nnz_per_row: avg,
+            row_length_std_dev: (sq / rows).sqrt(),
+            max_deviation: max_dev,
+            dia_fill_in: ndiag as f64 * m.rows as f64 / nnzf,
+            ell_fill_in: max_len as f64 * m.rows as f64 / nnzf,
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! Where tuning inputs come from: a directory (Matrix Market files for spmv, a list of sizes for
+//! reduce and scan) or a built-in deterministic generator of diverse inputs, so `surge tune`
+//! works out of the box. Generated training and test sets use different parameters and seeds,
+//! so they are disjoint.
+
+use super::{TuneInput, tune_err};
+use crate::apps::App;
+use crate::apps::matgen;
+use crate::mtx::CsrMatrix;
+use crate::{Result, SurgeError};
+use std::path::Path;
+
+/// How large the generated inputs are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Up to a few thousand rows or ~2M elements: for tests and quick runs (seconds).
+    Small,
+    /// Up to ~10^5 rows or ~4M elements: for real tuning.
+    Full,
+}
+
+/// Which generated set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Set {
+    Training,
+    Test,
+}
+
+/// Generated spmv matrices: stencils, banded, power-law, block-diagonal, arrowhead, random; a wide spread
+/// of rows (10^2..10^5) and row lengths (1..~100, power-law tails far beyond).
+pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
+    let big = scale == Scale::Full;
+    let test = set == Set::Test;
+    let s = if test { 1000 } else { 0 };
+    let mut out: Vec<(String, CsrMatrix)> = Vec::new();
+    let pick = |small: &[usize], full: &[usize]| if big { full.to_vec() } else { small.to_vec() };
+    let grids = match (big, test) {
+        (false, false) => vec![12, 30],
+        (false, true) => vec![20, 45],
+        (true, false) => vec![16, 64, 160, 300],
+        (true, true) => vec![40, 100, 220],
+    };
+    for n in &grids {
+        out.push((format!("laplacian_2d-{n}"), matgen::laplacian_2d(*n)));
+        out.push((format!("stencil_2d_9pt-{n}"), matgen::stencil_2d_9pt(*n)));
+    }
+    for n in pick(&[6, 11], &[8, 20, 40])
+        .iter()
+        .map(|n| n + usize::from(test))
+    {
+        out.push((format!("stencil_3d_7pt-{n}"), matgen::stencil_3d_7pt(n)));
+    }
+    let widths: &[usize] = if test {
+        &[2, 5, 12, 30, 90]
+    } else {
+        &[1, 3, 8, 20, 60]
+    };
+    for rows in pick(&[600, 2500], &[1000, 20000, 100000]) {
+        for &w in widths {
+            let rows = rows + s / 10;
+            out.push((
+                format!("banded-{rows}-hw{w}"),
+                matgen::banded(rows, w, 7 + s as u64),
+            ));
+        }
+    }
+    let alphas: &[f64] = if test { &[1.3, 2.0] } else { &[1.6, 2.8] };
+    for rows in pick(&[800, 3000], &[2000, 30000]) {
+        for min_len in [1usize, 4, 16] {
+            for &a in alphas {
+                out.push((
+                    format!("power_law-{rows}-min{min_len}-a{a}"),
+                    matgen::power_law(rows + s, min_len, a, (rows + min_len) as u64 + s as u64),
+                ));
+            }
+        }
+    }
+    let blocks: &[(usize, usize)] = match (big, test) {
+        (false, false) => &[(300, 2), (60, 8), (12, 48)],
+        (false, true) => &[(200, 3), (40, 12), (8, 64)],
+        (true, false) => &[(5000, 2), (1000, 8), (200, 32), (40, 128)],
+        (true, true) => &[(3000, 4), (600, 12), (100, 48), (30, 160)],
+    };
+    for &(b, bs) in blocks {
+        out.push((
+            format!("block_diagonal-{b}x{bs}"),
+            matgen::block_diagonal(b, bs, 3),
+        ));
+    }
+    let arrows: &[(usize, usize)] = match (big, test) {
+        (false, false) => &[(500, 1), (2000, 3)],
+        (false, true) => &[(900, 2), (3000, 1)],
+        (true, false) => &[(2000, 1), (20000, 2), (50000, 8)],
+        (true, true) => &[(5000, 3), (30000, 1)],
+    };
+    for &(rows, dense) in arrows {
+        out.push((
+            format!("arrowhead-{rows}-d{dense}"),
+            matgen::arrowhead(rows, dense, 5),
+        ));
+    }
+    let per_rows: &[usize] = if test {
+        &[3, 7, 10, 24, 70]
+    } else {
+        &[2, 5, 12, 32, 100]
+    };
+    for rows in pick(&[700, 2000], &[1000, 10000, 50000]) {
+        for &k in per_rows {
+            // Keep the dense-ish random matrices small: their generation is quadratic in k.
+            let rows = if k >= 64 { rows.min(5000) } else { rows } + s / 7;
+            out.push((
+                format!("random-{rows}-k{k}"),
+                matgen::random(rows, rows, k, (rows * 131 + k) as u64 + s as u64),
+            ));
+        }
+    }
+    out
+}
+
+/// Generated reduce/scan sizes, log-spaced; the test set sits between the training sizes.
+pub fn sizes(scale: Scale, set: Set) -> Vec<usize> {
+    let (lo, hi, step) = match scale {
+        Scale::Small => (6.0, 21.0, 0.5),
+        Scale::Full => (8.0, 22.0, 0.5),
+    };
+    // Half steps: the training set mixes multiples of the tile (uniform nesting) and others.
+    let offset = if set == Set::Test { step / 2.0 } else { 0.0 };
+    let mut v = Vec::new();
+    let mut e: f64 = lo + offset;
+    while e <= hi + 1e-9 {
+        v.push(2f64.powf(e).round() as usize);
+        e += step;
+    }
+    v
+}
+
+/// The generated inputs of an app.
+pub fn generated(app: App, scale: Scale, set: Set) -> Result<Vec<TuneInput>> {
+    match app {
+        App::Spmv => spmv_matrices(scale, set)
+            .into_iter()
+            .map(|(n, m)| TuneInput::spmv(n, m))
+            .collect(),
+        App::Reduce | App::Scan => sizes(scale, set)
+            .into_iter()
+            .map(|n| TuneInput::sized(app, n))
+            .collect(),
+    }
+}
+
+/// Inputs from a path. For spmv: every `.mtx` file of a directory (or one file); files that
+/// cannot be used (complex values, malformed) are skipped and returned with the reason. For
+/// reduce and scan: a file of sizes (whitespace- or comma-separated, `#` comments), or a
+/// directory holding `sizes.txt`.
+pub fn from_path(app: App, path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
+    let bad = |m: String| SurgeError::Input {
+        input: path.display().to_string(),
+        message: m,
+    };
+    match app {
+        App::Spmv => {
+            let files: Vec<std::path::PathBuf> = if path.is_dir() {
+                let mut f: Vec<_> = std::fs::read_dir(path)
+                    .map_err(|e| bad(format!("cannot list the directory: {e}")))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|e| e == "mtx"))
+                    .collect();
+                f.sort();
+                f
+            } else {
+                vec![path.to_path_buf()]
+            };
+            let mut inputs = Vec::new();
+            let mut skipped = Vec::new();
+            for f in files {
+                match TuneInput::matrix_file(&f) {
+                    Ok(i) => inputs.push(i),
+                    Err(e) => skipped.push(format!("skipping {}: {e}", f.display())),
+                }
+            }
+            if inputs.is_empty() {
+                return Err(bad("no usable Matrix Market (.mtx) file".into()));
+            }
+            Ok((inputs, skipped))
+        }
+        App::Reduce | App::Scan => {
+            let file = if path.is_dir() {
+                path.join("sizes.txt")
+            } else {
+                path.to_path_buf()
+            };
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                bad(format!(
+                    "cannot read the sizes file {}: {e}",
+                    file.display()
+                ))
+            })?;
+            let mut inputs = Vec::new();
+            for (ln, line) in text.lines().enumerate() {
+                let line = line.split('#').next().unwrap_or("");
+                for tok in line
+                    .split(|c: char| c.is_whitespace() || c == ',')
+                    .filter(|t| !t.is_empty())
+                {
+                    let n: usize = tok.parse().map_err(|_| {
+                        bad(format!(
+                            "{}:{}: `{tok}` is not a size",
+                            file.display(),
+                            ln + 1
+                        ))
+                    })?;
+                    if n == 0 {
+                        return Err(bad(format!("{}:{}: size 0", file.display(), ln + 1)));
+                    }
+                    inputs.push(TuneInput::sized(app, n)?);
+                }
+            }
+            if inputs.is_empty() {
+                return Err(tune_err(format!("no sizes in {}", file.display())));
+            }
+            Ok((inputs, Vec::new()))
+        }
+    }
+}

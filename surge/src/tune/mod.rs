@@ -1,0 +1,146 @@
+//! The Nitro-style tuner (dissertation Chapter 2): time every variant on training inputs, learn
+//! which variant wins for which input features, keep the model in a tuning store, and pick a
+//! variant at run time in microseconds.
+//!
+//! The tuner is platform-neutral: everything that runs code goes through [`TuningBackend`], so
+//! the CPU and CUDA backends plug in by implementing one small trait, and the simulated backend
+//! ([`simulated`]) tests the tuner without hardware noise.
+//!
+//! ```
+//! use surge::apps::App;
+//! use surge::tune::{self, simulated::SimulatedBackend, FeatureSet, TuneInput, TuneOptions};
+//! let backend = SimulatedBackend::planted(App::Reduce);
+//! let inputs: Vec<TuneInput> = [100, 1_000, 20_000, 100_000, 400_000, 2_000_000]
+//!     .into_iter()
+//!     .map(|n| TuneInput::sized(App::Reduce, n))
+//!     .collect::<Result<_, _>>()?;
+//! let features = FeatureSet::for_app(App::Reduce);
+//! let store = tune::tune(&backend, App::Reduce, &features, &inputs, &TuneOptions::default(), &mut |_| {})?;
+//! let tuned = tune::Tuned::from_store(App::Reduce, store, &backend, features);
+//! let pick = tuned.select(&TuneInput::sized(App::Reduce, 50)?)?;
+//! assert_eq!(pick.variant, "sim/reduce/sequential");
+//! # Ok::<(), surge::SurgeError>(())
+//! ```
+
+pub mod cpu;
+pub mod features;
+pub mod incremental;
+pub mod inputs;
+pub mod model;
+pub mod report;
+pub mod select;
+pub mod simulated;
+pub mod store;
+pub mod training;
+mod tuner;
+
+pub use features::{FeatureSet, FeatureValues};
+pub use model::{Model, ModelKind, SvmSearch};
+pub use select::{Selection, Tuned};
+pub use store::{StoreKey, TuningStore};
+pub use training::{Measurement, Outcome, TrainingConfig};
+pub use tuner::{Progress, TuneOptions, labels, tune};
+
+use crate::apps::{App, AppInput, BuiltApp, MatrixShape};
+use crate::mtx::CsrMatrix;
+use crate::{Result, SurgeError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One input the tuner trains, tests or selects on: the app built on it (what a backend runs)
+/// and, for spmv, the CSR matrix itself (what the CUSP features are computed from).
+#[derive(Debug, Clone)]
+pub struct TuneInput {
+    /// A short, unique name (file name or generator description) used in stores and reports.
+    pub name: String,
+    pub built: BuiltApp,
+    pub matrix: Option<Arc<CsrMatrix>>,
+}
+
+impl TuneInput {
+    /// An spmv input on `matrix` (x = all ones).
+    pub fn spmv(name: impl Into<String>, matrix: CsrMatrix) -> Result<TuneInput> {
+        let name = name.into();
+        let x = vec![1.0; matrix.cols];
+        let y = crate::apps::spmv_app(&matrix, &x)?;
+        let built = BuiltApp {
+            app: App::Spmv,
+            computation: crate::Computation::new(&y)?,
+            input_name: name.clone(),
+            matrix: Some(MatrixShape {
+                rows: matrix.rows,
+                cols: matrix.cols,
+                nnz: matrix.nnz(),
+            }),
+            size: None,
+        };
+        Ok(TuneInput {
+            name,
+            built,
+            matrix: Some(Arc::new(matrix)),
+        })
+    }
+
+    /// An spmv input read from a Matrix Market file (named by the file name).
+    pub fn matrix_file(path: &std::path::Path) -> Result<TuneInput> {
+        let m = crate::mtx::read_mtx(path)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        TuneInput::spmv(name, m)
+    }
+
+    /// A reduce or scan input of `n` generated values.
+    pub fn sized(app: App, n: usize) -> Result<TuneInput> {
+        let built = BuiltApp::new(app, &AppInput::Size(n))?;
+        Ok(TuneInput {
+            name: format!("n={n}"),
+            built,
+            matrix: None,
+        })
+    }
+
+    pub fn app(&self) -> App {
+        self.built.app
+    }
+
+    /// The useful work of one run (flops for spmv, elements for reduce and scan), so times on
+    /// different inputs become comparable rates (GFLOP/s, Gelem/s) in reports.
+    pub fn work(&self) -> f64 {
+        match (&self.built.matrix, self.built.size) {
+            (Some(m), _) => 2.0 * m.nnz as f64,
+            (None, Some(n)) => n as f64,
+            _ => 0.0,
+        }
+    }
+}
+
+/// What the tuner needs from a backend. Object-safe, so a tuning run holds `&dyn TuningBackend`
+/// and adding a platform is one `match` arm in `surge tune`.
+pub trait TuningBackend {
+    /// `"<platform>:<device>"`, e.g. `"cpu:Intel Xeon ..."` or `"sim:planted"`; part of the store
+    /// key, so a model tuned on one machine is never used on another.
+    fn platform(&self) -> String;
+    /// The candidate variant ids for the app's computation on this input (the same set for every
+    /// input of one app; its checksum keys the store).
+    fn variants(&self, input: &TuneInput) -> Result<Vec<String>>;
+    /// Runs `variant` on `input` once and returns its wall time; `Err(reason)` on failure, which
+    /// the tuner records and never treats as fatal.
+    fn run_once(&self, input: &TuneInput, variant: &str) -> std::result::Result<Duration, String>;
+    /// The variant used when no model is available (no store, corrupt store, mismatched key).
+    fn default_variant(&self, input: &TuneInput) -> Result<String>;
+    /// The time of a vendor reference (MKL, cuSPARSE) on this input, if the backend has one.
+    fn reference(&self, _input: &TuneInput) -> Option<std::result::Result<Duration, String>> {
+        None
+    }
+}
+
+/// The platform half of `"<platform>:<device>"`.
+pub fn split_platform(p: &str) -> (&str, &str) {
+    p.split_once(':').unwrap_or((p, ""))
+}
+
+fn tune_err(msg: impl Into<String>) -> SurgeError {
+    SurgeError::Tune(msg.into())
+}

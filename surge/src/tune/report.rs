@@ -1,0 +1,337 @@
+//! Evaluating a tuned model on held-out test inputs against exhaustive search, the default
+//! variant and the vendor reference, and writing the report (JSON and SVG plots like the
+//! dissertation's Figure 5.5).
+
+use super::select::Tuned;
+use super::training::{self, Measurement, TrainingConfig};
+use super::{TuneInput, TuningBackend, tune_err};
+use crate::Result;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One test input.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestResult {
+    pub name: String,
+    pub features: Vec<f64>,
+    /// Work per run (flops for spmv, elements for reduce and scan).
+    pub work: f64,
+    pub tuned: String,
+    pub best: Option<String>,
+    pub default: String,
+    pub tuned_seconds: Option<f64>,
+    pub best_seconds: Option<f64>,
+    pub default_seconds: Option<f64>,
+    pub reference_seconds: Option<f64>,
+    /// best / tuned time (1 = the tuned choice is the fastest).
+    pub tuned_vs_best: Option<f64>,
+    pub warnings: Vec<String>,
+    pub measurements: Vec<Measurement>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub results: Vec<TestResult>,
+    /// Geometric mean over test inputs of best time / tuned-choice time.
+    pub tuned_vs_exhaustive: f64,
+    /// The same for the default variant.
+    pub default_vs_exhaustive: f64,
+    /// Fraction of test inputs where the tuned choice is the fastest variant.
+    pub exact_accuracy: f64,
+    /// Mean time of the feature pass and of the model query per test input, in microseconds.
+    pub mean_feature_us: f64,
+    pub mean_query_us: f64,
+}
+
+fn geomean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x.max(1e-12).ln(), n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        (s / n as f64).exp()
+    }
+}
+
+/// Times every variant on each test input and compares the tuned choice with the best.
+/// A tuned choice that fails on an input counts with the default variant's time (what a
+/// careful run time would fall back to) and is flagged in `warnings`.
+pub fn evaluate(
+    tuned: &Tuned<'_>,
+    backend: &dyn TuningBackend,
+    inputs: &[TuneInput],
+    cfg: &TrainingConfig,
+    step: &mut dyn FnMut(&str, &str),
+) -> Result<Evaluation> {
+    if inputs.is_empty() {
+        return Err(tune_err("no test inputs"));
+    }
+    let mut results = Vec::new();
+    let (mut feat_us, mut query_us) = (0.0, 0.0);
+    for input in inputs {
+        let variants = backend.variants(input)?;
+        let sel = tuned.select(input)?;
+        feat_us += sel.feature_seconds * 1e6;
+        query_us += sel.query_seconds * 1e6;
+        let features = sel.features.clone();
+        let measurements = training::measure_all(backend, input, &variants, cfg, step);
+        let time_of = |v: &str| {
+            measurements
+                .iter()
+                .find(|m| m.variant == v)
+                .and_then(|m| m.seconds())
+        };
+        let default = backend.default_variant(input)?;
+        let best = training::best(&measurements).map(String::from);
+        let best_seconds = best.as_deref().and_then(time_of);
+        let default_seconds = time_of(&default);
+        let mut warnings = sel.warnings.clone();
+        let tuned_seconds = match time_of(&sel.variant) {
+            Some(t) => Some(t),
+            None => {
+                warnings.push(format!(
+                    "the tuned choice `{}` failed or is unknown on this input; counted with the default",
+                    sel.variant
+                ));
+                default_seconds
+            }
+        };
+        let reference_seconds = backend
+            .reference(input)
+            .and_then(|r| r.ok())
+            .map(|d| d.as_secs_f64());
+        results.push(TestResult {
+            name: input.name.clone(),
+            features,
+            work: input.work(),
+            tuned: sel.variant,
+            tuned_vs_best: best_seconds.zip(tuned_seconds).map(|(b, t)| b / t),
+            best,
+            default,
+            tuned_seconds,
+            best_seconds,
+            default_seconds,
+            reference_seconds,
+            warnings,
+            measurements,
+        });
+    }
+    let n = results.len() as f64;
+    let scored: Vec<&TestResult> = results
+        .iter()
+        .filter(|r| r.best_seconds.is_some())
+        .collect();
+    Ok(Evaluation {
+        tuned_vs_exhaustive: geomean(scored.iter().map(|r| r.tuned_vs_best.unwrap_or(0.0))),
+        default_vs_exhaustive: geomean(scored.iter().map(|r| {
+            r.best_seconds
+                .zip(r.default_seconds)
+                .map_or(0.0, |(b, d)| b / d)
+        })),
+        exact_accuracy: scored
+            .iter()
+            .filter(|r| r.best.as_deref() == Some(r.tuned.as_str()))
+            .count() as f64
+            / scored.len().max(1) as f64,
+        mean_feature_us: feat_us / n,
+        mean_query_us: query_us / n,
+        results,
+    })
+}
+
+/// Writes `report.json` (the given summary plus the evaluation), `performance.svg` and
+/// `variants.svg` into `dir`; returns the files written.
+pub fn write_report(
+    dir: &Path,
+    summary: &serde_json::Value,
+    eval: &Evaluation,
+    unit: &str,
+) -> Result<Vec<PathBuf>> {
+    let io = |p: &Path, e: String| crate::SurgeError::Input {
+        input: p.display().to_string(),
+        message: e,
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io(dir, format!("cannot create the report directory: {e}")))?;
+    let json_path = dir.join("report.json");
+    let mut doc = summary.clone();
+    if let Some(o) = doc.as_object_mut() {
+        o.insert(
+            "evaluation".into(),
+            serde_json::to_value(eval).map_err(|e| tune_err(e.to_string()))?,
+        );
+    }
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| tune_err(e.to_string()))?;
+    std::fs::write(&json_path, text).map_err(|e| io(&json_path, e.to_string()))?;
+    let perf = dir.join("performance.svg");
+    plot::performance(&perf, eval, unit).map_err(|e| io(&perf, format!("plotting: {e}")))?;
+    let dist = dir.join("variants.svg");
+    plot::distribution(&dist, eval).map_err(|e| io(&dist, format!("plotting: {e}")))?;
+    Ok(vec![json_path, perf, dist])
+}
+
+mod plot {
+    use super::Evaluation;
+    use plotters::prelude::*;
+    use std::path::Path;
+
+    type R = std::result::Result<(), String>;
+    /// A named, coloured point series.
+    type Series<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+    fn rate(work: f64, t: Option<f64>) -> Option<f64> {
+        t.filter(|t| *t > 0.0).map(|t| work / t / 1e9)
+    }
+
+    /// Per test input: tuned, exhaustive-best, default and reference rate (Figure 5.5).
+    pub fn performance(path: &Path, eval: &Evaluation, unit: &str) -> R {
+        let e = |e: &dyn std::fmt::Display| e.to_string();
+        let n = eval.results.len();
+        let series: Vec<Series<'_>> = vec![
+            (
+                "exhaustive best",
+                BLACK,
+                pts(eval, |r| rate(r.work, r.best_seconds)),
+            ),
+            ("tuned", RED, pts(eval, |r| rate(r.work, r.tuned_seconds))),
+            (
+                "default",
+                BLUE,
+                pts(eval, |r| rate(r.work, r.default_seconds)),
+            ),
+            (
+                "reference",
+                GREEN,
+                pts(eval, |r| rate(r.work, r.reference_seconds)),
+            ),
+        ];
+        let ymax = series
+            .iter()
+            .flat_map(|s| s.2.iter().map(|p| p.1))
+            .fold(0.0f64, f64::max)
+            .max(1e-9)
+            * 1.15;
+        let root = SVGBackend::new(path, (1100, 520)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let names: Vec<String> = eval.results.iter().map(|r| r.name.clone()).collect();
+        let label = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "tuned vs exhaustive: {:.1}% (geometric mean)",
+                    eval.tuned_vs_exhaustive * 100.0
+                ),
+                ("sans-serif", 20),
+            )
+            .margin(10)
+            .x_label_area_size(120)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..ymax)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n.max(1))
+            .x_label_formatter(&label)
+            .x_label_style(
+                ("sans-serif", 10)
+                    .into_font()
+                    .transform(FontTransform::Rotate90),
+            )
+            .y_desc(unit)
+            .draw()
+            .map_err(|x| e(&x))?;
+        for (name, color, p) in series {
+            if p.is_empty() {
+                continue;
+            }
+            let style = color.filled();
+            chart
+                .draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), 4, style)))
+                .map_err(|x| e(&x))?
+                .label(name)
+                .legend(move |(x, y)| Circle::new((x, y), 4, style));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))
+    }
+
+    fn pts(eval: &Evaluation, f: impl Fn(&super::TestResult) -> Option<f64>) -> Vec<(f64, f64)> {
+        eval.results
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| f(r).map(|y| (i as f64, y)))
+            .collect()
+    }
+
+    /// Per test input: every variant's performance relative to the best (grey), the tuned
+    /// choice (red).
+    pub fn distribution(path: &Path, eval: &Evaluation) -> R {
+        let e = |e: &dyn std::fmt::Display| e.to_string();
+        let n = eval.results.len();
+        let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "all variants, performance relative to the best",
+                ("sans-serif", 20),
+            )
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..1.05f64)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("test input (index, see report.json)")
+            .y_desc("best time / variant time")
+            .draw()
+            .map_err(|x| e(&x))?;
+        let mut all = Vec::new();
+        for (i, r) in eval.results.iter().enumerate() {
+            if let Some(b) = r.best_seconds {
+                for m in &r.measurements {
+                    if let Some(t) = m.seconds() {
+                        all.push((i as f64, b / t));
+                    }
+                }
+            }
+        }
+        let grey = RGBColor(150, 150, 150).filled();
+        chart
+            .draw_series(all.iter().map(|&(x, y)| Circle::new((x, y), 3, grey)))
+            .map_err(|x| e(&x))?
+            .label("variant")
+            .legend(move |(x, y)| Circle::new((x, y), 3, grey));
+        let tuned = pts(eval, |r| r.tuned_vs_best);
+        chart
+            .draw_series(
+                tuned
+                    .iter()
+                    .map(|&(x, y)| Cross::new((x, y), 5, RED.stroke_width(2))),
+            )
+            .map_err(|x| e(&x))?
+            .label("tuned")
+            .legend(|(x, y)| Cross::new((x, y), 5, RED.stroke_width(2)));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))
+    }
+}

@@ -1,0 +1,448 @@
+//! The tuner on the simulated backend, where the right answers are known (planted rules).
+
+use std::path::PathBuf;
+use std::time::Duration;
+use surge::apps::App;
+use surge::apps::matgen;
+use surge::tune::incremental::IncrementalStop;
+use surge::tune::report;
+use surge::tune::simulated::SimulatedBackend;
+use surge::tune::{
+    FeatureSet, ModelKind, Outcome, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend,
+    TuningStore, tune,
+};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("surge-tune-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Random matrices (row lengths all equal, so only the average row length matters).
+fn spmv_inputs(rows: usize, ks: &[usize], seed: u64) -> Vec<TuneInput> {
+    ks.iter()
+        .map(|&k| {
+            TuneInput::spmv(
+                format!("random-{rows}-k{k}"),
+                matgen::random(rows, rows, k, seed + k as u64),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+fn train_set() -> Vec<TuneInput> {
+    let mut v = spmv_inputs(300, &[1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 16, 20, 32], 1);
+    v.extend(spmv_inputs(900, &[1, 3, 6, 7, 9, 11, 24, 40], 2));
+    v
+}
+
+fn test_set() -> Vec<TuneInput> {
+    let mut v = spmv_inputs(500, &[2, 5, 6, 10, 14, 28], 100);
+    v.extend(spmv_inputs(1500, &[3, 4, 12, 18], 200));
+    v
+}
+
+fn quick() -> TuneOptions {
+    TuneOptions {
+        training: TrainingConfig {
+            warmup: 1,
+            repetitions: 3,
+            timeout: Duration::from_secs(10),
+        },
+        ..TuneOptions::default()
+    }
+}
+
+fn learns_planted_rule(kind: ModelKind) {
+    let backend = SimulatedBackend::planted(App::Spmv);
+    let features = FeatureSet::for_app(App::Spmv);
+    let opts = TuneOptions {
+        model: kind,
+        ..quick()
+    };
+    let store = tune(
+        &backend,
+        App::Spmv,
+        &features,
+        &train_set(),
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    let mut tuned = Tuned::from_store(App::Spmv, store, &backend, features);
+    tuned.print_warnings = false;
+    assert!(tuned.warning().is_none());
+    // The planted rule: row-per-thread below 8 nonzeros per row, row-per-warp above.
+    let test = test_set();
+    for t in &test {
+        let k = t.matrix.as_ref().unwrap().row_len(0);
+        let want = if k < 8 {
+            "sim/spmv/row-per-thread"
+        } else {
+            "sim/spmv/row-per-warp"
+        };
+        assert_eq!(
+            tuned.select(t).unwrap().variant,
+            want,
+            "{kind:?} on {}",
+            t.name
+        );
+    }
+    let eval = report::evaluate(&tuned, &backend, &test, &opts.training, &mut |_, _| {}).unwrap();
+    assert!(
+        eval.exact_accuracy >= 0.99,
+        "{kind:?}: {}",
+        eval.exact_accuracy
+    );
+    assert!(eval.tuned_vs_exhaustive > 0.99);
+    assert!(eval.default_vs_exhaustive < eval.tuned_vs_exhaustive);
+}
+
+#[test]
+fn svm_learns_the_planted_spmv_rule() {
+    learns_planted_rule(ModelKind::Svm);
+}
+
+#[test]
+fn tree_and_nearest_learn_the_planted_spmv_rule() {
+    learns_planted_rule(ModelKind::Tree);
+    learns_planted_rule(ModelKind::Nearest);
+}
+
+fn reduce_inputs(sizes: &[usize]) -> Vec<TuneInput> {
+    sizes
+        .iter()
+        .map(|&n| TuneInput::sized(App::Reduce, n).unwrap())
+        .collect()
+}
+
+fn reduce_store(backend: &SimulatedBackend) -> TuningStore {
+    let sizes: Vec<usize> = (0..28)
+        .map(|i| (2f64.powf(6.0 + i as f64 * 0.55)) as usize)
+        .collect();
+    let features = FeatureSet::for_app(App::Reduce);
+    tune(
+        backend,
+        App::Reduce,
+        &features,
+        &reduce_inputs(&sizes),
+        &quick(),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn reduce_learns_the_size_thresholds() {
+    let backend = SimulatedBackend::planted(App::Reduce);
+    let store = reduce_store(&backend);
+    let mut tuned = Tuned::from_store(
+        App::Reduce,
+        store,
+        &backend,
+        FeatureSet::for_app(App::Reduce),
+    );
+    tuned.print_warnings = false;
+    for (n, want) in [
+        (300, "sequential"),
+        (3000, "sequential"),
+        (60_000, "tiled"),
+        (300_000, "tiled"),
+        (3_000_000, "blocked"),
+    ] {
+        let s = tuned
+            .select(&TuneInput::sized(App::Reduce, n).unwrap())
+            .unwrap();
+        assert_eq!(s.variant, format!("sim/reduce/{want}"), "n = {n}");
+        assert!(s.from_model);
+    }
+    // Beyond the training range: still an answer, with a warning naming the feature.
+    let s = tuned
+        .select(&TuneInput::sized(App::Reduce, 20_000_000).unwrap())
+        .unwrap();
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("elements") && w.contains("outside the training range")),
+        "{:?}",
+        s.warnings
+    );
+}
+
+#[test]
+fn store_round_trips_and_loads() {
+    let backend = SimulatedBackend::planted(App::Reduce);
+    let store = reduce_store(&backend);
+    let dir = tmp("roundtrip");
+    let path = dir.join("nested/reduce.json");
+    store.save(&path).unwrap();
+    assert_eq!(TuningStore::load(&path).unwrap(), store);
+    // No temporary file is left behind.
+    assert_eq!(
+        std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+        1
+    );
+    // Every measurement is kept.
+    assert!(store.inputs.iter().all(|r| r.measurements.len() == 3));
+    let tuned = Tuned::load_from(&path, App::Reduce, &backend);
+    assert!(tuned.warning().is_none());
+    let s = tuned
+        .select(&TuneInput::sized(App::Reduce, 500).unwrap())
+        .unwrap();
+    assert_eq!(s.variant, "sim/reduce/sequential");
+    assert!(s.from_model);
+}
+
+fn falls_back(path: &std::path::Path, app: App, backend: &dyn TuningBackend, expect: &str) {
+    let tuned = Tuned::load_from(path, app, backend);
+    let w = tuned.warning().expect("a warning").to_string();
+    assert!(w.contains(expect), "warning `{w}` lacks `{expect}`");
+    let input = TuneInput::sized(app, 500).unwrap();
+    let s = tuned.select(&input).unwrap();
+    assert!(!s.from_model);
+    assert_eq!(s.variant, backend.default_variant(&input).unwrap());
+    assert!(!s.warnings.is_empty());
+}
+
+#[test]
+fn schema_mismatch_corrupt_and_missing_stores_fall_back_to_the_default() {
+    let backend = SimulatedBackend::planted(App::Reduce);
+    let store = reduce_store(&backend);
+    let dir = tmp("bad");
+    let path = dir.join("reduce.json");
+    store.save(&path).unwrap();
+
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    v["schema_version"] = 999.into();
+    let other = dir.join("schema.json");
+    std::fs::write(&other, v.to_string()).unwrap();
+    falls_back(&other, App::Reduce, &backend, "schema version 999");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let corrupt = dir.join("corrupt.json");
+    std::fs::write(&corrupt, &text[..text.len() / 2]).unwrap();
+    falls_back(&corrupt, App::Reduce, &backend, "corrupt tuning store");
+
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["model"]["classifier"] = serde_json::json!({"kind": "oracle"});
+    let bad_model = dir.join("bad_model.json");
+    std::fs::write(&bad_model, v.to_string()).unwrap();
+    falls_back(&bad_model, App::Reduce, &backend, "corrupt tuning store");
+
+    falls_back(
+        &dir.join("missing.json"),
+        App::Reduce,
+        &backend,
+        "cannot read",
+    );
+
+    // A store for another app.
+    let scan = SimulatedBackend::planted(App::Scan);
+    falls_back(&path, App::Scan, &scan, "app `reduce`");
+}
+
+#[test]
+fn a_changed_variant_set_falls_back_to_the_default() {
+    let backend = SimulatedBackend::planted(App::Reduce);
+    let store = reduce_store(&backend);
+    let more = SimulatedBackend::planted(App::Reduce).with_failing_variant();
+    let mut tuned = Tuned::from_store(App::Reduce, store, &more, FeatureSet::for_app(App::Reduce));
+    tuned.print_warnings = false;
+    let s = tuned
+        .select(&TuneInput::sized(App::Reduce, 300).unwrap())
+        .unwrap();
+    assert!(!s.from_model);
+    assert_eq!(s.variant, "sim/reduce/tiled");
+    assert!(s.warnings[0].contains("variant set"), "{:?}", s.warnings);
+}
+
+#[test]
+fn a_failing_variant_is_recorded_and_skipped() {
+    let backend = SimulatedBackend::planted(App::Reduce).with_failing_variant();
+    let store = reduce_store(&backend);
+    assert_eq!(store.variants.len(), 4);
+    for r in &store.inputs {
+        let broken = r
+            .measurements
+            .iter()
+            .find(|m| m.variant == "sim/reduce/broken")
+            .expect("the broken variant was tried");
+        match &broken.outcome {
+            Outcome::Failed { reason } => assert!(reason.contains("simulated failure"), "{reason}"),
+            Outcome::Ok { .. } => panic!("the broken variant cannot succeed"),
+        }
+        assert!(r.best.is_some());
+    }
+    assert!(!store.model.classes.iter().any(|c| c.contains("broken")));
+}
+
+/// A backend whose one variant takes longer than any sensible limit.
+#[derive(Debug)]
+struct Slow;
+impl TuningBackend for Slow {
+    fn platform(&self) -> String {
+        "test:slow".into()
+    }
+    fn variants(&self, _: &TuneInput) -> surge::Result<Vec<String>> {
+        Ok(vec!["fast".into(), "slow".into()])
+    }
+    fn run_once(&self, _: &TuneInput, v: &str) -> Result<Duration, String> {
+        Ok(Duration::from_millis(if v == "slow" { 5000 } else { 1 }))
+    }
+    fn default_variant(&self, _: &TuneInput) -> surge::Result<String> {
+        Ok("fast".into())
+    }
+}
+
+#[test]
+fn a_variant_over_the_time_limit_is_recorded_as_timed_out() {
+    let opts = TuneOptions {
+        training: TrainingConfig {
+            warmup: 0,
+            repetitions: 3,
+            timeout: Duration::from_secs(1),
+        },
+        ..TuneOptions::default()
+    };
+    let inputs = reduce_inputs(&[100, 200]);
+    let store = tune(
+        &Slow,
+        App::Reduce,
+        &FeatureSet::for_app(App::Reduce),
+        &inputs,
+        &opts,
+        &mut |_| {},
+    )
+    .unwrap();
+    let slow = &store.inputs[0].measurements[1];
+    assert!(matches!(&slow.outcome, Outcome::Failed { reason } if reason.contains("timed out")));
+    assert_eq!(store.inputs[0].best.as_deref(), Some("fast"));
+}
+
+#[test]
+fn incremental_tuning_stops_by_iterations_and_by_accuracy() {
+    let backend = SimulatedBackend::planted(App::Spmv);
+    let features = FeatureSet::for_app(App::Spmv);
+    let train = train_set();
+    let opts = TuneOptions {
+        incremental: Some(IncrementalStop {
+            iterations: Some(4),
+            accuracy: None,
+        }),
+        ..quick()
+    };
+    let mut iterations = 0;
+    let store = tune(&backend, App::Spmv, &features, &train, &opts, &mut |p| {
+        if matches!(p, surge::tune::Progress::Iteration { .. }) {
+            iterations += 1;
+        }
+    })
+    .unwrap();
+    // Seed: one input per variant (3), then 4 chosen by best-vs-second-best.
+    assert_eq!(store.inputs.len(), 3 + 4);
+    assert_eq!(iterations, 5);
+
+    let opts = TuneOptions {
+        incremental: Some(IncrementalStop {
+            iterations: None,
+            accuracy: Some(0.75),
+        }),
+        ..quick()
+    };
+    let store = tune(&backend, App::Spmv, &features, &train, &opts, &mut |_| {}).unwrap();
+    assert!(
+        store.inputs.len() < train.len(),
+        "stopped before labelling everything"
+    );
+    assert!(store.model.cv_accuracy.unwrap() >= 0.75);
+    // The actively chosen inputs still teach the rule.
+    let mut tuned = Tuned::from_store(App::Spmv, store, &backend, features);
+    tuned.print_warnings = false;
+    let eval = report::evaluate(
+        &tuned,
+        &backend,
+        &test_set(),
+        &quick().training,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(
+        eval.tuned_vs_exhaustive > 0.9,
+        "{}",
+        eval.tuned_vs_exhaustive
+    );
+}
+
+#[test]
+fn user_defined_features_and_cusp_features() {
+    let m = matgen::power_law(400, 2, 1.5, 3);
+    let input = TuneInput::spmv("pl", m.clone()).unwrap();
+    let fs = FeatureSet::for_app(App::Spmv).with_feature("nnz", true, |i| {
+        Ok(i.built.matrix.map_or(0.0, |m| m.nnz as f64))
+    });
+    let names = fs.names();
+    let v = fs.evaluate(&input).unwrap();
+    assert_eq!(v.values.len(), names.len());
+    assert_eq!(v.group_seconds.len(), 3);
+    let at = |n: &str| v.values[names.iter().position(|x| x == n).unwrap()];
+    assert_eq!(at("nnz"), m.nnz() as f64);
+    let c = surge::tune::features::CuspFeatures::of(&m);
+    assert!((at("avg_nnz_per_row") - m.nnz() as f64 / 400.0).abs() < 1e-12);
+    assert!(c.ell_fill_in >= 1.0 && c.dia_fill_in >= 1.0 && c.row_length_std_dev > 0.0);
+    // The Laplacian: 5 diagonals, ELL pads only the boundary rows.
+    let l = surge::tune::features::CuspFeatures::of(&matgen::laplacian_2d(10));
+    assert!((l.dia_fill_in - 5.0 * 100.0 / 460.0).abs() < 1e-12, "{l:?}");
+    // A failing feature names itself and the input.
+    let bad = FeatureSet::default().with_feature("boom", false, |_| {
+        Err(surge::SurgeError::Usage("no".into()))
+    });
+    let e = bad.evaluate(&input).unwrap_err().to_string();
+    assert!(e.contains("boom") && e.contains("pl"), "{e}");
+}
+
+#[test]
+fn near_ties_are_labelled_with_the_most_frequent_winner() {
+    use surge::tune::Measurement;
+    use surge::tune::store::InputRecord;
+    let rec = |times: &[(&str, Option<f64>)]| InputRecord {
+        name: "x".into(),
+        features: vec![],
+        feature_seconds: 0.0,
+        measurements: times
+            .iter()
+            .map(|(v, t)| Measurement {
+                variant: v.to_string(),
+                outcome: match t {
+                    Some(t) => Outcome::Ok {
+                        median_seconds: *t,
+                        samples_seconds: vec![*t],
+                    },
+                    None => Outcome::Failed {
+                        reason: "no".into(),
+                    },
+                },
+            })
+            .collect(),
+        best: None,
+    };
+    let records = vec![
+        rec(&[("a", Some(1.00)), ("b", Some(1.01)), ("c", Some(2.0))]),
+        rec(&[("a", Some(1.50)), ("b", Some(1.00)), ("c", Some(2.0))]),
+        rec(&[("a", Some(1.02)), ("b", Some(1.00)), ("c", Some(0.5))]),
+        rec(&[("a", None), ("b", None), ("c", None)]),
+    ];
+    // b is within 3 % of the best on three inputs, a on two: b labels the near-ties.
+    let l = surge::tune::labels(&records, 0.03);
+    assert_eq!(
+        l,
+        vec![Some("b".into()), Some("b".into()), Some("c".into()), None]
+    );
+    // Without tolerance, the strict winners.
+    let l = surge::tune::labels(&records, 0.0);
+    assert_eq!(
+        l,
+        vec![Some("a".into()), Some("b".into()), Some("c".into()), None]
+    );
+}

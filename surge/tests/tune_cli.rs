@@ -1,0 +1,163 @@
+//! `surge tune` end to end on the simulated platform.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("surge-tune-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn surge(data: &PathBuf, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_surge"))
+        .args(args)
+        .env("SURGE_DATA", data)
+        .output()
+        .expect("surge runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+#[test]
+fn tune_reduce_on_the_simulated_platform() {
+    let d = tmp("reduce");
+    let report = d.join("report");
+    let v = json(&surge(
+        &d,
+        &[
+            "tune",
+            "reduce",
+            "--platform",
+            "sim",
+            "--scale",
+            "small",
+            "--json",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(v["app"], "reduce");
+    assert!(v["tuned_vs_exhaustive"].as_f64().unwrap() >= 0.95, "{v}");
+    let store = PathBuf::from(v["store"].as_str().unwrap());
+    assert!(
+        store.starts_with(&d),
+        "default store under $SURGE_DATA: {}",
+        store.display()
+    );
+    assert!(store.is_file());
+    for f in ["report.json", "performance.svg", "variants.svg"] {
+        let text = std::fs::read_to_string(report.join(f)).unwrap();
+        assert!(text.len() > 200, "{f}");
+    }
+    assert!(
+        std::fs::read_to_string(report.join("performance.svg"))
+            .unwrap()
+            .contains("<svg")
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    assert!(r["evaluation"]["results"].as_array().unwrap().len() > 10);
+}
+
+#[test]
+fn tune_with_inputs_file_out_file_failing_variant_and_incremental() {
+    let d = tmp("inputs");
+    let sizes = d.join("sizes.txt");
+    std::fs::write(
+        &sizes,
+        "# sizes\n100 1000, 5000\n20000 80000\n300000 900000 2000000\n",
+    )
+    .unwrap();
+    let test = d.join("test.txt");
+    std::fs::write(&test, "200 4000 50000 600000 3000000\n").unwrap();
+    let out = d.join("store.json");
+    let v = json(&surge(
+        &d,
+        &[
+            "tune",
+            "scan",
+            "--inputs",
+            sizes.to_str().unwrap(),
+            "--test",
+            test.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--sim-failing-variant",
+            "--json",
+            "--incremental",
+            "--iterations",
+            "2",
+        ],
+    ));
+    assert!(out.is_file());
+    assert_eq!(v["labelled_inputs"], 4 + 2);
+    assert!(
+        v["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["variant"] == "sim/scan/broken")
+    );
+    assert_eq!(v["failures"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn tune_usage_errors() {
+    let d = tmp("usage");
+    let o = surge(&d, &["tune", "reduce", "--platform", "cuda"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--platform sim"));
+    let o = surge(&d, &["tune", "reduce", "--platform", "tpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = surge(&d, &["tune", "reduce", "--incremental"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = surge(&d, &["tune", "reduce", "--iterations", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = surge(&d, &["tune", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    let bad = d.join("bad.txt");
+    std::fs::write(&bad, "12 x\n").unwrap();
+    let o = surge(&d, &["tune", "reduce", "--inputs", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.txt:1: `x` is not a size"));
+}
+
+/// The quality target's setting: train on generated matrices, test on the real ones.
+#[test]
+fn tune_spmv_tested_on_the_shared_matrices() {
+    let m = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/matrices");
+    if !m.is_dir() {
+        eprintln!("skipping: ../shared/matrices is not present beside the workspace");
+        return;
+    }
+    let d = tmp("spmv");
+    let o = surge(
+        &d,
+        &[
+            "tune",
+            "spmv",
+            "--scale",
+            "small",
+            "--test",
+            m.to_str().unwrap(),
+            "--selection-rows",
+            "0",
+            "--json",
+        ],
+    );
+    let v = json(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("young1c.mtx"));
+    assert_eq!(v["test_inputs"], 24);
+    // The quality target (Nitro reported 93 %).
+    assert!(v["tuned_vs_exhaustive"].as_f64().unwrap() >= 0.95, "{v}");
+}
