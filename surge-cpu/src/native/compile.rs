@@ -61,6 +61,19 @@ fn rustc_version() -> Result<&'static str, CpuError> {
     })
 }
 
+/// The CPU's model name (`/proc/cpuinfo`), or `unknown CPU`.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
 /// The cache key of a program on this machine.
 pub fn cache_key(program: &CpuProgram) -> Result<String, CpuError> {
     let mut text = program.source.clone();

@@ -20,6 +20,34 @@ pub struct RunArgs {
     /// Evaluate with the reference interpreter instead of native kernels.
     #[arg(long)]
     pub interpret: bool,
+    /// Let the model that `surge tune APP --platform cpu` stored pick the variant from the
+    /// input's features (the default variant, with a warning, when there is no usable model).
+    #[arg(long, conflicts_with_all = ["variant", "all", "interpret"])]
+    pub tuned: bool,
+}
+
+/// The variant the stored model picks for this input, with its warnings on stderr.
+fn tuned_variant(args: &RunArgs, app: App) -> Result<(String, serde_json::Value), CliError> {
+    use surge::tune::{TuneInput, Tuned, cpu::CpuBackend};
+    let input = match (&args.app.input, args.app.size, app) {
+        (Some(p), _, App::Spmv) => TuneInput::matrix_file(p)?,
+        (None, _, App::Spmv) => TuneInput::spmv(
+            "laplacian_2d 256x256 (built-in)",
+            surge::apps::matgen::laplacian_2d(surge::apps::DEFAULT_GRID),
+        )?,
+        (_, n, _) => TuneInput::sized(app, n.unwrap_or(surge::apps::DEFAULT_SIZE))?,
+    };
+    let backend = CpuBackend::new();
+    let tuned = Tuned::load(app, &backend);
+    // Tuned::select reports its warnings on stderr itself.
+    let sel = tuned.select(&input)?;
+    let info = json!({
+        "from_model": sel.from_model,
+        "feature_seconds": sel.feature_seconds,
+        "query_seconds": sel.query_seconds,
+        "warnings": sel.warnings,
+    });
+    Ok((sel.variant, info))
 }
 
 /// The result as one flat vector (the scan's tiles concatenated).
@@ -125,8 +153,14 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             })
         };
     }
+    let mut selection = None;
     let v = match &args.variant {
         Some(id) => kernels.variant(id)?.clone(),
+        None if args.tuned => {
+            let (id, info) = tuned_variant(args, built.app)?;
+            selection = Some(info);
+            kernels.variant(&id)?.clone()
+        }
         None => kernels.default_variant().clone(),
     };
     let start = Instant::now();
@@ -135,6 +169,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let mut o = summary(built.app, &built, &flatten(&Value::from_output(&out)));
     o.insert("engine".into(), json!("cpu"));
     o.insert("variant".into(), json!(v.id()));
+    if let Some(sel) = selection {
+        o.insert("selection".into(), sel);
+    }
     o.insert("build_seconds".into(), json!(build_seconds));
     o.insert("seconds".into(), json!(seconds));
     report(args, &built, o)

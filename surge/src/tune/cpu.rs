@@ -15,6 +15,10 @@ use surge_codegen::target::CpuMachine;
 pub struct CpuBackend {
     machine: CpuMachine,
     kernels: Mutex<HashMap<u128, std::result::Result<Arc<Kernels>, String>>>,
+    /// Phase buffers reused across runs, so timings do not include page faults.
+    workspace: Mutex<crate::Workspace>,
+    /// MKL's optimized handle of the last spmv input (the reference is timed per input).
+    mkl: Mutex<Option<(String, surge_cpu::baseline::mkl::MklCsr)>>,
 }
 
 impl Default for CpuBackend {
@@ -29,6 +33,8 @@ impl CpuBackend {
         CpuBackend {
             machine: CpuMachine::detect(),
             kernels: Mutex::new(HashMap::new()),
+            workspace: Mutex::new(crate::Workspace::default()),
+            mkl: Mutex::new(None),
         }
     }
 
@@ -51,7 +57,11 @@ impl CpuBackend {
 
 impl TuningBackend for CpuBackend {
     fn platform(&self) -> String {
-        format!("cpu:{}", self.machine.name)
+        format!(
+            "cpu:{} ({} threads)",
+            surge_cpu::native::compile::cpu_model(),
+            self.machine.cores
+        )
     }
 
     fn variants(&self, input: &TuneInput) -> Result<Vec<String>> {
@@ -62,13 +72,49 @@ impl TuningBackend for CpuBackend {
     fn run_once(&self, input: &TuneInput, variant: &str) -> std::result::Result<Duration, String> {
         let k = self.kernels(input)?;
         let v = k.variant(variant).map_err(|e| e.to_string())?;
+        let mut ws = self
+            .workspace
+            .lock()
+            .map_err(|_| "the workspace lock is poisoned".to_string())?;
         let t = Instant::now();
-        let out = k
-            .run(&input.built.computation, v)
+        k.run_in(&input.built.computation, v, &mut ws)
             .map_err(|e| format!("`{variant}` on `{}`: {e}", input.name))?;
-        let d = t.elapsed();
-        drop(std::hint::black_box(out));
-        Ok(d)
+        Ok(t.elapsed())
+    }
+
+    /// MKL's `mkl_sparse_d_mv` (after `mkl_sparse_optimize`) on spmv inputs, all threads.
+    fn reference(&self, input: &TuneInput) -> Option<std::result::Result<Duration, String>> {
+        use surge_cpu::baseline::mkl::{Mkl, MklCsr};
+        let m = input.matrix.as_ref()?;
+        let run = || -> std::result::Result<Duration, String> {
+            let mut slot = self
+                .mkl
+                .lock()
+                .map_err(|_| "the MKL lock is poisoned".to_string())?;
+            if slot.as_ref().is_none_or(|(n, _)| *n != input.name) {
+                let a = MklCsr::new(
+                    m.rows,
+                    m.cols,
+                    &m.row_offsets,
+                    &m.col_indices,
+                    &m.values,
+                    100,
+                )
+                .map_err(|e| e.to_string())?;
+                Mkl::get()
+                    .and_then(|k| k.set_threads(self.machine.cores as usize))
+                    .map_err(|e| e.to_string())?;
+                *slot = Some((input.name.clone(), a));
+            }
+            let (_, a) = slot.as_ref().expect("set above");
+            let x = vec![1.0; m.cols];
+            let mut y = vec![0.0; m.rows];
+            a.mv(&x, &mut y).map_err(|e| e.to_string())?; // warm-up
+            let t = Instant::now();
+            a.mv(&x, &mut y).map_err(|e| e.to_string())?;
+            Ok(t.elapsed())
+        };
+        Some(run())
     }
 
     fn default_variant(&self, input: &TuneInput) -> Result<String> {
