@@ -562,11 +562,13 @@ impl<'a> Gen<'a> {
                 let e = scalar_of(s.at(&format!("({} * {q})", li + 1))?);
                 fast.push_str(&format!("let mut {l}: {ty} = {e};\n"));
             }
-            fast.push_str(&format!(
-                "for {k} in {start}..{q} {{\n{}\n}}\n",
-                step(&acc, &k)?
-            ));
-            let mut lane_loop = String::new();
+            // Quarter 0 runs in the accumulator itself, interleaved with the other three.
+            if start == "0" {
+                fast.push_str(&step(&acc, "0")?);
+                fast.push('\n');
+            }
+            let mut lane_loop = step(&acc, &k)?;
+            lane_loop.push('\n');
             for (li, l) in lanes.iter().enumerate() {
                 lane_loop.push_str(&step(l, &format!("({} * {q} + {k})", li + 1))?);
                 lane_loop.push('\n');
@@ -581,7 +583,7 @@ impl<'a> Gen<'a> {
                 fast.push_str(&format!("{acc} = {comb};\n"));
             }
             let slow = format!("for {k} in {start}..{len} {{\n{}\n}}\n", step(&acc, &k)?);
-            out.push_str(&format!("if {len} >= 16 {{\n{fast}}} else {{\n{slow}}}\n"));
+            out.push_str(&format!("if {len} >= 8 {{\n{fast}}} else {{\n{slow}}}\n"));
         } else {
             out.push_str(&format!(
                 "for {k} in {start}..{len} {{\n{}\n}}\n",
