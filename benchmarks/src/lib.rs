@@ -1,56 +1,7 @@
-//! Benchmark support: repeated timing with warm-up and medians, and JSON reports.
+//! Benchmark support: repeated timing with warm-up and medians (shared with `surge bench`),
+//! and JSON reports.
 //! The comparisons against references (MKL, cuSPARSE, BEAST's baseline) build on this.
 
 pub mod beast_baseline;
 
-use std::time::Instant;
-
-/// Timing statistics of repeated runs, in seconds.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Timing {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub runs: usize,
-}
-
-/// Runs `f` `warmup` times untimed, then `runs` times timed (at least once).
-pub fn measure<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> Timing {
-    for _ in 0..warmup {
-        std::hint::black_box(f());
-    }
-    let mut times: Vec<f64> = (0..runs.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    let n = times.len();
-    let median = if n % 2 == 1 {
-        times[n / 2]
-    } else {
-        (times[n / 2 - 1] + times[n / 2]) / 2.0
-    };
-    Timing {
-        median,
-        min: times[0],
-        max: times[n - 1],
-        runs: n,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_counted_runs() {
-        let mut calls = 0;
-        let t = measure(2, 5, || calls += 1);
-        assert_eq!(calls, 7);
-        assert_eq!(t.runs, 5);
-        assert!(t.min <= t.median && t.median <= t.max);
-    }
-}
+pub use surge::bench::{Timing, measure};
