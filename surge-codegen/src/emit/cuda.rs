@@ -198,17 +198,9 @@ fn templates() -> Result<tera::Tera, CodegenError> {
     Ok(t)
 }
 
-/// C++ name of an element type (typedefs of the prelude).
+/// C++ name of an element type: the prelude typedefs the IR's own names (`f64`, `u32`, ...).
 pub fn cuda_type(e: Elem) -> &'static str {
-    match e {
-        Elem::F32 => "f32",
-        Elem::F64 => "f64",
-        Elem::I32 => "i32",
-        Elem::I64 => "i64",
-        Elem::U32 => "u32",
-        Elem::U64 => "u64",
-        Elem::Bool => "bool",
-    }
+    e.name()
 }
 
 fn literal(l: Literal) -> String {

@@ -196,41 +196,15 @@ fn summarize(
 pub fn dram_matrices() -> Vec<(String, CsrMatrix)> {
     vec![
         ("laplacian_2d 2048x2048".into(), matgen::laplacian_2d(2048)),
-        ("banded 2M rows, 11 diagonals".into(), banded(2_000_000, 11)),
+        (
+            "banded 2M rows, 11 diagonals".into(),
+            matgen::banded(2_000_000, 5, 7),
+        ),
         (
             "random 2M rows, 10/row".into(),
             matgen::random(2_000_000, 2_000_000, 10, 42),
         ),
     ]
-}
-
-/// A banded matrix with `width` diagonals centered on the main one.
-pub fn banded(rows: usize, width: usize) -> CsrMatrix {
-    let half = (width / 2) as i64;
-    let mut row_offsets = vec![0u64];
-    let mut col_indices = Vec::with_capacity(rows * width);
-    let mut values = Vec::with_capacity(rows * width);
-    for i in 0..rows as i64 {
-        for d in -half..=half {
-            let j = i + d;
-            if j >= 0 && j < rows as i64 {
-                col_indices.push(j as u32);
-                values.push(if d == 0 {
-                    2.0
-                } else {
-                    -1.0 / (d.abs() as f64 + 1.0)
-                });
-            }
-        }
-        row_offsets.push(col_indices.len() as u64);
-    }
-    CsrMatrix {
-        rows,
-        cols: rows,
-        row_offsets,
-        col_indices,
-        values,
-    }
 }
 
 /// Benchmarks spmv on `inputs` (name, matrix).
