@@ -69,41 +69,90 @@ fn fail(op: &str, node: u64, msg: impl std::fmt::Display) -> ! {
     panic!("SURGE|{node}|{msg}")
 }
 
+// The checks below are on the hot path, so each one is a compare and a branch to a cold,
+// never-inlined function that does the formatting. Formatting inline would make the compiler
+// spill the message's arguments to the stack on every iteration, before the branch.
+
+#[cold]
+#[inline(never)]
+fn fail_index(i: i128, len: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("index {i} is out of range for a sequence of length {len}"))
+}
+
 #[inline(always)]
 fn chk_index(i: i128, len: usize, op: &str, node: u64) -> usize {
     if i < 0 || i >= len as i128 {
-        fail(op, node, format!("index {i} is out of range for a sequence of length {len}"));
+        fail_index(i, len, op, node);
     }
     i as usize
+}
+
+#[cold]
+#[inline(never)]
+fn fail_gather(i: i128, pos: usize, len: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("index {i} at position {pos} is out of range for a source of length {len}"))
 }
 
 #[inline(always)]
 fn chk_gather(i: i128, pos: usize, len: usize, op: &str, node: u64) -> usize {
     if i < 0 || i >= len as i128 {
-        fail(op, node, format!("index {i} at position {pos} is out of range for a source of length {len}"));
+        fail_gather(i, pos, len, op, node);
     }
     i as usize
+}
+
+/// The host's contract for `partial`/`chunk`: a range of at least `min` positions inside the
+/// row (rows are read unchecked, so a host bug must not become an out-of-bounds read).
+#[inline(always)]
+fn chk_host_range(lo: usize, hi: usize, len: usize, min: usize, what: &str) {
+    if lo.saturating_add(min) > hi || hi > len {
+        fail_host_range(lo, hi, len, what);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_host_range(lo: usize, hi: usize, len: usize, what: &str) -> ! {
+    panic!("internal: {what} called for positions {lo}..{hi} of a row of length {len}")
+}
+
+#[cold]
+#[inline(never)]
+fn fail_equal_len(a: usize, b: usize, k: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("input lengths differ: input 0 has length {a}, input {k} has length {b}"))
 }
 
 #[inline(always)]
 fn chk_equal_len(a: usize, b: usize, k: usize, op: &str, node: u64) {
     if a != b {
-        fail(op, node, format!("input lengths differ: input 0 has length {a}, input {k} has length {b}"));
+        fail_equal_len(a, b, k, op, node);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_positive(k: i128, what: &str, op: &str, node: u64) -> ! {
+    fail(op, node, format!("{what} must be positive, got {k}"))
 }
 
 #[inline(always)]
 fn chk_positive(k: i128, what: &str, op: &str, node: u64) -> usize {
     if k <= 0 {
-        fail(op, node, format!("{what} must be positive, got {k}"));
+        fail_positive(k, what, op, node);
     }
     k as usize
+}
+
+#[cold]
+#[inline(never)]
+fn fail_len(l: i128, op: &str, node: u64) -> ! {
+    fail(op, node, format!("length {l} is negative"))
 }
 
 #[inline(always)]
 fn chk_len(l: i128, op: &str, node: u64) -> usize {
     if l < 0 {
-        fail(op, node, format!("length {l} is negative"));
+        fail_len(l, op, node);
     }
     l as usize
 }
@@ -129,16 +178,22 @@ fn chk_nonempty_offsets(n: usize, op: &str, node: u64) {
     }
 }
 
-#[inline(always)]
-fn chk_segment(a: i128, b: i128, i: usize, len: usize, op: &str, node: u64) -> (usize, usize) {
+#[cold]
+#[inline(never)]
+fn fail_segment(a: i128, b: i128, i: usize, len: usize, op: &str, node: u64) -> ! {
     if a < 0 || a > len as i128 {
         fail(op, node, format!("offsets[{i}] = {a} is out of range for a sequence of length {len}"));
     }
     if b < 0 || b > len as i128 {
         fail(op, node, format!("offsets[{}] = {b} is out of range for a sequence of length {len}", i + 1));
     }
-    if a > b {
-        fail(op, node, format!("offsets are not monotone: offsets[{i}] = {a} > offsets[{}] = {b}", i + 1));
+    fail(op, node, format!("offsets are not monotone: offsets[{i}] = {a} > offsets[{}] = {b}", i + 1))
+}
+
+#[inline(always)]
+fn chk_segment(a: i128, b: i128, i: usize, len: usize, op: &str, node: u64) -> (usize, usize) {
+    if a < 0 || b < 0 || a > b || b > len as i128 {
+        fail_segment(a, b, i, len, op, node);
     }
     (a as usize, b as usize)
 }
