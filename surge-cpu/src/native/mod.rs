@@ -7,6 +7,7 @@ pub mod skeleton;
 use crate::CpuError;
 use compile::Loaded;
 use skeleton::{LevelPlan, LoopSchedule, for_chunks, pool};
+use std::collections::HashMap;
 use std::sync::Arc;
 use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
@@ -68,6 +69,11 @@ pub struct NativeKernels {
     program: Arc<CpuProgram>,
     lib: Arc<Loaded>,
     variants: Vec<Variant>,
+    /// Per variant (same order): its module and host plan, resolved once at build time so a run
+    /// neither formats the variant id nor searches the modules.
+    resolved: Vec<Option<(usize, HostPlan)>>,
+    /// Variant id → index into `variants`, for variants that are not borrowed from `variants`.
+    by_id: HashMap<String, usize>,
     /// Per module, per phase.
     fns: Arc<Vec<Vec<PhaseFnsDebug>>>,
     take_error: TakeErrorFnDebug,
@@ -172,11 +178,22 @@ impl NativeKernels {
         }
         let take_error = sym::<TakeErrorFn>(&lib.lib, "surge_take_error")
             .expect("surge_take_error in a checked library");
+        let resolved = variants
+            .iter()
+            .map(|v| Some((program.module_of(&v.id())?, HostPlan::of(v).ok()?)))
+            .collect();
+        let by_id = variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.id(), i))
+            .collect();
         Ok(NativeKernels {
             ir: ir.clone(),
             program: Arc::new(program),
             lib,
             variants: variants.to_vec(),
+            resolved,
+            by_id,
             fns: Arc::new(fns),
             take_error: TakeErrorFnDebug(take_error),
         })
@@ -194,6 +211,29 @@ impl NativeKernels {
     }
     pub fn source_path(&self) -> &std::path::Path {
         &self.lib.source_path
+    }
+
+    /// The module and host plan of `variant`: by address when it is one of [`Self::variants`]
+    /// (what benchmarks and the tuner pass), else by id.
+    fn resolve(
+        &self,
+        variant: &Variant,
+    ) -> Result<std::borrow::Cow<'_, (usize, HostPlan)>, CpuError> {
+        let index = match self.variants.iter().position(|v| std::ptr::eq(v, variant)) {
+            Some(i) => Some(i),
+            None => self.by_id.get(&variant.id()).copied(),
+        };
+        if let Some(Some(r)) = index.map(|i| &self.resolved[i]) {
+            return Ok(std::borrow::Cow::Borrowed(r));
+        }
+        let m = self
+            .program
+            .module_of(&variant.id())
+            .ok_or_else(|| CpuError::UnknownVariant {
+                id: variant.id(),
+                known: self.variants.len(),
+            })?;
+        Ok(std::borrow::Cow::Owned((m, HostPlan::of(variant)?)))
     }
 
     /// The error of a failed kernel call, read on the thread that made it.
@@ -270,14 +310,8 @@ impl NativeKernels {
             }));
         }
         check_buffers(ir, buffers)?;
-        let m = self
-            .program
-            .module_of(&variant.id())
-            .ok_or_else(|| CpuError::UnknownVariant {
-                id: variant.id(),
-                known: self.variants.len(),
-            })?;
-        let plan = HostPlan::of(variant)?;
+        let resolved = self.resolve(variant)?;
+        let (m, plan) = (resolved.0, &resolved.1);
         let inputs = buffers.len();
         let mut slots: Vec<Buf> = buffers
             .iter()
@@ -299,7 +333,7 @@ impl NativeKernels {
         for (pi, abi) in self.program.phases.iter().enumerate() {
             let fns = self.fns[m][pi].0;
             let reuse = ws.phases[pi].take();
-            let r = self.run_phase(&pool, abi, &fns, &slots, &plan, reuse)?;
+            let r = self.run_phase(&pool, abi, &fns, &slots, plan, reuse)?;
             let s = phase_slot(inputs, pi);
             slots[s] = Buf {
                 ptr: buffer_ptr(&r.0),
