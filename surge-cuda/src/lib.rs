@@ -9,7 +9,7 @@ mod exec;
 pub mod baselines;
 
 pub use compile::{DEFAULT_ARCH, compile, compile_source, nvrtc_available};
-pub use exec::{Device, execute, execute_on};
+pub use exec::{Device, DeviceKernels, DeviceTiming, Prepared, execute, execute_on, runtime_error};
 
 use std::fmt;
 
@@ -31,6 +31,15 @@ pub enum CudaError {
         variants: Vec<String>,
         message: String,
         log: String,
+    },
+    /// A device-side run-time check failed (an index out of range, bad nest offsets, a
+    /// reduction of an empty row without a prefix): the node, its operator and the message the
+    /// interpreter gives for the same failure.
+    #[error("`{op}` (node {node}) failed: {message}")]
+    Runtime {
+        op: &'static str,
+        node: surge_codegen::ir::NodeId,
+        message: String,
     },
     /// A driver, cuBLAS or cuSPARSE call failed.
     #[error("{what}: {message}")]
