@@ -51,7 +51,8 @@ pub struct CliError {
 impl From<SurgeError> for CliError {
     fn from(e: SurgeError) -> Self {
         let code = match &e {
-            SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. }) => 1,
+            SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. })
+            | SurgeError::Cuda(surge_cuda::CudaError::Runtime { .. }) => 1,
             _ => 2,
         };
         CliError {
