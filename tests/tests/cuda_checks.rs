@@ -75,11 +75,20 @@ fn checked_kernels_compile_with_nvrtc_for_representative_variants() {
         let src = &program.source;
         assert!(src.contains("u64 *__restrict__ surge_err)"), "{app}");
         if app == App::Spmv {
-            assert!(src.contains("surge_gather<f64>("), "spmv: gathers are checked");
+            assert!(
+                src.contains("surge_gather<f64>("),
+                "spmv: gathers are checked"
+            );
             assert!(src.contains("surge_segment_ok("), "spmv: rows are checked");
-            assert!(src.contains("surge_nest_rows("), "spmv: offsets are checked");
+            assert!(
+                src.contains("surge_nest_rows("),
+                "spmv: offsets are checked"
+            );
         } else {
-            assert!(src.contains("SURGE_EMPTY_REDUCE"), "{app}: empty tiles are checked");
+            assert!(
+                src.contains("SURGE_EMPTY_REDUCE"),
+                "{app}: empty tiles are checked"
+            );
         }
         let t = std::time::Instant::now();
         let ptx = surge_cuda::compile(&program, surge_cuda::DEFAULT_ARCH)
@@ -129,7 +138,10 @@ fn recorded_errors_decode_to_the_failing_operator_and_message() {
     );
     // What the conformance suite asks of every backend's bad-index error.
     let text = e.to_string();
-    assert!(text.contains("gather") && text.contains("index 7"), "{text}");
+    assert!(
+        text.contains("gather") && text.contains("index 7"),
+        "{text}"
+    );
     let e = surge_cuda::runtime_error(c.ir(), &rec(nest, check::OFFSET_ORDER, 5, 2, 4)).unwrap();
     assert_eq!(
         e.to_string(),

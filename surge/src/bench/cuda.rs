@@ -62,9 +62,11 @@ fn flatten(v: &Value, out: &mut Vec<f64>, offsets: &mut Option<Vec<u64>>) -> Res
             Ok(())
         }
         Value::Seq(_) => {
-            out.extend(v.to_f64_vec().ok_or_else(|| {
-                SurgeError::Usage("bench: a result that is not numbers".into())
-            })?);
+            out.extend(
+                v.to_f64_vec().ok_or_else(|| {
+                    SurgeError::Usage("bench: a result that is not numbers".into())
+                })?,
+            );
             Ok(())
         }
         Value::Scalar(s) => {
@@ -141,7 +143,11 @@ impl Expected {
         self.check_values(&values, offsets.as_deref())
     }
 
-    fn check_values(&self, values: &[f64], offsets: Option<&[u64]>) -> std::result::Result<(), String> {
+    fn check_values(
+        &self,
+        values: &[f64],
+        offsets: Option<&[u64]>,
+    ) -> std::result::Result<(), String> {
         if offsets != self.offsets.as_deref() {
             return Err("the rows of the result differ from the reference's".into());
         }
@@ -286,7 +292,6 @@ pub fn time_variants(
     } else if let Some(p) = &opts.progress {
         p("");
     }
-    drop(run);
     if variants.is_empty() {
         return Err(SurgeError::Usage(format!(
             "every CUDA variant failed its check; the first: {} ({})",
@@ -472,7 +477,10 @@ mod tests {
             offsets: e.offsets.clone().unwrap(),
         };
         let msg = e.check(&bad).unwrap_err();
-        assert!(msg.contains("element 3") && msg.contains("interpreter"), "{msg}");
+        assert!(
+            msg.contains("element 3") && msg.contains("interpreter"),
+            "{msg}"
+        );
         let flat = Output::Seq(Buffer::F64(e.values.clone()));
         assert!(e.check(&flat).unwrap_err().contains("rows"));
     }

@@ -8,18 +8,13 @@ use std::sync::Arc;
 use surge::apps::App;
 use surge::bench::{self, BenchOptions, InputResult, Reference};
 
-/// Every variant is timed as the median of `--runs` runs after warm-up. On cuda (GPU 0) the
-/// inputs are uploaded once and only the kernel launches are timed, with CUDA events; each
-/// variant's result is first checked against the interpreter (the CPU backend's default variant
-/// for inputs of over 4M elements), and a variant that fails its check is listed under `failed`
-/// instead of timed. A phase's variants run with the other phases at their default, then the
-/// combination of each phase's fastest. Without a GPU `--platform cuda` exits 2 with
-/// "no CUDA device: ...".
 #[derive(Debug, clap::Args)]
-#[command(after_help = "References: cpu: spmv vs mkl (or rayon), reduce and scan vs rayon and \
+#[command(
+    after_help = "References: cpu: spmv vs mkl (or rayon), reduce and scan vs rayon and \
 the memory bandwidth.\ncuda: spmv vs cusparse (cusparseSpMV, CSR), reduce vs cublas (dasum, which \
 reads the same bytes) and the device's copy bandwidth (fraction_of_bandwidth), scan vs the copy \
-bandwidth.")]
+bandwidth."
+)]
 pub struct BenchArgs {
     /// The application: reduce, scan or spmv.
     pub app: String,
@@ -140,12 +135,12 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
             "--inputs and --only are for spmv; {app} takes --size"
         )));
     }
+    let dev = bench::cuda::open_device().map_err(|e| usage(format!("no CUDA device: {e}")))?;
     let inputs = if app == App::Spmv {
         selected_spmv_inputs(args)?
     } else {
         Vec::new()
     };
-    let dev = bench::cuda::open_device().map_err(|e| usage(format!("no CUDA device: {e}")))?;
     let bar = progress_bar(args.json);
     let (b2, b3) = (bar.clone(), bar.clone());
     let opts = BenchOptions {
