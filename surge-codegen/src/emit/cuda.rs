@@ -147,6 +147,8 @@ pub mod check {
     pub const STRIDE_ZERO: u64 = 8;
     /// A negative replicate length: a = the length.
     pub const NEGATIVE_LEN: u64 = 9;
+    /// A map's inputs differ in length: a = input 0's length, b = the input, c = its length.
+    pub const EQUAL_LEN: u64 = 10;
 }
 
 /// Decodes a device error record: the failing node and the message the interpreter (and the CPU
@@ -180,6 +182,9 @@ pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
         ),
         check::STRIDE_ZERO => "stride is 0".into(),
         check::NEGATIVE_LEN => format!("length {a} is negative"),
+        check::EQUAL_LEN => {
+            format!("input lengths differ: input 0 has length {a}, input {b} has length {c}")
+        }
         other => format!("run-time check {other} failed (values {a}, {b}, {c})"),
     };
     Some((node, message))
@@ -564,15 +569,16 @@ impl Tr<'_> {
                     .iter()
                     .map(|i| self.seq(*i, env))
                     .collect::<Result<Vec<_>, _>>()?;
-                let Some(first) = ins.first() else {
+                if ins.is_empty() {
                     return Err(self.unsupported(n, "(a map without inputs)"));
-                };
+                }
                 let mut inner = env.clone();
                 for (p, s) in f.params.iter().zip(&ins) {
                     inner.insert(*p, Bound::Scalar(s.at.clone()));
                 }
+                let lens: Vec<String> = ins.iter().map(|s| s.len.clone()).collect();
                 Ok(SeqV {
-                    len: first.len.clone(),
+                    len: equal_lengths(&lens, n),
                     at: self.scalar(f.body, &inner)?,
                     elem,
                 })
@@ -701,6 +707,30 @@ impl Tr<'_> {
     }
 }
 
+/// The common length of a map's inputs: input 0's, checked against every other input's (a
+/// difference is recorded and the shorter length used, so nothing reads past an input).
+fn equal_lengths(lens: &[String], node: NodeId) -> String {
+    let checks: Vec<String> = lens
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, l)| {
+            format!(
+                "surge_equal_len({}, {l}, {k}, {}, surge_err)",
+                lens[0], node.0
+            )
+        })
+        .collect();
+    match checks.as_slice() {
+        [] => lens[0].clone(),
+        [one] => one.clone(),
+        _ => checks
+            .iter()
+            .skip(1)
+            .fold(checks[0].clone(), |a, b| format!("surge_min({a}, {b})")),
+    }
+}
+
 /// The inner level of a phase.
 #[derive(Debug, Clone)]
 enum Inner {
@@ -809,7 +839,7 @@ impl PhaseCode {
         // Outer level: bind the map's parameters to row i of each input.
         let mut env = Env::new();
         let mut bind = Vec::new();
-        let mut n_expr = None;
+        let mut lens = Vec::new();
         for (k, (param, input)) in f.params.iter().zip(inputs).enumerate() {
             match c.node(*input).ty.depth() {
                 2 => {
@@ -833,18 +863,21 @@ impl PhaseCode {
                             elem: rows.flat.elem,
                         }),
                     );
-                    n_expr.get_or_insert(rows.rows);
+                    lens.push(rows.rows);
                 }
                 1 => {
                     let s = tr.seq(*input, &env)?;
                     bind.push(format!("const {} v{k} = {};", cuda_type(s.elem), s.at("i")));
                     env.insert(*param, Bound::Scalar(format!("v{k}")));
-                    n_expr.get_or_insert(s.len);
+                    lens.push(s.len);
                 }
                 _ => return Err(tr.unsupported(*input, "as a map input")),
             }
         }
-        let n_expr = n_expr.ok_or_else(unsupported)?;
+        if lens.is_empty() {
+            return Err(unsupported());
+        }
+        let n_expr = equal_lengths(&lens, phase.root);
         let inner =
             match phase.levels.get(1) {
                 None => {
@@ -1414,6 +1447,10 @@ mod tests {
                 rec(2, check::NEGATIVE_LEN, -1, 0, 0),
                 "length -1 is negative",
             ),
+            (
+                rec(6, check::EQUAL_LEN, 4, 1, 3),
+                "input lengths differ: input 0 has length 4, input 1 has length 3",
+            ),
         ];
         for (r, want) in cases {
             let (node, msg) = decode_error(&r).unwrap();
@@ -1431,6 +1468,7 @@ mod tests {
             ("SURGE_NOT_POSITIVE", check::NOT_POSITIVE),
             ("SURGE_STRIDE_ZERO", check::STRIDE_ZERO),
             ("SURGE_NEGATIVE_LEN", check::NEGATIVE_LEN),
+            ("SURGE_EQUAL_LEN", check::EQUAL_LEN),
         ] {
             let def = format!("#define {name} {code}ULL");
             assert!(PRELUDE.contains(&def), "{def}");

@@ -152,6 +152,7 @@ __device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, T *sm, 
 #define SURGE_NOT_POSITIVE 7ULL   // a = value, b = 0 (tile size) or 1 (stride)
 #define SURGE_STRIDE_ZERO 8ULL    //
 #define SURGE_NEGATIVE_LEN 9ULL   // a = length
+#define SURGE_EQUAL_LEN 10ULL     // a = input 0's length, b = input k, c = its length
 
 __device__ __noinline__ void surge_fail(u64 *err, u64 node, u64 code, i64 a, i64 b, i64 c) {
   if (atomicCAS(&err[0], 0ULL, (node << 8) | code) == 0ULL) {
@@ -244,3 +245,14 @@ __device__ __forceinline__ u64 surge_len(i64 l, u64 node, u64 *err) {
   }
   return (u64)l;
 }
+
+// The length of a map over inputs 0 and k: `l0`, or the shorter one after recording that they
+// differ.
+__device__ __forceinline__ u64 surge_equal_len(u64 l0, u64 lk, u64 k, u64 node, u64 *err) {
+  if (l0 != lk) {
+    surge_fail(err, node, SURGE_EQUAL_LEN, (i64)l0, (i64)k, (i64)lk);
+    return surge_min(l0, lk);
+  }
+  return l0;
+}
+
