@@ -185,32 +185,51 @@ fn pad<T: Copy + Default>(v: &[T]) -> Vec<T> {
     }
 }
 
-/// Mean milliseconds of `f` over `reps` calls, timed with CUDA events on the device's stream.
+/// Median milliseconds of one call of `f` over `reps` calls (at least one), each between two
+/// CUDA events on the device's stream. Callers warm up first.
 pub(crate) fn time(
     dev: &Device,
     reps: usize,
     mut f: impl FnMut() -> Result<(), CudaError>,
 ) -> Result<f64, CudaError> {
     let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = dev
-        .stream
-        .record_event(flags)
-        .map_err(driver_err("event"))?;
-    let reps = reps.max(1);
-    for _ in 0..reps {
+    let mut events = vec![
+        dev.stream
+            .record_event(flags)
+            .map_err(driver_err("event"))?,
+    ];
+    for _ in 0..reps.max(1) {
         f()?;
+        events.push(
+            dev.stream
+                .record_event(flags)
+                .map_err(driver_err("event"))?,
+        );
     }
-    let end = dev
-        .stream
-        .record_event(flags)
+    let ms = events
+        .windows(2)
+        .map(|w| w[0].elapsed_ms(&w[1]).map(f64::from))
+        .collect::<Result<Vec<f64>, _>>()
         .map_err(driver_err("event"))?;
-    end.synchronize().map_err(driver_err("event"))?;
-    let ms = start.elapsed_ms(&end).map_err(driver_err("event"))?;
-    Ok(ms as f64 / reps as f64)
+    Ok(crate::DeviceTiming::of(ms).median_ms)
 }
 
-/// Sum of |x| with cuBLAS `dasum` and sum of x with `ddot(x, ones)`: `(asum, sum, ms per ddot)`.
-pub fn cublas_sum(dev: &Device, x: &[f64], reps: usize) -> Result<(f64, f64, f64), CudaError> {
+/// cuBLAS reductions of one vector (see [`cublas_sum`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CublasSum {
+    /// Σ|x| (`dasum`).
+    pub asum: f64,
+    /// Σx (`ddot(x, ones)`).
+    pub sum: f64,
+    /// Median milliseconds of one `dasum` (reads x once: the traffic of a sum).
+    pub asum_ms: f64,
+    /// Median milliseconds of one `ddot` (reads x and the ones: twice the traffic).
+    pub dot_ms: f64,
+}
+
+/// Sum of |x| with cuBLAS `dasum` and sum of x with `ddot(x, ones)`, each timed over `reps`
+/// calls after one warm-up call.
+pub fn cublas_sum(dev: &Device, x: &[f64], reps: usize) -> Result<CublasSum, CudaError> {
     // SAFETY: probing only loads the library.
     need(unsafe { blas::is_culib_present() }, "cuBLAS (libcublas)")?;
     let s = &dev.stream;
@@ -237,15 +256,107 @@ pub fn cublas_sum(dev: &Device, x: &[f64], reps: usize) -> Result<(f64, f64, f64
             "cublasDdot",
             blas::cublasDdot_v2(h, n, px as *const f64, 1, po as *const f64, 1, &mut sum),
         )?;
-        let ms = time(dev, reps, || {
+        let dot_ms = time(dev, reps, || {
             let mut r = 0.0;
             check_blas(
                 "cublasDdot",
                 blas::cublasDdot_v2(h, n, px as *const f64, 1, po as *const f64, 1, &mut r),
             )
         })?;
-        Ok((asum, sum, ms))
+        let asum_ms = time(dev, reps, || {
+            let mut r = 0.0;
+            check_blas(
+                "cublasDasum",
+                blas::cublasDasum_v2(h, n, px as *const f64, 1, &mut r),
+            )
+        })?;
+        Ok(CublasSum {
+            asum,
+            sum,
+            asum_ms,
+            dot_ms,
+        })
     }
+}
+
+/// `C = A·B` with cuBLAS `dgemm`, all matrices column-major (`a` is m×k, `b` is k×n, the result
+/// m×n, leading dimensions m, k, m), timed over `reps` calls after one warm-up call. Returns
+/// `(C, milliseconds per call)`.
+#[allow(clippy::too_many_arguments)]
+pub fn cublas_dgemm(
+    dev: &Device,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f64],
+    b: &[f64],
+    reps: usize,
+) -> Result<(Vec<f64>, f64), CudaError> {
+    use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+    // SAFETY: probing only loads the library.
+    need(unsafe { blas::is_culib_present() }, "cuBLAS (libcublas)")?;
+    if a.len() != m * k || b.len() != k * n {
+        return Err(CudaError::Input(format!(
+            "cublas_dgemm: a has {} entries for {m}x{k}, b has {} for {k}x{n}",
+            a.len(),
+            b.len()
+        )));
+    }
+    let dim = |x: usize| {
+        i32::try_from(x.max(1))
+            .map_err(|_| CudaError::Input(format!("cublas_dgemm: dimension {x} exceeds i32")))
+    };
+    let cfg = GemmConfig {
+        transa: blas::cublasOperation_t::CUBLAS_OP_N,
+        transb: blas::cublasOperation_t::CUBLAS_OP_N,
+        m: dim(m)?,
+        n: dim(n)?,
+        k: dim(k)?,
+        alpha: 1.0f64,
+        lda: dim(m)?,
+        ldb: dim(k)?,
+        beta: 0.0f64,
+        ldc: dim(m)?,
+    };
+    if m == 0 || n == 0 {
+        return Ok((Vec::new(), 0.0));
+    }
+    let s = &dev.stream;
+    let e = || driver_err("cublas_dgemm: device memory");
+    // k = 0: C = 0 (cuBLAS with beta = 0 writes zeros); pad so every pointer is valid.
+    let da: CudaSlice<f64> = s.clone_htod(&pad(a)).map_err(e())?;
+    let db: CudaSlice<f64> = s.clone_htod(&pad(b)).map_err(e())?;
+    let mut dc: CudaSlice<f64> = s.alloc_zeros(m * n).map_err(e())?;
+    let blas_h = CudaBlas::new(s.clone()).map_err(|e| CudaError::Driver {
+        what: "cublasCreate".into(),
+        message: format!("{e:?}"),
+    })?;
+    let call = |dc: &mut CudaSlice<f64>| {
+        // SAFETY: a is m×k (lda = m), b is k×n (ldb = k), c is m×n (ldc = m), all live
+        // device allocations of at least those sizes.
+        unsafe { blas_h.gemm(cfg, &da, &db, dc) }.map_err(|e| CudaError::Driver {
+            what: "cublasDgemm".into(),
+            message: format!("{e:?}"),
+        })
+    };
+    call(&mut dc)?;
+    let ms = time(dev, reps, || call(&mut dc))?;
+    let c = s.clone_dtoh(&dc).map_err(e())?;
+    Ok((c, ms))
+}
+
+/// `C = A·B` on the host, column-major like [`cublas_dgemm`] (the check of its result).
+pub fn host_dgemm(m: usize, n: usize, k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut c = vec![0.0; m * n];
+    for j in 0..n {
+        for p in 0..k {
+            let bpj = b[j * k + p];
+            for i in 0..m {
+                c[j * m + i] += a[p * m + i] * bpj;
+            }
+        }
+    }
+    c
 }
 
 /// Device-to-device copy bandwidth in GB/s (read + write bytes), measured with `bytes`-sized
@@ -260,4 +371,51 @@ pub fn copy_bandwidth(dev: &Device, bytes: usize, reps: usize) -> Result<f64, Cu
         s.memcpy_dtod(&a, &mut b).map_err(driver_err("copy"))
     })?;
     Ok(2.0 * (n * 8) as f64 / (ms * 1e-3) / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_dgemm_is_column_major() {
+        // A = [1 2; 3 4] (column-major [1, 3, 2, 4]), B = [5; 6].
+        assert_eq!(
+            host_dgemm(2, 1, 2, &[1.0, 3.0, 2.0, 4.0], &[5.0, 6.0]),
+            [17.0, 39.0]
+        );
+    }
+
+    fn device() -> Option<Device> {
+        match Device::open(0) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("skipping GPU baseline test: no CUDA device ({e})");
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn cublas_dgemm_matches_the_host() {
+        let Some(dev) = device() else { return };
+        let (m, n, k) = (67, 45, 33);
+        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 * 0.5).collect();
+        let (c, ms) = cublas_dgemm(&dev, m, n, k, &a, &b, 10).unwrap();
+        assert!(ms > 0.0);
+        // Small integers and halves: every product and sum is exact.
+        assert_eq!(c, host_dgemm(m, n, k, &a, &b));
+    }
+
+    #[test]
+    fn cublas_sum_and_copy_bandwidth() {
+        let Some(dev) = device() else { return };
+        let x: Vec<f64> = (0..100_000).map(|i| (i % 9) as f64 - 4.0).collect();
+        let r = cublas_sum(&dev, &x, 10).unwrap();
+        assert_eq!(r.sum, x.iter().sum::<f64>());
+        assert_eq!(r.asum, x.iter().map(|v| v.abs()).sum::<f64>());
+        assert!(r.asum_ms > 0.0 && r.dot_ms > 0.0);
+        assert!(copy_bandwidth(&dev, 1 << 26, 10).unwrap() > 1.0);
+    }
 }

@@ -2,6 +2,16 @@
 //! cudarc ([`execute`]), device properties ([`live_device`]) and the cuBLAS/cuSPARSE baselines
 //! ([`baselines`]). Every CUDA library is loaded at run time, so everything builds and runs on
 //! machines without a GPU or a CUDA toolkit, and a missing GPU is an error value, never a panic.
+//!
+//! For repeated runs (benchmarks, tuning) [`DeviceKernels::build`] compiles many variants once and
+//! [`DeviceKernels::prepare`] uploads one input set into a [`Prepared`], whose
+//! [`run`](Prepared::run) launches a variant per phase and checks the device error record,
+//! [`time`](Prepared::time) times launches only with CUDA events and
+//! [`output`](Prepared::output) downloads the result.
+//!
+//! Kernels check indices, nest offsets and empty reductions on the device (see
+//! `surge-codegen/src/emit/README.md`); a failed check is [`CudaError::Runtime`] with the
+//! interpreter's message ([`runtime_error`] decodes a record).
 
 mod compile;
 mod exec;
@@ -9,7 +19,7 @@ mod exec;
 pub mod baselines;
 
 pub use compile::{DEFAULT_ARCH, compile, compile_source, nvrtc_available};
-pub use exec::{Device, execute, execute_on};
+pub use exec::{Device, DeviceKernels, DeviceTiming, Prepared, execute, execute_on, runtime_error};
 
 use std::fmt;
 
@@ -31,6 +41,15 @@ pub enum CudaError {
         variants: Vec<String>,
         message: String,
         log: String,
+    },
+    /// A device-side run-time check failed (an index out of range, bad nest offsets, a
+    /// reduction of an empty row without a prefix): the node, its operator and the message the
+    /// interpreter gives for the same failure.
+    #[error("`{op}` (node {node}) failed: {message}")]
+    Runtime {
+        op: &'static str,
+        node: surge_codegen::ir::NodeId,
+        message: String,
     },
     /// A driver, cuBLAS or cuSPARSE call failed.
     #[error("{what}: {message}")]

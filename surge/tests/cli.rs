@@ -318,3 +318,77 @@ fn beast_shipped_gemm_space_plans() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn bench_on_cuda_explains_its_options_and_rejects_bad_ones() {
+    let out = surge(&["bench", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--platform",
+        "cuda",
+        "cusparse",
+        "cublas",
+        "copy bandwidth",
+        "CUDA events",
+    ] {
+        assert!(help.contains(needle), "--help lacks `{needle}`:\n{help}");
+    }
+    for (args, needle) in [
+        (
+            &["bench", "spmv", "--platform", "cuda", "--vs", "mkl"][..],
+            "on cuda spmv compares with cusparse",
+        ),
+        (
+            &["bench", "reduce", "--platform", "cuda", "--vs", "cusparse"][..],
+            "on cuda reduce compares with cublas",
+        ),
+        (
+            &["bench", "spmv", "--vs", "cusparse"][..],
+            "add --platform cuda",
+        ),
+        (
+            &["bench", "scan", "--platform", "cuda", "--inputs", "/tmp"][..],
+            "--inputs and --only are for spmv",
+        ),
+        (
+            &["bench", "spmv", "--platform", "tpu"][..],
+            "unknown platform `tpu`",
+        ),
+    ] {
+        let out = surge(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn bench_on_cuda_without_a_gpu_exits_2_saying_why() {
+    if let Ok(d) = surge_cuda::Device::open(0) {
+        eprintln!("skipping: this machine has a GPU ({})", d.info.name);
+        return;
+    }
+    for app in ["spmv", "reduce", "scan"] {
+        for extra in [
+            &[][..],
+            &["--json"][..],
+            &["--vs", "cusparse", "--runs", "10"][..],
+        ] {
+            if app != "spmv" && extra.contains(&"cusparse") {
+                continue;
+            }
+            let mut args = vec!["bench", app, "--platform", "cuda"];
+            args.extend_from_slice(extra);
+            let out = surge(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("error: no CUDA device:") && err.contains("no NVIDIA driver"),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+        }
+    }
+}

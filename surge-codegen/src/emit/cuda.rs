@@ -60,9 +60,9 @@ pub struct PhasePlan {
     pub sequence: String,
     pub args: Vec<ArgSlot>,
     pub output: OutputShape,
-    /// `(args..., u64* shape)`: writes the phase's element count to `shape[0]`.
+    /// `(args..., u64* shape, u64* surge_err)`: writes the phase's element count to `shape[0]`.
     pub shape_kernel: String,
-    /// For nested results, `(args..., u64* lens)`: writes each row's length.
+    /// For nested results, `(args..., u64* lens, u64* surge_err)`: writes each row's length.
     pub rows_kernel: Option<String>,
 }
 
@@ -119,6 +119,75 @@ impl CudaProgram {
     pub fn hash(&self) -> u128 {
         crate::ir::fnv1a128(self.source.as_bytes())
     }
+}
+
+/// The device error record every kernel takes as its last parameter, `u64 *surge_err`:
+/// [`ERROR_WORDS`] words, `[node << 8 | code, a, b, c]`, all zero while no check has failed. The
+/// first failing thread claims word 0 with `atomicCAS` and writes the values; the codes are the
+/// `SURGE_*` constants of `templates/cuda/prelude.cu`.
+pub const ERROR_WORDS: usize = 4;
+
+/// The run-time check codes of the emitted kernels (`SURGE_*` in `prelude.cu`).
+pub mod check {
+    /// A gather index out of range: a = index, b = position, c = source length.
+    pub const GATHER: u64 = 1;
+    /// An `index`/`at` out of range: a = index, c = length.
+    pub const INDEX: u64 = 2;
+    /// A nest offset outside the flat sequence: a = offset, b = its position, c = flat length.
+    pub const OFFSET_RANGE: u64 = 3;
+    /// Decreasing nest offsets: a = offsets\[b\], c = offsets\[b + 1\].
+    pub const OFFSET_ORDER: u64 = 4;
+    /// A nest without offsets.
+    pub const OFFSETS_EMPTY: u64 = 5;
+    /// A reduction without a prefix over an empty row.
+    pub const EMPTY_REDUCE: u64 = 6;
+    /// A tile size (b = 0) or stride (b = 1) that is not positive: a = the value.
+    pub const NOT_POSITIVE: u64 = 7;
+    /// A range with stride 0.
+    pub const STRIDE_ZERO: u64 = 8;
+    /// A negative replicate length: a = the length.
+    pub const NEGATIVE_LEN: u64 = 9;
+    /// A map's inputs differ in length: a = input 0's length, b = the input, c = its length.
+    pub const EQUAL_LEN: u64 = 10;
+}
+
+/// Decodes a device error record: the failing node and the message the interpreter (and the CPU
+/// backend) gives for the same failure. `None` when no check failed (word 0 is zero); an unknown
+/// code still names its node.
+pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
+    if rec[0] == 0 {
+        return None;
+    }
+    let (node, code) = (NodeId(rec[0] >> 8), rec[0] & 0xff);
+    let (a, b, c) = (rec[1] as i64, rec[2] as i64, rec[3] as i64);
+    let message = match code {
+        check::GATHER => {
+            format!("index {a} at position {b} is out of range for a source of length {c}")
+        }
+        check::INDEX => format!("index {a} is out of range for a sequence of length {c}"),
+        check::OFFSET_RANGE => {
+            format!("offsets[{b}] = {a} is out of range for a sequence of length {c}")
+        }
+        check::OFFSET_ORDER => format!(
+            "offsets are not monotone: offsets[{b}] = {a} > offsets[{}] = {c}",
+            b + 1
+        ),
+        check::OFFSETS_EMPTY => {
+            "offsets are empty; a nested sequence of n rows needs n + 1 offsets".into()
+        }
+        check::EMPTY_REDUCE => "reduction of an empty sequence without a prefix".into(),
+        check::NOT_POSITIVE => format!(
+            "{} must be positive, got {a}",
+            if b == 0 { "tile size" } else { "stride" }
+        ),
+        check::STRIDE_ZERO => "stride is 0".into(),
+        check::NEGATIVE_LEN => format!("length {a} is negative"),
+        check::EQUAL_LEN => {
+            format!("input lengths differ: input 0 has length {a}, input {b} has length {c}")
+        }
+        other => format!("run-time check {other} failed (values {a}, {b}, {c})"),
+    };
+    Some((node, message))
 }
 
 /// The kernel name of a variant in a phase: `surge_p{phase}_{16 hex digits of the id's hash}`.
@@ -250,15 +319,31 @@ struct RowsV {
     rows: String,
     begin: String,
     len: String,
+    /// A run-time check of row `@R@` (a `bool` expression that records the error when false);
+    /// a row that fails it is read as empty.
+    ok: Option<String>,
     flat: SeqV,
 }
 
 impl RowsV {
-    /// Row `r` as a flat sequence (begin and length substituted).
-    fn row(&self, r: &str) -> SeqV {
-        let begin = self.begin.replace(R, &format!("({r})"));
+    /// Row `r` (known to be below `rows` when `r_ok` is true) as a flat sequence.
+    fn row(&self, r: &str, r_ok: Option<String>) -> SeqV {
+        let sub = |t: &str| t.replace(R, &format!("({r})"));
+        let ok: Vec<String> = r_ok
+            .into_iter()
+            .chain(self.ok.as_ref().map(|o| sub(o)))
+            .collect();
+        let (begin, len) = if ok.is_empty() {
+            (sub(&self.begin), sub(&self.len))
+        } else {
+            let ok = ok.join(" && ");
+            (
+                format!("(({ok}) ? {} : 0ULL)", sub(&self.begin)),
+                format!("(({ok}) ? {} : 0ULL)", sub(&self.len)),
+            )
+        };
         SeqV {
-            len: self.len.replace(R, &format!("({r})")),
+            len,
             at: self.flat.at(&format!("{begin} + {I}")),
             elem: self.flat.elem,
         }
@@ -335,7 +420,16 @@ impl Tr<'_> {
             Op::Index { seq, index } => {
                 let i = self.scalar(*index, env)?;
                 match self.ty(*seq).depth() {
-                    1 => Ok(self.seq(*seq, env)?.at(&format!("(u64)({i})"))),
+                    1 => {
+                        let s = self.seq(*seq, env)?;
+                        Ok(format!(
+                            "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                            cuda_type(s.elem),
+                            s.len,
+                            n.0,
+                            s.at("surge_k")
+                        ))
+                    }
                     _ => Err(self.unsupported(n, "to a scalar (it indexes a nested sequence)")),
                 }
             }
@@ -454,11 +548,19 @@ impl Tr<'_> {
                 })
             }
             Op::Gather { source, indices } => {
+                // Checked: an index out of range records the error and reads 0.
                 let s = self.seq(*source, env)?;
                 let ix = self.seq(*indices, env)?;
                 Ok(SeqV {
                     len: ix.len.clone(),
-                    at: s.at(&format!("(u64)({})", ix.at)),
+                    at: format!(
+                        "surge_gather<{}>((i64)({}), {I}, {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                        cuda_type(elem),
+                        ix.at,
+                        s.len,
+                        n.0,
+                        s.at("surge_k")
+                    ),
                     elem,
                 })
             }
@@ -467,15 +569,16 @@ impl Tr<'_> {
                     .iter()
                     .map(|i| self.seq(*i, env))
                     .collect::<Result<Vec<_>, _>>()?;
-                let Some(first) = ins.first() else {
+                if ins.is_empty() {
                     return Err(self.unsupported(n, "(a map without inputs)"));
-                };
+                }
                 let mut inner = env.clone();
                 for (p, s) in f.params.iter().zip(&ins) {
                     inner.insert(*p, Bound::Scalar(s.at.clone()));
                 }
+                let lens: Vec<String> = ins.iter().map(|s| s.len.clone()).collect();
                 Ok(SeqV {
-                    len: first.len.clone(),
+                    len: equal_lengths(&lens, n),
                     at: self.scalar(f.body, &inner)?,
                     elem,
                 })
@@ -483,7 +586,11 @@ impl Tr<'_> {
             Op::Range { start, end, stride } => {
                 let (a, b) = (self.scalar(*start, env)?, self.scalar(*end, env)?);
                 let s = match stride {
-                    Some(s) => self.scalar(*s, env)?,
+                    Some(s) => format!(
+                        "surge_stride({}, {}, surge_err)",
+                        self.scalar(*s, env)?,
+                        n.0
+                    ),
                     None => "1".into(),
                 };
                 let t = cuda_type(elem);
@@ -497,7 +604,11 @@ impl Tr<'_> {
                 })
             }
             Op::Replicate { value, len } => Ok(SeqV {
-                len: format!("(u64)({})", self.scalar(*len, env)?),
+                len: format!(
+                    "surge_len((i64)({}), {}, surge_err)",
+                    self.scalar(*len, env)?,
+                    n.0
+                ),
                 at: self.scalar(*value, env)?,
                 elem,
             }),
@@ -511,7 +622,11 @@ impl Tr<'_> {
             }
             Op::Striding { input, stride } => {
                 let s = self.seq(*input, env)?;
-                let st = format!("(u64)({})", self.scalar(*stride, env)?);
+                let st = format!(
+                    "surge_positive((i64)({}), 1, {}, surge_err)",
+                    self.scalar(*stride, env)?,
+                    n.0
+                );
                 Ok(SeqV {
                     len: format!("(({} + {st} - 1) / {st})", s.len),
                     at: s.at(&format!("{I} * {st}")),
@@ -521,7 +636,12 @@ impl Tr<'_> {
             Op::Index { seq, index } if self.ty(*seq).depth() == 2 => {
                 let r = self.rows(*seq, env)?;
                 let i = self.scalar(*index, env)?;
-                Ok(r.row(&format!("(u64)({i})")))
+                let row = format!(
+                    "surge_row_index((i64)({i}), {}, {}, surge_err)",
+                    r.rows, n.0
+                );
+                let ok = format!("{row} < {}", r.rows);
+                Ok(r.row(&row, Some(ok)))
             }
             _ => Err(self.unsupported(n, "as a flat sequence")),
         }
@@ -539,6 +659,7 @@ impl Tr<'_> {
                 rows: format!("(n_{a}_off - 1)"),
                 begin: format!("{a}_off[{R}]"),
                 len: format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
+                ok: None,
                 flat: SeqV {
                     len: format!("n_{a}"),
                     at: format!("{a}[{I}]"),
@@ -548,30 +669,65 @@ impl Tr<'_> {
         }
         match &self.c.node(n).op {
             Op::Nest { input, offsets } => {
+                // Checked: no offsets, and rows outside the flat sequence or reversed, record the
+                // error (the rows read as empty).
                 let flat = self.seq(*input, env)?;
                 let off = self.seq(*offsets, env)?;
-                let b = format!("(u64)({})", off.at(R));
-                let e = format!("(u64)({})", off.at(&format!("{R} + 1")));
+                let (lo, hi) = (off.at(R), off.at(&format!("{R} + 1")));
+                let (b, e) = (format!("(u64)({lo})"), format!("(u64)({hi})"));
                 Ok(RowsV {
-                    rows: format!("({} - 1)", off.len),
+                    rows: format!("surge_nest_rows({}, {}, surge_err)", off.len, n.0),
                     len: format!("({e} - {b})"),
+                    ok: Some(format!(
+                        "surge_segment_ok((i64)({lo}), (i64)({hi}), {R}, {}, {}, surge_err)",
+                        flat.len, n.0
+                    )),
                     begin: b,
                     flat,
                 })
             }
             Op::Split { input, tile } => {
                 let flat = self.seq(*input, env)?;
-                let t = format!("(u64)({})", self.scalar(*tile, env)?);
+                let t = format!(
+                    "surge_positive((i64)({}), 0, {}, surge_err)",
+                    self.scalar(*tile, env)?,
+                    n.0
+                );
                 let begin = format!("({R} * {t})");
                 Ok(RowsV {
                     rows: format!("(({} + {t} - 1) / {t})", flat.len),
                     len: format!("surge_min({t}, {} - {begin})", flat.len),
                     begin,
+                    ok: None,
                     flat,
                 })
             }
             _ => Err(self.unsupported(n, "as a nested sequence")),
         }
+    }
+}
+
+/// The common length of a map's inputs: input 0's, checked against every other input's (a
+/// difference is recorded and the shorter length used, so nothing reads past an input).
+fn equal_lengths(lens: &[String], node: NodeId) -> String {
+    let checks: Vec<String> = lens
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, l)| {
+            format!(
+                "surge_equal_len({}, {l}, {k}, {}, surge_err)",
+                lens[0], node.0
+            )
+        })
+        .collect();
+    match checks.as_slice() {
+        [] => lens[0].clone(),
+        [one] => one.clone(),
+        _ => checks
+            .iter()
+            .skip(1)
+            .fold(checks[0].clone(), |a, b| format!("surge_min({a}, {b})")),
     }
 }
 
@@ -581,6 +737,8 @@ enum Inner {
     /// `map` with a scalar body: the output element.
     None { result: String, elem: Elem },
     Reduce {
+        /// The reduce node (named by the empty-row check when there is no prefix).
+        node: NodeId,
         seq: SeqV,
         op_body: String,
         ident: String,
@@ -681,15 +839,22 @@ impl PhaseCode {
         // Outer level: bind the map's parameters to row i of each input.
         let mut env = Env::new();
         let mut bind = Vec::new();
-        let mut n_expr = None;
+        let mut lens = Vec::new();
         for (k, (param, input)) in f.params.iter().zip(inputs).enumerate() {
             match c.node(*input).ty.depth() {
                 2 => {
                     let rows = tr.rows(*input, &env)?;
                     let b = rows.begin.replace(R, "i");
                     let l = rows.len.replace(R, "i");
-                    bind.push(format!("const u64 b{k} = {b};"));
-                    bind.push(format!("const u64 l{k} = {l};"));
+                    if let Some(ok) = &rows.ok {
+                        // A row that fails its check is read as empty.
+                        bind.push(format!("const bool ok{k} = {};", ok.replace(R, "i")));
+                        bind.push(format!("const u64 b{k} = ok{k} ? {b} : 0ULL;"));
+                        bind.push(format!("const u64 l{k} = ok{k} ? {l} : 0ULL;"));
+                    } else {
+                        bind.push(format!("const u64 b{k} = {b};"));
+                        bind.push(format!("const u64 l{k} = {l};"));
+                    }
                     env.insert(
                         *param,
                         Bound::Seq(SeqV {
@@ -698,18 +863,21 @@ impl PhaseCode {
                             elem: rows.flat.elem,
                         }),
                     );
-                    n_expr.get_or_insert(rows.rows);
+                    lens.push(rows.rows);
                 }
                 1 => {
                     let s = tr.seq(*input, &env)?;
                     bind.push(format!("const {} v{k} = {};", cuda_type(s.elem), s.at("i")));
                     env.insert(*param, Bound::Scalar(format!("v{k}")));
-                    n_expr.get_or_insert(s.len);
+                    lens.push(s.len);
                 }
                 _ => return Err(tr.unsupported(*input, "as a map input")),
             }
         }
-        let n_expr = n_expr.ok_or_else(unsupported)?;
+        if lens.is_empty() {
+            return Err(unsupported());
+        }
+        let n_expr = equal_lengths(&lens, phase.root);
         let inner =
             match phase.levels.get(1) {
                 None => {
@@ -769,6 +937,7 @@ impl PhaseCode {
                         let mut res_env = env.clone();
                         res_env.insert(node, Bound::Scalar("acc".into()));
                         Inner::Reduce {
+                            node,
                             result: tr.scalar(f.body, &res_env)?,
                             seq,
                             op_body,
@@ -1005,6 +1174,7 @@ impl PhaseCode {
                 ("none", *elem)
             }
             Inner::Reduce {
+                node,
                 seq,
                 op_body,
                 ident,
@@ -1012,6 +1182,7 @@ impl PhaseCode {
                 result,
                 out_elem,
             } => {
+                ctx.insert("node", &node.0);
                 ctx.insert("result", result);
                 ctx.insert("len_expr", &seq.len);
                 ctx.insert("elem_expr", &seq.at("j"));
@@ -1040,6 +1211,7 @@ impl PhaseCode {
         if out.nested {
             params.push_str(", const u64 *__restrict__ out_off");
         }
+        params.push_str(", u64 *__restrict__ surge_err");
         ctx.insert("params", &params);
         ctx.insert("inner", inner);
         ctx.insert("t", cuda_type(t));
@@ -1201,6 +1373,106 @@ mod tests {
             }]
         );
         assert!(prog.source.contains("in0[(b0 + (j))]"));
+    }
+
+    #[test]
+    fn kernels_carry_the_run_time_checks() {
+        let c = tiled_sum();
+        let a = analyze(&c).unwrap();
+        let v: Variant =
+            "cuda:h200/independent.cooperative/bx=128,by=1,lw=8,grain1=1,res1=warp,res2=warp"
+                .parse()
+                .unwrap();
+        let prog = emit(&c, &a, &[vec![v]]).unwrap();
+        let k = &prog.source[prog.source.find("// variant: ").unwrap()..];
+        assert!(k.contains("u64 *__restrict__ surge_err)"), "{k}");
+        // The reduce (node 7) has no prefix: an empty row is an error, not the identity.
+        assert!(
+            k.contains("if (len == 0 && lane == 0) surge_fail(surge_err, 7, SURGE_EMPTY_REDUCE"),
+            "{k}"
+        );
+        // The split's tile size (node 2) is checked.
+        assert!(
+            k.contains("surge_positive((i64)(((u64)4ULL)), 0, 2, surge_err)"),
+            "{k}"
+        );
+        assert!(prog.source.contains("u64 *shape, u64 *surge_err)"));
+    }
+
+    #[test]
+    fn error_records_decode_to_the_interpreters_messages() {
+        assert_eq!(decode_error(&[0; ERROR_WORDS]), None);
+        let rec = |node: u64, code: u64, a: i64, b: i64, c: i64| {
+            [(node << 8) | code, a as u64, b as u64, c as u64]
+        };
+        let cases = [
+            (
+                rec(12, check::GATHER, 7, 1, 3),
+                "index 7 at position 1 is out of range for a source of length 3",
+            ),
+            (
+                rec(3, check::GATHER, -2, 0, 3),
+                "index -2 at position 0 is out of range for a source of length 3",
+            ),
+            (
+                rec(4, check::INDEX, 9, 0, 5),
+                "index 9 is out of range for a sequence of length 5",
+            ),
+            (
+                rec(5, check::OFFSET_RANGE, 11, 2, 10),
+                "offsets[2] = 11 is out of range for a sequence of length 10",
+            ),
+            (
+                rec(5, check::OFFSET_ORDER, 6, 3, 4),
+                "offsets are not monotone: offsets[3] = 6 > offsets[4] = 4",
+            ),
+            (
+                rec(5, check::OFFSETS_EMPTY, 0, 0, 0),
+                "offsets are empty; a nested sequence of n rows needs n + 1 offsets",
+            ),
+            (
+                rec(9, check::EMPTY_REDUCE, 0, 0, 0),
+                "reduction of an empty sequence without a prefix",
+            ),
+            (
+                rec(2, check::NOT_POSITIVE, 0, 0, 0),
+                "tile size must be positive, got 0",
+            ),
+            (
+                rec(2, check::NOT_POSITIVE, -3, 1, 0),
+                "stride must be positive, got -3",
+            ),
+            (rec(2, check::STRIDE_ZERO, 0, 0, 0), "stride is 0"),
+            (
+                rec(2, check::NEGATIVE_LEN, -1, 0, 0),
+                "length -1 is negative",
+            ),
+            (
+                rec(6, check::EQUAL_LEN, 4, 1, 3),
+                "input lengths differ: input 0 has length 4, input 1 has length 3",
+            ),
+        ];
+        for (r, want) in cases {
+            let (node, msg) = decode_error(&r).unwrap();
+            assert_eq!(node, NodeId(r[0] >> 8));
+            assert_eq!(msg, want);
+        }
+        // The prelude's codes are the ones decoded.
+        for (name, code) in [
+            ("SURGE_GATHER", check::GATHER),
+            ("SURGE_INDEX", check::INDEX),
+            ("SURGE_OFFSET_RANGE", check::OFFSET_RANGE),
+            ("SURGE_OFFSET_ORDER", check::OFFSET_ORDER),
+            ("SURGE_OFFSETS_EMPTY", check::OFFSETS_EMPTY),
+            ("SURGE_EMPTY_REDUCE", check::EMPTY_REDUCE),
+            ("SURGE_NOT_POSITIVE", check::NOT_POSITIVE),
+            ("SURGE_STRIDE_ZERO", check::STRIDE_ZERO),
+            ("SURGE_NEGATIVE_LEN", check::NEGATIVE_LEN),
+            ("SURGE_EQUAL_LEN", check::EQUAL_LEN),
+        ] {
+            let def = format!("#define {name} {code}ULL");
+            assert!(PRELUDE.contains(&def), "{def}");
+        }
     }
 
     #[test]

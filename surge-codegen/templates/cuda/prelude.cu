@@ -137,3 +137,122 @@ __device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, T *sm, 
   surge_row_sync<BX, BY>(row);
   return op(prefix, excl);
 }
+
+// ---- Run-time checks ------------------------------------------------------------------------
+// A failing check records (node, code, a, b, c) in surge_err[0..4] (the first failure wins,
+// through atomicCAS on word 0 = node << 8 | code) and the kernel carries on with a safe value
+// (0 for a bad element, an empty row for a bad segment), so nothing reads out of bounds. After
+// the phase the host reads the record and returns the node's error (the interpreter's message).
+#define SURGE_GATHER 1ULL         // a = index, b = position, c = source length
+#define SURGE_INDEX 2ULL          // a = index, c = sequence length
+#define SURGE_OFFSET_RANGE 3ULL   // a = offset, b = its position, c = flat length
+#define SURGE_OFFSET_ORDER 4ULL   // a = offsets[b], c = offsets[b + 1]
+#define SURGE_OFFSETS_EMPTY 5ULL  //
+#define SURGE_EMPTY_REDUCE 6ULL   //
+#define SURGE_NOT_POSITIVE 7ULL   // a = value, b = 0 (tile size) or 1 (stride)
+#define SURGE_STRIDE_ZERO 8ULL    //
+#define SURGE_NEGATIVE_LEN 9ULL   // a = length
+#define SURGE_EQUAL_LEN 10ULL     // a = input 0's length, b = input k, c = its length
+
+__device__ __noinline__ void surge_fail(u64 *err, u64 node, u64 code, i64 a, i64 b, i64 c) {
+  if (atomicCAS(&err[0], 0ULL, (node << 8) | code) == 0ULL) {
+    err[1] = (u64)a;
+    err[2] = (u64)b;
+    err[3] = (u64)c;
+  }
+}
+
+// Element `ix` (at position `pos` of the index sequence) of a source of length `len`: `at(ix)`,
+// or 0 after recording the error.
+template <class T, class At>
+__device__ __forceinline__ T surge_gather(i64 ix, u64 pos, u64 len, u64 node, u64 *err, At at) {
+  if (ix < 0 || (u64)ix >= len) {
+    surge_fail(err, node, SURGE_GATHER, ix, (i64)pos, (i64)len);
+    return (T)0;
+  }
+  return at((u64)ix);
+}
+
+// Element `ix` of a sequence of length `len` (`at`), or 0 after recording the error.
+template <class T, class At>
+__device__ __forceinline__ T surge_index(i64 ix, u64 len, u64 node, u64 *err, At at) {
+  if (ix < 0 || (u64)ix >= len) {
+    surge_fail(err, node, SURGE_INDEX, ix, 0, (i64)len);
+    return (T)0;
+  }
+  return at((u64)ix);
+}
+
+// Row `ix` of a nested sequence of `rows` rows; out of range: recorded, and `rows` (no row).
+__device__ __forceinline__ u64 surge_row_index(i64 ix, u64 rows, u64 node, u64 *err) {
+  if (ix < 0 || (u64)ix >= rows) {
+    surge_fail(err, node, SURGE_INDEX, ix, 0, (i64)rows);
+    return rows;
+  }
+  return (u64)ix;
+}
+
+// The row count of a nest with `noff` offsets (0 rows, recorded, when there are none).
+__device__ __forceinline__ u64 surge_nest_rows(u64 noff, u64 node, u64 *err) {
+  if (noff == 0) {
+    surge_fail(err, node, SURGE_OFFSETS_EMPTY, 0, 0, 0);
+    return 0;
+  }
+  return noff - 1;
+}
+
+// Whether row r = [lo, hi) lies within a flat sequence of length `len`; false is recorded.
+__device__ __forceinline__ bool surge_segment_ok(i64 lo, i64 hi, u64 r, u64 len, u64 node,
+                                                 u64 *err) {
+  if (lo < 0 || (u64)lo > len) {
+    surge_fail(err, node, SURGE_OFFSET_RANGE, lo, (i64)r, (i64)len);
+    return false;
+  }
+  if (hi < 0 || (u64)hi > len) {
+    surge_fail(err, node, SURGE_OFFSET_RANGE, hi, (i64)r + 1, (i64)len);
+    return false;
+  }
+  if (lo > hi) {
+    surge_fail(err, node, SURGE_OFFSET_ORDER, lo, (i64)r, hi);
+    return false;
+  }
+  return true;
+}
+
+// A tile size (what = 0) or stride (what = 1) that must be positive; 1 after recording.
+__device__ __forceinline__ u64 surge_positive(i64 k, i64 what, u64 node, u64 *err) {
+  if (k <= 0) {
+    surge_fail(err, node, SURGE_NOT_POSITIVE, k, what, 0);
+    return 1;
+  }
+  return (u64)k;
+}
+
+// A range's stride, which must not be 0 (1 after recording).
+template <class T> __device__ __forceinline__ T surge_stride(T s, u64 node, u64 *err) {
+  if (s == (T)0) {
+    surge_fail(err, node, SURGE_STRIDE_ZERO, 0, 0, 0);
+    return (T)1;
+  }
+  return s;
+}
+
+// A length that must not be negative (0 after recording).
+__device__ __forceinline__ u64 surge_len(i64 l, u64 node, u64 *err) {
+  if (l < 0) {
+    surge_fail(err, node, SURGE_NEGATIVE_LEN, l, 0, 0);
+    return 0;
+  }
+  return (u64)l;
+}
+
+// The length of a map over inputs 0 and k: `l0`, or the shorter one after recording that they
+// differ.
+__device__ __forceinline__ u64 surge_equal_len(u64 l0, u64 lk, u64 k, u64 node, u64 *err) {
+  if (l0 != lk) {
+    surge_fail(err, node, SURGE_EQUAL_LEN, (i64)l0, (i64)k, (i64)lk);
+    return surge_min(l0, lk);
+  }
+  return l0;
+}
+

@@ -4,6 +4,7 @@
 //! GFLOP/s (2·nnz flops per product), reduce and scan in GB/s of compulsory traffic (reduce reads
 //! 8 bytes per element; scan reads and writes 16).
 
+pub mod cuda;
 mod svg;
 mod timing;
 
@@ -22,6 +23,12 @@ use surge_cpu::baseline::{bandwidth, mkl::MklCsr, rayon_ref};
 pub enum Reference {
     Mkl,
     Rayon,
+    /// cuSPARSE `cusparseSpMV` (spmv on cuda).
+    Cusparse,
+    /// cuBLAS `dasum` (reduce on cuda).
+    Cublas,
+    /// The device's copy bandwidth (scan on cuda).
+    Copy,
 }
 
 impl std::str::FromStr for Reference {
@@ -30,8 +37,12 @@ impl std::str::FromStr for Reference {
         match s {
             "mkl" => Ok(Reference::Mkl),
             "rayon" => Ok(Reference::Rayon),
+            "cusparse" => Ok(Reference::Cusparse),
+            "cublas" => Ok(Reference::Cublas),
+            "copy" => Ok(Reference::Copy),
             _ => Err(SurgeError::Usage(format!(
-                "unknown reference `{s}`; use mkl (spmv) or rayon"
+                "unknown reference `{s}`; use mkl (spmv) or rayon on cpu, cusparse (spmv), \
+                 cublas (reduce) or copy (scan) on cuda"
             ))),
         }
     }
@@ -47,6 +58,8 @@ pub struct BenchOptions {
     pub warmup: usize,
     pub reference: Reference,
     pub progress: Option<Progress>,
+    /// Called with the number of runs `progress` will report, once it is known (bar length).
+    pub total: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for BenchOptions {
@@ -66,6 +79,7 @@ impl Default for BenchOptions {
             warmup: 2,
             reference: Reference::Mkl,
             progress: None,
+            total: None,
         }
     }
 }
@@ -209,6 +223,11 @@ pub fn dram_matrices() -> Vec<(String, CsrMatrix)> {
 
 /// Benchmarks spmv on `inputs` (name, matrix).
 pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result<Vec<InputResult>> {
+    if !matches!(opts.reference, Reference::Mkl | Reference::Rayon) {
+        return Err(SurgeError::Usage(
+            "the cpu spmv bench compares with mkl or rayon".into(),
+        ));
+    }
     let mut out = Vec::new();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (name, m) in inputs {
@@ -244,7 +263,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
                 }
                 ("mkl", t)
             }
-            Reference::Rayon => {
+            Reference::Rayon | Reference::Cusparse | Reference::Cublas | Reference::Copy => {
                 let pool = surge_cpu::native::skeleton::pool(threads);
                 let t = pool.install(|| {
                     measure(opts.warmup, opts.runs, || {

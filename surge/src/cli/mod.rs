@@ -30,8 +30,16 @@ enum Command {
     Run(run::RunArgs),
     /// Enumerate an application's schedules, policies and pruned variant space per platform.
     Variants(variants::VariantsArgs),
-    /// Time every variant of an application against a reference (MKL, rayon) and the memory
-    /// bandwidth; JSON and SVG reports.
+    /// Time every variant of an application against a reference (MKL, rayon, cuSPARSE, cuBLAS)
+    /// and the memory bandwidth; JSON and SVG reports.
+    ///
+    /// Every variant is timed as the median of --runs runs after warm-up. On --platform cuda
+    /// (GPU 0) the inputs are uploaded once and only kernel launches are timed, with CUDA
+    /// events; each variant's result is first checked against the interpreter (against the CPU
+    /// backend's default variant for inputs of over 4M elements), and a variant that fails its
+    /// check is listed under `failed` instead of timed. A phase's variants run with the other
+    /// phases at their default, then the combination of each phase's fastest. Without a GPU
+    /// --platform cuda exits 2 with "no CUDA device: ...".
     Bench(bench::BenchArgs),
     /// Print the generated CUDA source of an application's variants (all, or one with --variant).
     Emit(emit::EmitArgs),
@@ -51,7 +59,8 @@ pub struct CliError {
 impl From<SurgeError> for CliError {
     fn from(e: SurgeError) -> Self {
         let code = match &e {
-            SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. }) => 1,
+            SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. })
+            | SurgeError::Cuda(surge_cuda::CudaError::Runtime { .. }) => 1,
             _ => 2,
         };
         CliError {

@@ -1,0 +1,487 @@
+//! `surge bench --platform cuda`: every CUDA variant of an application, uploaded once and timed
+//! launches only (CUDA events, median of `runs` after warm-up), against cuSPARSE (spmv), cuBLAS
+//! (reduce) and the device's copy bandwidth (reduce, scan).
+//!
+//! A phase's variants are timed with the other phases at their default (first) variant, then the
+//! combination of every phase's fastest is timed too. Each combination's result is checked against
+//! the reference result once before it is timed; a wrong or failing variant is reported in
+//! `failed`, not timed.
+
+use super::{BenchOptions, InputResult, VariantResult, summarize};
+use crate::apps::{App, reduce_app, scan_app, spmv_app, sum_input};
+use crate::mtx::CsrMatrix;
+use crate::{Computation, Kernels, Output, Result, SurgeError, Target, Value};
+use serde::Serialize;
+use surge_codegen::data::Buffer;
+use surge_codegen::target::Platform;
+use surge_codegen::variant::Variant;
+use surge_cuda::baselines::{self, Csr};
+use surge_cuda::{Device, DeviceKernels};
+
+/// Inputs with at most this many elements in all are checked against the interpreter; larger
+/// ones against the CPU backend's default variant (itself checked against the interpreter by the
+/// conformance suite), since the interpreter's boxed values do not scale to DRAM-sized inputs.
+pub const INTERPRETER_LIMIT: usize = 1 << 22;
+
+/// Opens GPU 0 for benchmarking; no GPU is an error value that says why.
+pub fn open_device() -> Result<Device> {
+    Ok(Device::open(0)?)
+}
+
+/// A variant that failed its check (reported instead of timed).
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedVariant {
+    pub variant: String,
+    pub error: String,
+}
+
+/// The reference result of a computation, flattened: values, |values| (for the tolerance) and
+/// the row offsets of a nested result.
+#[derive(Debug, Clone)]
+pub struct Expected {
+    pub values: Vec<f64>,
+    pub abs: Vec<f64>,
+    pub offsets: Option<Vec<u64>>,
+    /// The longest input: bounds the number of terms any element sums.
+    pub terms: usize,
+    /// What produced it: `interpreter` or `cpu default variant`.
+    pub source: &'static str,
+}
+
+fn flatten(v: &Value, out: &mut Vec<f64>, offsets: &mut Option<Vec<u64>>) -> Result<()> {
+    match v {
+        Value::Seq(items) if items.iter().any(|i| matches!(i, Value::Seq(_))) => {
+            let off = offsets.get_or_insert_with(|| vec![0]);
+            for i in items {
+                let row = i.to_f64_vec().ok_or_else(|| {
+                    SurgeError::Usage("bench: a result that is not numbers".into())
+                })?;
+                out.extend(row);
+                off.push(out.len() as u64);
+            }
+            Ok(())
+        }
+        Value::Seq(_) => {
+            out.extend(
+                v.to_f64_vec().ok_or_else(|| {
+                    SurgeError::Usage("bench: a result that is not numbers".into())
+                })?,
+            );
+            Ok(())
+        }
+        Value::Scalar(s) => {
+            out.push(s.as_f64().unwrap_or(f64::NAN));
+            Ok(())
+        }
+        Value::Tuple(_) => Err(SurgeError::Usage("bench: a tuple result".into())),
+    }
+}
+
+fn buffer_f64(b: &Buffer) -> Vec<f64> {
+    match b {
+        Buffer::F64(v) => v.clone(),
+        other => (0..other.len())
+            .map(|i| other.get(i).and_then(|s| s.as_f64()).unwrap_or(f64::NAN))
+            .collect(),
+    }
+}
+
+fn output_parts(o: &Output) -> (Vec<f64>, Option<Vec<u64>>) {
+    match o {
+        Output::Scalar(s) => (vec![s.as_f64().unwrap_or(f64::NAN)], None),
+        Output::Seq(b) => (buffer_f64(b), None),
+        Output::Nested { data, offsets } => (buffer_f64(data), Some(offsets.clone())),
+    }
+}
+
+impl Expected {
+    /// The reference result of `c` (see [`INTERPRETER_LIMIT`]).
+    pub fn of(c: &Computation) -> Result<Expected> {
+        let total: usize = c.buffers().iter().map(Buffer::len).sum();
+        let terms = c.buffers().iter().map(Buffer::len).max().unwrap_or(0);
+        let abs_c = Computation::from_ir(
+            c.ir().clone(),
+            c.buffers()
+                .iter()
+                .map(|b| match b {
+                    Buffer::F64(v) => Buffer::F64(v.iter().map(|x| x.abs()).collect()),
+                    Buffer::F32(v) => Buffer::F32(v.iter().map(|x| x.abs()).collect()),
+                    other => other.clone(),
+                })
+                .collect(),
+        )?;
+        if total <= INTERPRETER_LIMIT {
+            let (mut values, mut offsets) = (Vec::new(), None);
+            flatten(&c.interpret()?, &mut values, &mut offsets)?;
+            let (mut abs, mut o2) = (Vec::new(), None);
+            flatten(&abs_c.interpret()?, &mut abs, &mut o2)?;
+            return Ok(Expected {
+                values,
+                abs,
+                offsets,
+                terms,
+                source: "interpreter",
+            });
+        }
+        let k = Kernels::build(c, &Target::cpu())?;
+        let v = k.default_variant().clone();
+        let (values, offsets) = output_parts(&k.run(c, &v)?);
+        let (abs, _) = output_parts(&k.run(&abs_c, &v)?);
+        Ok(Expected {
+            values,
+            abs,
+            offsets,
+            terms,
+            source: "cpu default variant",
+        })
+    }
+
+    /// Whether `got` matches within the reassociation bound of the conformance suite:
+    /// `|got - want| ≤ 2·n·u·Σ|x|` per element (n = the longest input, u = 2⁻⁵³).
+    pub fn check(&self, got: &Output) -> std::result::Result<(), String> {
+        let (values, offsets) = output_parts(got);
+        self.check_values(&values, offsets.as_deref())
+    }
+
+    fn check_values(
+        &self,
+        values: &[f64],
+        offsets: Option<&[u64]>,
+    ) -> std::result::Result<(), String> {
+        if offsets != self.offsets.as_deref() {
+            return Err("the rows of the result differ from the reference's".into());
+        }
+        if values.len() != self.values.len() {
+            return Err(format!(
+                "{} values where the reference has {}",
+                values.len(),
+                self.values.len()
+            ));
+        }
+        let gamma = self.terms.max(1) as f64 * f64::EPSILON;
+        for (i, ((g, w), a)) in values.iter().zip(&self.values).zip(&self.abs).enumerate() {
+            let tol = gamma * a + f64::MIN_POSITIVE;
+            if !((g - w).abs() <= tol || (g.is_nan() && w.is_nan())) {
+                return Err(format!(
+                    "element {i}: got {g:e}, {} gives {w:e} (bound {tol:e})",
+                    self.source
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The CUDA variants of each phase of `c` on `dev`.
+pub fn variant_lists(dev: &Device, c: &Computation) -> Result<Vec<Vec<Variant>>> {
+    let analysis = c.analyze()?;
+    let phases = surge_codegen::passes::run(&analysis, &Platform::Cuda(dev.info.clone()))?;
+    let lists: Vec<Vec<Variant>> = phases
+        .iter()
+        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
+        .collect();
+    if lists.iter().any(Vec::is_empty) {
+        return Err(SurgeError::Usage("a phase without CUDA variants".into()));
+    }
+    Ok(lists)
+}
+
+/// The combinations timed for `lists`: every variant of each phase with the other phases at
+/// their first variant (the default combination once).
+pub fn candidates(lists: &[Vec<Variant>]) -> Vec<Vec<usize>> {
+    let mut out = vec![vec![0; lists.len()]];
+    for (p, vs) in lists.iter().enumerate() {
+        for i in 1..vs.len() {
+            let mut c = vec![0; lists.len()];
+            c[p] = i;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A combination's name: the variant id, or the phases' ids joined by ` | `.
+fn label(lists: &[Vec<Variant>], combo: &[usize]) -> String {
+    combo
+        .iter()
+        .zip(lists)
+        .map(|(i, l)| l[*i].id())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// What timing all variants of one computation gives.
+#[derive(Debug, Clone)]
+pub struct Timed {
+    pub variants: Vec<VariantResult>,
+    pub failed: Vec<FailedVariant>,
+    pub default_variant: String,
+    /// The reference result every variant was checked against.
+    pub expected: Expected,
+}
+
+/// Builds every variant of `c`, checks each combination once, then times the ones that pass.
+/// `work` converts seconds into the reported rate.
+pub fn time_variants(
+    dev: &Device,
+    c: &Computation,
+    opts: &BenchOptions,
+    work: f64,
+) -> Result<Timed> {
+    let lists = variant_lists(dev, c)?;
+    let combos = candidates(&lists);
+    if let Some(t) = &opts.total {
+        t(combos.len() as u64 + 1);
+    }
+    let expected = Expected::of(c)?;
+    let k = DeviceKernels::build(dev, c.ir(), &lists)?;
+    let firsts: Vec<&Variant> = lists.iter().map(|l| &l[0]).collect();
+    let prepared = k.prepare(c.buffers(), &firsts)?;
+    let mut variants = Vec::new();
+    let mut failed = Vec::new();
+    let mut run = |combo: &[usize]| -> Result<Option<f64>> {
+        let name = label(&lists, combo);
+        let chosen: Vec<&Variant> = combo.iter().zip(&lists).map(|(i, l)| &l[*i]).collect();
+        let checked = prepared
+            .run(&chosen)
+            .map_err(|e| e.to_string())
+            .and_then(|()| prepared.output().map_err(|e| e.to_string()))
+            .and_then(|o| expected.check(&o));
+        let r = match checked {
+            Err(error) => {
+                failed.push(FailedVariant {
+                    variant: name.clone(),
+                    error,
+                });
+                None
+            }
+            Ok(()) => {
+                let t = prepared.time(&chosen, opts.warmup, opts.runs)?;
+                let seconds = t.median_ms * 1e-3;
+                variants.push(VariantResult {
+                    variant: name.clone(),
+                    seconds,
+                    rate: work / seconds / 1e9,
+                });
+                Some(seconds)
+            }
+        };
+        if let Some(p) = &opts.progress {
+            p(&name);
+        }
+        Ok(r)
+    };
+    let times = combos
+        .iter()
+        .map(|combo| run(combo))
+        .collect::<Result<Vec<Option<f64>>>>()?;
+    // Each phase's fastest variant (the others at their default), then all of them together.
+    let best: Vec<usize> = (0..lists.len())
+        .map(|p| {
+            combos
+                .iter()
+                .zip(&times)
+                .filter(|(c, _)| c.iter().enumerate().all(|(q, i)| q == p || *i == 0))
+                .filter_map(|(c, t)| t.map(|t| (c[p], t)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map_or(0, |b| b.0)
+        })
+        .collect();
+    if !combos.contains(&best) {
+        run(&best)?;
+    } else if let Some(p) = &opts.progress {
+        p("");
+    }
+    if variants.is_empty() {
+        return Err(SurgeError::Usage(format!(
+            "every CUDA variant failed its check; the first: {} ({})",
+            failed[0].variant, failed[0].error
+        )));
+    }
+    Ok(Timed {
+        variants,
+        failed,
+        default_variant: label(&lists, &vec![0; lists.len()]),
+        expected,
+    })
+}
+
+fn csr_i32(m: &CsrMatrix) -> Result<(Vec<i32>, Vec<i32>)> {
+    let big = |what: &str| {
+        SurgeError::Usage(format!(
+            "cuSPARSE takes 32-bit indices; this matrix's {what} do not fit"
+        ))
+    };
+    let off = m
+        .row_offsets
+        .iter()
+        .map(|o| i32::try_from(*o).map_err(|_| big("row offsets")))
+        .collect::<Result<Vec<_>>>()?;
+    let col = m
+        .col_indices
+        .iter()
+        .map(|c| i32::try_from(*c).map_err(|_| big("column indices")))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((off, col))
+}
+
+/// One benchmarked input and what its variants were checked against.
+#[derive(Debug, Clone)]
+pub struct CudaInputResult {
+    pub result: InputResult,
+    pub failed: Vec<FailedVariant>,
+    pub checked_against: &'static str,
+}
+
+/// spmv on `inputs` (name, matrix): every variant against cuSPARSE `cusparseSpMV` (CSR).
+pub fn bench_spmv(
+    dev: &Device,
+    inputs: &[(String, CsrMatrix)],
+    opts: &BenchOptions,
+) -> Result<Vec<CudaInputResult>> {
+    let mut out = Vec::new();
+    for (name, m) in inputs {
+        let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
+        let c = Computation::new(&spmv_app(m, &x)?)?;
+        let flops = 2.0 * m.nnz() as f64;
+        let timed = time_variants(dev, &c, opts, flops)?;
+        let (off, col) = csr_i32(m)?;
+        let a = Csr {
+            rows: m.rows,
+            cols: m.cols,
+            row_offsets: &off,
+            col_indices: &col,
+            values: &m.values,
+        };
+        let (y, ms) = baselines::cusparse_spmv(dev, &a, &x, opts.runs)?;
+        // cuSPARSE's result is checked like a variant's.
+        timed
+            .expected
+            .check(&Output::Seq(Buffer::F64(y)))
+            .map_err(|e| SurgeError::Usage(format!("{name}: cuSPARSE disagrees: {e}")))?;
+        out.push(CudaInputResult {
+            result: summarize(
+                name.clone(),
+                m.rows,
+                m.nnz(),
+                "GFLOP/s",
+                timed.variants,
+                timed.default_variant,
+                "cusparse",
+                flops / (ms * 1e-3) / 1e9,
+            ),
+            failed: timed.failed,
+            checked_against: timed.expected.source,
+        });
+    }
+    Ok(out)
+}
+
+/// The device's references for bandwidth-bound apps.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DeviceBandwidth {
+    /// Device-to-device copy, read + write bytes per second, in GB/s.
+    pub copy_gbps: f64,
+    /// cuBLAS `dasum` over the same values (reduce only), GB/s of the 8 bytes per value read.
+    pub cublas_gbps: Option<f64>,
+}
+
+/// The tiled reduce (or scan) on `n` generated values: reduce against cuBLAS `dasum` (which
+/// reads the same bytes), scan against the copy bandwidth; both report the copy bandwidth.
+pub fn bench_reduce_or_scan(
+    dev: &Device,
+    app: App,
+    n: usize,
+    opts: &BenchOptions,
+) -> Result<(CudaInputResult, DeviceBandwidth)> {
+    let data = sum_input(n);
+    let s = crate::Seq::input("s", data.clone())?;
+    let c = match app {
+        App::Reduce => Computation::new(&reduce_app(&s, crate::apps::DEFAULT_TILE)?)?,
+        App::Scan => Computation::new(&scan_app(&s, crate::apps::DEFAULT_TILE)?)?,
+        App::Spmv => return Err(SurgeError::Usage("spmv takes matrices".into())),
+    };
+    drop(s);
+    let bytes = match app {
+        App::Reduce => 8.0 * n as f64,
+        _ => 16.0 * n as f64,
+    };
+    let timed = time_variants(dev, &c, opts, bytes)?;
+    let copy_gbps = baselines::copy_bandwidth(dev, (8 * n).max(1 << 28), opts.runs)?;
+    let (reference, reference_rate, cublas_gbps) = if app == App::Reduce {
+        let r = baselines::cublas_sum(dev, &data, opts.runs)?;
+        // The generated values are non-negative: dasum is their sum.
+        let rate = 8.0 * n as f64 / (r.asum_ms * 1e-3) / 1e9;
+        ("cublas", rate, Some(rate))
+    } else {
+        ("copy", copy_gbps, None)
+    };
+    Ok((
+        CudaInputResult {
+            result: summarize(
+                format!("{n} values"),
+                n,
+                n,
+                "GB/s",
+                timed.variants,
+                timed.default_variant,
+                reference,
+                reference_rate,
+            ),
+            failed: timed.failed,
+            checked_against: timed.expected.source,
+        },
+        DeviceBandwidth {
+            copy_gbps,
+            cublas_gbps,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(id: &str) -> Variant {
+        id.parse().unwrap()
+    }
+
+    #[test]
+    fn candidates_vary_one_phase_at_a_time() {
+        let a = "cuda:h200/sequential.sequential/bx=64,by=1,lw=1,unroll1=0,unroll2=0";
+        let b = "cuda:h200/sequential.sequential/bx=64,by=1,lw=1,unroll1=1,unroll2=0";
+        let lists = vec![vec![v(a), v(b)], vec![v(a), v(b), v(b)]];
+        assert_eq!(
+            candidates(&lists),
+            [vec![0, 0], vec![1, 0], vec![0, 1], vec![0, 2]]
+        );
+        assert_eq!(label(&lists, &[1, 0]), format!("{b} | {a}"));
+        assert_eq!(label(&lists[..1], &[0]), a);
+    }
+
+    #[test]
+    fn expected_results_check_values_rows_and_tolerance() {
+        let s = crate::Seq::input("s", vec![1.0, -2.0, 0.5, 4.0, 3.0]).unwrap();
+        let c = Computation::new(&scan_app(&s, 2).unwrap()).unwrap();
+        let e = Expected::of(&c).unwrap();
+        assert_eq!(e.source, "interpreter");
+        let good = Output::Nested {
+            data: Buffer::F64(e.values.clone()),
+            offsets: e.offsets.clone().unwrap(),
+        };
+        e.check(&good).unwrap();
+        let mut wrong = e.values.clone();
+        wrong[3] += 1e-3;
+        let bad = Output::Nested {
+            data: Buffer::F64(wrong),
+            offsets: e.offsets.clone().unwrap(),
+        };
+        let msg = e.check(&bad).unwrap_err();
+        assert!(
+            msg.contains("element 3") && msg.contains("interpreter"),
+            "{msg}"
+        );
+        let flat = Output::Seq(Buffer::F64(e.values.clone()));
+        assert!(e.check(&flat).unwrap_err().contains("rows"));
+    }
+}

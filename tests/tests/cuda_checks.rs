@@ -1,0 +1,285 @@
+//! The CUDA backend's device-side run-time checks and its upload-once runner.
+//!
+//! Runs here (no GPU needed): a representative subset of the emitted variants of spmv, reduce and
+//! scan, checks included, compiles with NVRTC; a recorded (node, code, values) decodes to the
+//! interpreter's message. Needs a GPU (each test says why it skips otherwise): bad indices,
+//! bad offsets and an empty row without a prefix are errors on the device, and
+//! `DeviceKernels`/`Prepared` runs, times and downloads correct results.
+
+use std::collections::BTreeMap;
+use surge::apps::{App, AppInput, BuiltApp};
+use surge::mtx::CsrMatrix;
+use surge::prelude::*;
+use surge::{Buffer, Output};
+use surge_codegen::emit::cuda::{self, ERROR_WORDS, check};
+use surge_codegen::ir::{NodeId, Op};
+use surge_codegen::passes;
+use surge_codegen::target::Platform;
+use surge_codegen::variant::Variant;
+use surge_cuda::{CudaError, Device, DeviceKernels};
+
+fn lists(c: &Computation, platform: &Platform) -> Vec<Vec<Variant>> {
+    let analysis = c.analyze().unwrap();
+    passes::run(&analysis, platform)
+        .unwrap()
+        .iter()
+        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
+        .collect()
+}
+
+/// One variant per distinct kernel structure (schedule, resources, block algorithm), so every
+/// template branch is compiled without compiling all variants.
+fn one_per_structure(vs: &[Variant]) -> Vec<Variant> {
+    let mut seen = BTreeMap::new();
+    for v in vs {
+        let id = v.id();
+        let key: Vec<String> = id
+            .split(['/', ','])
+            .filter(|part| {
+                !part.contains('=')
+                    || ["res1=", "res2=", "reduce2=", "scan2="]
+                        .iter()
+                        .any(|k| part.starts_with(k))
+            })
+            .map(str::to_string)
+            .collect();
+        seen.entry(key).or_insert_with(|| v.clone());
+    }
+    seen.into_values().collect()
+}
+
+fn built(app: App) -> BuiltApp {
+    let input = match app {
+        App::Spmv => AppInput::Default,
+        _ => AppInput::Size(10_000),
+    };
+    BuiltApp::new(app, &input).unwrap()
+}
+
+#[test]
+fn checked_kernels_compile_with_nvrtc_for_representative_variants() {
+    if let Err(e) = surge_cuda::nvrtc_available() {
+        println!("skipping: no NVRTC library can be loaded ({e})");
+        return;
+    }
+    let platform = Platform::from_names("cuda", Some("h200")).unwrap();
+    for app in [App::Spmv, App::Reduce, App::Scan] {
+        let b = built(app);
+        let c = &b.computation;
+        let picked: Vec<Vec<Variant>> = lists(c, &platform)
+            .iter()
+            .map(|l| one_per_structure(l))
+            .collect();
+        let analysis = c.analyze().unwrap();
+        let program = cuda::emit(c.ir(), &analysis, &picked).unwrap();
+        let src = &program.source;
+        assert!(src.contains("u64 *__restrict__ surge_err)"), "{app}");
+        if app == App::Spmv {
+            assert!(
+                src.contains("surge_gather<f64>("),
+                "spmv: gathers are checked"
+            );
+            assert!(src.contains("surge_segment_ok("), "spmv: rows are checked");
+            assert!(
+                src.contains("surge_nest_rows("),
+                "spmv: offsets are checked"
+            );
+        } else {
+            assert!(
+                src.contains("SURGE_EMPTY_REDUCE"),
+                "{app}: empty tiles are checked"
+            );
+        }
+        let t = std::time::Instant::now();
+        let ptx = surge_cuda::compile(&program, surge_cuda::DEFAULT_ARCH)
+            .unwrap_or_else(|e| panic!("{app}: {e}"))
+            .to_src();
+        println!(
+            "{app}: {} variants ({} per phase) compile in {:.2} s",
+            program.kernels.len(),
+            picked
+                .iter()
+                .map(|l| l.len().to_string())
+                .collect::<Vec<_>>()
+                .join("+"),
+            t.elapsed().as_secs_f64()
+        );
+        assert!(program.kernels.len() >= 4, "{app}");
+        for k in &program.kernels {
+            assert!(ptx.contains(&format!(".entry {}(", k.name)), "{app}");
+        }
+        // The first failure is claimed atomically.
+        assert!(ptx.contains("atom.global.cas.b64"), "{app}");
+    }
+}
+
+fn node_of(c: &Computation, pred: impl Fn(&Op) -> bool) -> NodeId {
+    NodeId(c.ir().nodes.iter().position(|n| pred(&n.op)).unwrap() as u64)
+}
+
+#[test]
+fn recorded_errors_decode_to_the_failing_operator_and_message() {
+    let b = built(App::Spmv);
+    let c = &b.computation;
+    let gather = node_of(c, |op| matches!(op, Op::Gather { .. }));
+    let nest = node_of(c, |op| matches!(op, Op::Nest { .. }));
+    let rec = |node: NodeId, code: u64, a: i64, b: i64, c: i64| -> [u64; ERROR_WORDS] {
+        [(node.0 << 8) | code, a as u64, b as u64, c as u64]
+    };
+    assert!(surge_cuda::runtime_error(c.ir(), &[0; ERROR_WORDS]).is_none());
+    let e = surge_cuda::runtime_error(c.ir(), &rec(gather, check::GATHER, 7, 1, 3)).unwrap();
+    assert_eq!(
+        e,
+        CudaError::Runtime {
+            op: "gather",
+            node: gather,
+            message: "index 7 at position 1 is out of range for a source of length 3".into()
+        }
+    );
+    // What the conformance suite asks of every backend's bad-index error.
+    let text = e.to_string();
+    assert!(
+        text.contains("gather") && text.contains("index 7"),
+        "{text}"
+    );
+    let e = surge_cuda::runtime_error(c.ir(), &rec(nest, check::OFFSET_ORDER, 5, 2, 4)).unwrap();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "`nest` (node {nest}) failed: offsets are not monotone: offsets[2] = 5 > offsets[3] = 4"
+        )
+    );
+    // Through the facade a CUDA run-time error reads like the CPU backend's.
+    let s: surge::SurgeError = e.into();
+    assert!(s.to_string().starts_with("`nest` (node"), "{s}");
+}
+
+// ---- On a GPU --------------------------------------------------------------------------------
+
+fn device() -> Option<Device> {
+    match Device::open(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("skipping: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+fn every_variant(dev: &Device, c: &Computation) -> (DeviceKernels, Vec<Vec<Variant>>) {
+    let l = lists(c, &Platform::Cuda(dev.info.clone()));
+    (DeviceKernels::build(dev, c.ir(), &l).unwrap(), l)
+}
+
+/// Runs every variant of each phase (the others at their first) and returns each one's result.
+fn run_each(dev: &Device, c: &Computation) -> Vec<(String, Result<Output, CudaError>)> {
+    let (k, l) = every_variant(dev, c);
+    let firsts: Vec<&Variant> = l.iter().map(|v| &v[0]).collect();
+    let mut out = Vec::new();
+    let p = match k.prepare(c.buffers(), &firsts) {
+        Ok(p) => p,
+        Err(e) => return vec![("prepare".into(), Err(e))],
+    };
+    for (pi, vs) in l.iter().enumerate() {
+        for v in vs {
+            let mut chosen = firsts.clone();
+            chosen[pi] = v;
+            out.push((
+                format!("phase {pi}: {v}"),
+                p.run(&chosen).and_then(|()| p.output()),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn bad_column_indices_are_gather_errors_on_the_device() {
+    let m = CsrMatrix {
+        rows: 2,
+        cols: 3,
+        row_offsets: vec![0, 2, 3],
+        col_indices: vec![0, 1, 7],
+        values: vec![1.0, 2.0, 3.0],
+    };
+    let c = Computation::new(&surge::apps::spmv_app(&m, &[1.0, 2.0, 3.0]).unwrap()).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    assert!(want.contains("index 7 at position 0"), "{want}");
+    let Some(dev) = device() else { return };
+    for (id, r) in run_each(&dev, &c) {
+        let e = r.expect_err(&id).to_string();
+        assert!(
+            e.contains("gather") && e.contains("index 7 at position 0"),
+            "{id}: {e} (interpreter: {want})"
+        );
+    }
+}
+
+#[test]
+fn bad_offsets_are_nest_errors_on_the_device() {
+    let flat = Seq::input("flat", vec![1.0f64, 2.0, 3.0]).unwrap();
+    for (offsets, needle) in [
+        (vec![0u64, 2, 9], "offsets[2] = 9 is out of range"),
+        (vec![0u64, 2, 1, 3], "offsets are not monotone"),
+    ] {
+        // Offsets computed by a map: constant offsets are already checked when `nest` is built.
+        let off = Seq::input("off", offsets).unwrap();
+        let off = map(|o: Scalar<u64>| o + 0u64, &off).unwrap();
+        let rows = nest(&flat, &off).unwrap();
+        let r = map(|row: Seq<f64>| reduce_prefix(add, &row, 0.0), &rows).unwrap();
+        let c = Computation::new(&r).unwrap();
+        let want = c.interpret().unwrap_err().to_string();
+        assert!(want.contains(needle), "{want}");
+        let Some(dev) = device() else { return };
+        for (id, r) in run_each(&dev, &c) {
+            let e = r.expect_err(&id).to_string();
+            assert!(e.contains("nest") && e.contains(needle), "{id}: {e}");
+        }
+    }
+}
+
+#[test]
+fn an_empty_row_without_a_prefix_is_an_error_on_the_device() {
+    let flat = Seq::input("flat", vec![1.0f64, 2.0, 3.0]).unwrap();
+    let off = Seq::input("off", vec![0u64, 2, 2, 3]).unwrap();
+    let rows = nest(&flat, &off).unwrap();
+    let r = map(|row: Seq<f64>| reduce(add, &row), &rows).unwrap();
+    let c = Computation::new(&r).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    assert!(want.contains("without a prefix"), "{want}");
+    let Some(dev) = device() else { return };
+    for (id, r) in run_each(&dev, &c) {
+        let e = r.expect_err(&id).to_string();
+        assert!(
+            e.contains("reduction of an empty sequence without a prefix"),
+            "{id}: {e}"
+        );
+    }
+}
+
+#[test]
+fn prepared_runs_times_and_downloads_every_reduce_variant() {
+    let Some(dev) = device() else { return };
+    let data: Vec<f64> = (0..100_003).map(|i| (i % 17) as f64 - 8.0).collect();
+    let s = Seq::input("s", data.clone()).unwrap();
+    let c = Computation::new(&surge::apps::reduce_app(&s, 4096).unwrap()).unwrap();
+    let want: f64 = data.iter().sum();
+    let (k, l) = every_variant(&dev, &c);
+    let firsts: Vec<&Variant> = l.iter().map(|v| &v[0]).collect();
+    let p = k.prepare(c.buffers(), &firsts).unwrap();
+    for (pi, vs) in l.iter().enumerate() {
+        for v in vs {
+            let mut chosen = firsts.clone();
+            chosen[pi] = v;
+            p.run(&chosen).unwrap();
+            match p.output().unwrap() {
+                // Small integers: every association order is exact.
+                Output::Seq(Buffer::F64(got)) => assert_eq!(got, [want], "{v}"),
+                other => panic!("{v}: {other:?}"),
+            }
+        }
+    }
+    let t = p.time(&firsts, 2, 10).unwrap();
+    assert_eq!(t.runs, 10);
+    assert!(t.min_ms > 0.0 && t.min_ms <= t.median_ms && t.median_ms <= t.max_ms);
+}
