@@ -50,6 +50,7 @@ fn quick() -> TuneOptions {
             warmup: 1,
             repetitions: 3,
             timeout: Duration::from_secs(10),
+            ..TrainingConfig::default()
         },
         ..TuneOptions::default()
     }
@@ -303,6 +304,7 @@ fn a_variant_over_the_time_limit_is_recorded_as_timed_out() {
             warmup: 0,
             repetitions: 3,
             timeout: Duration::from_secs(1),
+            ..TrainingConfig::default()
         },
         ..TuneOptions::default()
     };
@@ -412,17 +414,9 @@ fn near_ties_are_labelled_with_the_most_frequent_winner() {
         feature_seconds: 0.0,
         measurements: times
             .iter()
-            .map(|(v, t)| Measurement {
-                variant: v.to_string(),
-                outcome: match t {
-                    Some(t) => Outcome::Ok {
-                        median_seconds: *t,
-                        samples_seconds: vec![*t],
-                    },
-                    None => Outcome::Failed {
-                        reason: "no".into(),
-                    },
-                },
+            .map(|(v, t)| match t {
+                Some(t) => Measurement::ok(*v, *t),
+                None => Measurement::failed(*v, "no"),
             })
             .collect(),
         best: None,

@@ -226,6 +226,51 @@ impl Classifier {
         }
     }
 
+    /// The predicted class alone: what run-time selection needs. No allocation for up to
+    /// [`STACK_CLASSES`] classes (the votes live on the stack); the same answer as
+    /// [`scores`](Self::scores).
+    pub fn predict(&self, x: &[f64]) -> usize {
+        match self {
+            Classifier::Constant { class } => *class,
+            Classifier::Svm { classes, pairs, .. } if *classes <= STACK_CLASSES => {
+                let view = ArrayView1::from(x);
+                let mut votes = [0u32; STACK_CLASSES];
+                let mut conf = [0.0f64; STACK_CLASSES];
+                let mut seen = [0u32; STACK_CLASSES];
+                for p in pairs {
+                    let dv = p.svm.weighted_sum(&view) - p.svm.rho;
+                    let pa = 1.0 / (1.0 + (-dv).exp());
+                    if dv >= 0.0 {
+                        votes[p.a] += 1;
+                    } else {
+                        votes[p.b] += 1;
+                    }
+                    conf[p.a] += pa;
+                    conf[p.b] += 1.0 - pa;
+                    seen[p.a] += 1;
+                    seen[p.b] += 1;
+                }
+                pick_vote(&votes[..*classes], &mut conf[..*classes], &seen[..*classes])
+            }
+            Classifier::Nearest {
+                points,
+                labels,
+                classes,
+            } if *classes <= STACK_CLASSES => {
+                let mut best = (f64::INFINITY, 0usize);
+                for (p, &l) in points.iter().zip(labels) {
+                    let d: f64 = p.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum();
+                    // Strictly closer, or as close with a smaller class (as `scores`).
+                    if d < best.0 || (d == best.0 && l < best.1) {
+                        best = (d, l);
+                    }
+                }
+                best.1
+            }
+            _ => self.scores(x).0,
+        }
+    }
+
     /// Per-class confidence in [0, 1] (the best-vs-second-best margin of active learning uses
     /// its two largest entries) and the predicted class.
     pub fn scores(&self, x: &[f64]) -> (usize, Vec<f64>) {
@@ -253,19 +298,7 @@ impl Classifier {
                     seen[p.a] += 1;
                     seen[p.b] += 1;
                 }
-                for k in 0..*classes {
-                    if seen[k] > 0 {
-                        conf[k] /= seen[k] as f64;
-                    }
-                }
-                let best = (0..*classes)
-                    .max_by(|&i, &j| {
-                        votes[i]
-                            .cmp(&votes[j])
-                            .then(conf[i].total_cmp(&conf[j]))
-                            .then(j.cmp(&i))
-                    })
-                    .unwrap_or(0);
+                let best = pick_vote(&votes, &mut conf, &seen);
                 (best, conf)
             }
             Classifier::Tree { tree, classes } => {
@@ -297,6 +330,27 @@ impl Classifier {
             }
         }
     }
+}
+
+/// Classes up to which [`Classifier::predict`] keeps its per-class tallies on the stack.
+pub const STACK_CLASSES: usize = 64;
+
+/// One-vs-one voting: most votes, then the higher mean pairwise confidence, then the smaller
+/// class. Turns `conf` from sums into means.
+fn pick_vote(votes: &[u32], conf: &mut [f64], seen: &[u32]) -> usize {
+    for k in 0..conf.len() {
+        if seen[k] > 0 {
+            conf[k] /= seen[k] as f64;
+        }
+    }
+    (0..votes.len())
+        .max_by(|&i, &j| {
+            votes[i]
+                .cmp(&votes[j])
+                .then(conf[i].total_cmp(&conf[j]))
+                .then(j.cmp(&i))
+        })
+        .unwrap_or(0)
 }
 
 /// Stratified k-fold assignment: inputs sorted by label, dealt round-robin.
@@ -491,9 +545,18 @@ impl Model {
         }
     }
 
-    /// The predicted variant id for raw features.
+    /// The predicted variant id for raw features: scaling and the classifier, without
+    /// allocating for up to 16 features (and [`STACK_CLASSES`] classes).
     pub fn predict(&self, raw: &[f64]) -> &str {
-        let (k, _) = self.scores(raw);
+        const STACK_FEATURES: usize = 16;
+        let d = self.scaler.log.len();
+        let k = if d <= STACK_FEATURES {
+            let mut x = [0.0f64; STACK_FEATURES];
+            self.scaler.transform_into(raw, &mut x[..d]);
+            self.classifier.predict(&x[..d])
+        } else {
+            self.classifier.predict(&self.scaler.transform(raw))
+        };
         &self.classes[k.min(self.classes.len() - 1)]
     }
 
@@ -508,6 +571,13 @@ impl Model {
         let (_, mut s) = self.scores(raw);
         s.sort_by(|a, b| b.total_cmp(a));
         s.first().copied().unwrap_or(1.0) - s.get(1).copied().unwrap_or(0.0)
+    }
+
+    /// Whether every feature lies in its training range (no allocation).
+    pub fn in_range(&self, raw: &[f64]) -> bool {
+        raw.iter()
+            .zip(&self.raw_range)
+            .all(|(v, (lo, hi))| *v >= *lo && *v <= *hi)
     }
 
     /// Names of the features outside the training range, with the value and range.

@@ -140,6 +140,12 @@ impl<'b> Tuned<'b> {
         s.model
             .validate()
             .map_err(|e| format!("corrupt tuning store: {e}"))?;
+        // Checked once here, so a query never has to search the variant set.
+        if let Some(c) = s.model.classes.iter().find(|c| !s.variants.contains(c)) {
+            return Err(format!(
+                "corrupt tuning store: the model's class `{c}` is not in its variant set"
+            ));
+        }
         Ok(())
     }
 
@@ -210,8 +216,19 @@ impl<'b> Tuned<'b> {
         Ok(sel)
     }
 
-    /// The model query alone, on precomputed raw features (what `select` adds to the feature
-    /// pass). `from_model` is false (and `variant` empty) without a usable model.
+    /// The model query alone on precomputed raw features: scaling and the classifier, no
+    /// allocation, no formatting. None without a usable model. The variant is one the store's
+    /// variant set holds (checked when the store was loaded).
+    pub fn choose(&self, raw: &[f64]) -> Option<&str> {
+        match &self.state {
+            State::Ready(store) => Some(store.model.predict(raw)),
+            State::Fallback(_) => None,
+        }
+    }
+
+    /// [`choose`](Self::choose) with its time, the out-of-range warnings and the features, as
+    /// a [`Selection`] (what `select` adds to the feature pass). `from_model` is false (and
+    /// `variant` empty) without a usable model.
     pub fn select_from_features(&self, raw: &[f64]) -> Selection {
         let State::Ready(store) = &self.state else {
             return Selection {
@@ -226,22 +243,15 @@ impl<'b> Tuned<'b> {
         let t = Instant::now();
         let variant = store.model.predict(raw);
         let query_seconds = t.elapsed().as_secs_f64();
-        let mut warnings = store.model.out_of_range(raw);
-        // The model can only name a variant it was trained on; still, never run one the
-        // backend does not have.
-        let known = store.variants.iter().any(|v| v == variant);
-        if !known {
-            warnings.push(format!(
-                "the model chose `{variant}`, which is not in the variant set"
-            ));
-        }
+        // Formats only when a feature is out of range.
+        let warnings = if store.model.in_range(raw) {
+            Vec::new()
+        } else {
+            store.model.out_of_range(raw)
+        };
         Selection {
-            variant: if known {
-                variant.to_string()
-            } else {
-                String::new()
-            },
-            from_model: known,
+            variant: variant.to_string(),
+            from_model: true,
             warnings,
             features: raw.to_vec(),
             feature_seconds: 0.0,
