@@ -53,6 +53,10 @@ pub struct TuneArgs {
     /// input is labelled with the fastest of them.
     #[arg(long, default_value_t = 0.03)]
     pub tolerance: f64,
+    /// Class pruning: a variant becomes a class only if it is near-best on at least this many
+    /// training inputs not yet covered (1: cover every input within --tolerance).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub min_class_inputs: usize,
     /// Timed samples per variant and input (the median is kept).
     #[arg(long, default_value_t = 5)]
     pub repetitions: usize,
@@ -235,6 +239,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             accuracy: args.accuracy,
         }),
         label_tolerance: args.tolerance,
+        min_class_inputs: args.min_class_inputs.max(1),
         ..TuneOptions::default()
     };
     let features = FeatureSet::for_app(app);
@@ -316,7 +321,9 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         "labelling": store.labelling.as_ref().map(|c| json!({
             "method": "near-tie greedy set cover",
             "tolerance": c.tolerance,
+            "min_class_inputs": c.min_inputs,
             "classes": c.variants.len(),
+            "uncovered_inputs": c.uncovered,
             "cover": c.variants,
             "cover_bound": c.bound,
             "cover_worst": c.worst,
@@ -372,9 +379,10 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         );
         if let Some(c) = &store.labelling {
             println!(
-                "  labelling: set cover at {:.1}% tolerance, {} classes, bound {:.1}% (worst input {:.1}%)",
+                "  labelling: set cover at {:.1}% tolerance, {} classes ({} inputs left uncovered), bound {:.1}% (worst input {:.1}%)",
                 c.tolerance * 100.0,
                 c.variants.len(),
+                c.uncovered,
                 c.bound * 100.0,
                 c.worst * 100.0
             );

@@ -9,6 +9,11 @@
 //! Each input is then labelled with the fastest chosen variant there. The classes are few and
 //! each stands for a region where it is robustly near-best; the price, at most `tolerance` per
 //! training input, is reported as the cover's own bound on `tuned_vs_exhaustive`.
+//!
+//! A variant that would newly cover fewer than `min_inputs` inputs is not made a class: a class
+//! near-best on one training input alone is, on noisy hardware, mostly noise, and no classifier
+//! learns a region from one example. The cover stops there; the inputs it leaves uncovered are
+//! labelled with the fastest chosen variant all the same, and the bound counts what that costs.
 
 use super::store::InputRecord;
 use serde::{Deserialize, Serialize};
@@ -19,6 +24,12 @@ use std::collections::BTreeMap;
 pub struct Cover {
     /// A variant within this fraction of an input's best time covers that input.
     pub tolerance: f64,
+    /// A class must newly cover at least this many inputs (the first class is always taken).
+    #[serde(default = "one")]
+    pub min_inputs: usize,
+    /// Labelled inputs no chosen variant is within `tolerance` of (0 when `min_inputs` is 1).
+    #[serde(default)]
+    pub uncovered: usize,
     /// The chosen variants, in the order the greedy cover took them.
     pub variants: Vec<String>,
     /// Per training input: the fastest chosen variant there (None where every variant failed).
@@ -30,8 +41,12 @@ pub struct Cover {
     pub worst: f64,
 }
 
+fn one() -> usize {
+    1
+}
+
 /// The near-tie set cover of `records` (see the module documentation).
-pub fn cover(records: &[InputRecord], tolerance: f64) -> Cover {
+pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cover {
     let tolerance = tolerance.max(0.0);
     // Every variant that succeeded somewhere, in id order (deterministic whatever the order
     // of measurements), and the time table.
@@ -121,6 +136,9 @@ pub fn cover(records: &[InputRecord], tolerance: f64) -> Cover {
             });
         // Every labelled input is near-best for its own best variant, so a pick always exists.
         let Some((j, g)) = pick else { break };
+        if g < min_inputs && !chosen.is_empty() {
+            break;
+        }
         chosen.push(j);
         for (i, u) in uncovered.iter_mut().enumerate() {
             if *u && near(i, j) {
@@ -150,6 +168,8 @@ pub fn cover(records: &[InputRecord], tolerance: f64) -> Cover {
     };
     Cover {
         tolerance,
+        min_inputs,
+        uncovered: left,
         variants: chosen.iter().map(|&j| ids[j].to_string()).collect(),
         labels: labels
             .iter()
@@ -209,7 +229,7 @@ mod tests {
             &[3.00, 3.00, 3.00, 1.02, 1.00],
             &[3.00, 3.00, 3.00, 1.00, 1.02],
         ]);
-        let c = cover(&r, 0.03);
+        let c = cover(&r, 0.03, 1);
         assert_eq!(c.variants, vec!["c", "e"]);
         // Each input gets the faster of the two (input 3: `e`, though `c` covered it first).
         assert_eq!(
@@ -230,7 +250,7 @@ mod tests {
         assert!((c.bound - expect.exp()).abs() < 1e-12, "{}", c.bound);
         // No tolerance: every strict winner is a class (`d` wins twice, so it comes first; the
         // others by geometric-mean performance).
-        let c0 = cover(&r, 0.0);
+        let c0 = cover(&r, 0.0, 1);
         assert_eq!(c0.variants, vec!["d", "e", "c", "b", "a"]);
         assert_eq!(c0.bound, 1.0);
     }
@@ -239,16 +259,16 @@ mod tests {
     fn tolerance_edges_are_inclusive() {
         // `b` is exactly 5 % slower on input 0 and the best on input 1.
         let r = table(&[&[1.00, 1.05], &[2.00, 1.00]]);
-        assert_eq!(cover(&r, 0.05).variants, vec!["b"]);
-        assert_eq!(cover(&r, 0.0499).variants.len(), 2);
+        assert_eq!(cover(&r, 0.05, 1).variants, vec!["b"]);
+        assert_eq!(cover(&r, 0.0499, 1).variants.len(), 2);
         // A large tolerance collapses to one class: ties on coverage go to the better geomean.
         let r = table(&[&[1.0, 1.05, 1.2], &[1.2, 1.05, 1.0]]);
-        let c = cover(&r, 0.25);
+        let c = cover(&r, 0.25, 1);
         assert_eq!(c.variants, vec!["b"]);
         assert_eq!(c.labels, vec![Some("b".into()), Some("b".into())]);
         // Equal coverage and geomean: the smaller id.
         let r = table(&[&[1.0, 1.0]]);
-        assert_eq!(cover(&r, 0.0).variants, vec!["a"]);
+        assert_eq!(cover(&r, 0.0, 1).variants, vec!["a"]);
     }
 
     #[test]
@@ -256,7 +276,7 @@ mod tests {
         // `a` and `b` cover the same inputs and are equally fast there, but `a` fails on
         // input 2: `b` wins the tie, and `c` covers input 2.
         let r = table(&[&[1.0, 1.0, 2.0], &[1.0, 1.0, 2.0], &[X, 2.0, 1.0]]);
-        let c = cover(&r, 0.03);
+        let c = cover(&r, 0.03, 1);
         assert_eq!(c.variants, vec!["b", "c"]);
         assert_eq!(
             c.labels,
@@ -270,17 +290,45 @@ mod tests {
             &[1.0, 1.5, 2.0],
             &[X, 1.0, 1.0],
         ]);
-        let c = cover(&r, 0.03);
+        let c = cover(&r, 0.03, 1);
         assert_eq!(c.variants, vec!["a", "b"]);
         assert_eq!(c.labels[3].as_deref(), Some("b"));
         // Inputs where everything failed are not labelled and do not count in the bound.
         let r = table(&[&[X, X], &[1.0, 2.0]]);
-        let c = cover(&r, 0.03);
+        let c = cover(&r, 0.03, 1);
         assert_eq!(c.labels, vec![None, Some("a".into())]);
         assert_eq!(c.bound, 1.0);
         // Nothing at all.
-        let c = cover(&[], 0.03);
+        let c = cover(&[], 0.03, 1);
         assert!(c.variants.is_empty() && c.labels.is_empty());
+    }
+
+    #[test]
+    fn classes_must_cover_enough_inputs() {
+        // `a` is near-best on four inputs, `b` and `c` on one each.
+        let r = table(&[
+            &[1.0, 2.0, 2.0],
+            &[1.0, 2.0, 2.0],
+            &[1.0, 2.0, 2.0],
+            &[1.0, 2.0, 2.0],
+            &[1.2, 1.0, 3.0],
+            &[1.5, 3.0, 1.0],
+        ]);
+        let c = cover(&r, 0.03, 1);
+        assert_eq!(c.variants, vec!["a", "b", "c"]);
+        assert_eq!(c.uncovered, 0);
+        // At two inputs per class only `a` qualifies; the two leftovers are labelled `a` and
+        // cost 1/1.2 and 1/1.5.
+        let c = cover(&r, 0.03, 2);
+        assert_eq!(c.variants, vec!["a"]);
+        assert_eq!(c.uncovered, 2);
+        assert!(c.labels.iter().all(|l| l.as_deref() == Some("a")));
+        let want = ((1.0f64 / 1.2).ln() + (1.0f64 / 1.5).ln()) / 6.0;
+        assert!((c.bound - want.exp()).abs() < 1e-12);
+        assert!((c.worst - 1.0 / 1.5).abs() < 1e-12);
+        // The first class is taken whatever it covers.
+        let c = cover(&table(&[&[1.0, 2.0]]), 0.03, 5);
+        assert_eq!(c.variants, vec!["a"]);
     }
 
     #[test]
@@ -300,7 +348,7 @@ mod tests {
         let refs: Vec<&[f64]> = rows.iter().map(|r| r.as_slice()).collect();
         let r = table(&refs);
         for tol in [0.0, 0.03, 0.1, 0.5] {
-            let c = cover(&r, tol);
+            let c = cover(&r, tol, 1);
             for (i, l) in c.labels.iter().enumerate() {
                 let l = l.as_deref().unwrap();
                 assert!(c.variants.iter().any(|v| v == l));

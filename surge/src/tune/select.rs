@@ -91,6 +91,9 @@ impl<'b> Tuned<'b> {
         if let Err(reason) = t.check_static() {
             t = Tuned::fallback(app, backend, reason);
         }
+        if let State::Ready(s) = &t.state {
+            s.model.prepare();
+        }
         t
     }
 

@@ -20,6 +20,9 @@ pub struct TuneOptions {
     /// Variants within this fraction of an input's best time cover it in the class-pruning set
     /// cover (see [`cover`](super::cover)); 0 keeps every strict winner as a class.
     pub label_tolerance: f64,
+    /// A variant becomes a class only if it newly covers at least this many training inputs
+    /// (1: every input is covered within `label_tolerance`).
+    pub min_class_inputs: usize,
 }
 
 impl Default for TuneOptions {
@@ -30,14 +33,15 @@ impl Default for TuneOptions {
             search: SvmSearch::default(),
             incremental: None,
             label_tolerance: 0.03,
+            min_class_inputs: 2,
         }
     }
 }
 
 /// The class each labelled input is trained with: the fastest variant of the near-tie set
 /// cover (see [`cover`](super::cover)) on it.
-pub fn labels(records: &[InputRecord], tolerance: f64) -> Vec<Option<String>> {
-    super::cover::cover(records, tolerance).labels
+pub fn labels(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Vec<Option<String>> {
+    super::cover::cover(records, tolerance, min_inputs).labels
 }
 
 /// What a tuning run reports while it works.
@@ -85,7 +89,7 @@ pub(crate) fn train_model(
 ) -> Result<Model> {
     let (x, y): (Vec<Vec<f64>>, Vec<String>) = records
         .iter()
-        .zip(super::cover::cover(records, opts.label_tolerance).labels)
+        .zip(super::cover::cover(records, opts.label_tolerance, opts.min_class_inputs).labels)
         .filter_map(|(r, l)| l.map(|l| (r.features.clone(), l)))
         .unzip();
     Model::train(
@@ -137,7 +141,7 @@ pub fn tune(
         )?,
     };
     let model = train_model(features, &records, opts)?;
-    let mut labelling = super::cover::cover(&records, opts.label_tolerance);
+    let mut labelling = super::cover::cover(&records, opts.label_tolerance, opts.min_class_inputs);
     labelling.labels.clear();
     Ok(TuningStore {
         labelling: Some(labelling),
