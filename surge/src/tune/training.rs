@@ -15,7 +15,8 @@ use std::time::Duration;
 /// re-times only the contenders (variants within [`retime_within`](Self::retime_within) of the
 /// input's best): round-robin over the contenders, so a load burst from another process hits
 /// them all alike, and their times come from this round alone, so the first round's lucky
-/// sample (the minimum of many noisy medians is biased low) does not decide the winner.
+/// sample (the minimum of many noisy medians is biased low) does not decide the winner. The
+/// second round's level is scaled to the first's (see [`Measurement::round_scale`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TrainingConfig {
     /// Untimed runs before the timed ones (first-touch, caches, lazy compilation).
@@ -83,7 +84,8 @@ impl TrainingConfig {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     Ok {
-        /// The median of the samples (of the second round, for a re-timed contender).
+        /// The median of the samples (for a re-timed contender: of the second round's, scaled
+        /// by [`Measurement::round_scale`]).
         median_seconds: f64,
         samples_seconds: Vec<f64>,
     },
@@ -101,6 +103,11 @@ pub struct Measurement {
     /// the second round's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_round_seconds: Option<f64>,
+    /// For a re-timed contender: the factor its second-round median was scaled by to the first
+    /// round's level (the contenders' median ratio of the two rounds); its samples are kept
+    /// unscaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_scale: Option<f64>,
 }
 
 impl Measurement {
@@ -112,6 +119,7 @@ impl Measurement {
                 samples_seconds: vec![seconds],
             },
             first_round_seconds: None,
+            round_scale: None,
         }
     }
 
@@ -122,6 +130,7 @@ impl Measurement {
                 reason: reason.into(),
             },
             first_round_seconds: None,
+            round_scale: None,
         }
     }
 
@@ -228,6 +237,7 @@ pub fn measure(
                 samples_seconds: samples,
             },
             first_round_seconds: None,
+            round_scale: None,
         },
         Err(e) => Measurement::failed(variant, e),
     }
@@ -312,16 +322,33 @@ fn retime(
             }
         }
     }
-    for (j, &i) in idx.iter().enumerate() {
-        if samplers[j].is_none() || samples[j].is_empty() {
-            continue;
-        }
+    // The second round decides the contenders' order; its level is brought back to the first
+    // round's (the median ratio over the contenders), so load drifting between the rounds
+    // neither promotes nor buries the variants that were not re-timed.
+    let done: Vec<(usize, usize, f64)> = idx
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| samplers[*j].is_some() && !samples[*j].is_empty())
+        .map(|(j, &i)| (j, i, median(&samples[j])))
+        .collect();
+    let ratios: Vec<f64> = done
+        .iter()
+        .filter_map(|&(_, i, m)| ms[i].seconds().map(|f| f / m))
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .collect();
+    let level = if ratios.is_empty() {
+        1.0
+    } else {
+        median(&ratios)
+    };
+    for (j, i, m) in done {
         let first = ms[i].seconds();
         ms[i].outcome = Outcome::Ok {
-            median_seconds: median(&samples[j]),
+            median_seconds: m * level,
             samples_seconds: std::mem::take(&mut samples[j]),
         };
         ms[i].first_round_seconds = first;
+        ms[i].round_scale = Some(level);
     }
 }
 
