@@ -12,8 +12,10 @@
 //!
 //! A variant that would newly cover fewer than `min_inputs` inputs is not made a class: a class
 //! near-best on one training input alone is, on noisy hardware, mostly noise, and no classifier
-//! learns a region from one example. The cover stops there; the inputs it leaves uncovered are
-//! labelled with the fastest chosen variant all the same, and the bound counts what that costs.
+//! learns a region from one example. The inputs so left over are covered at a relaxed
+//! tolerance (doubled, up to [`RELAX_LIMIT`]; first by the classes already chosen, then by new
+//! ones of `min_inputs`); an input still not within [`RELAX_LIMIT`] of its best gets its own
+//! winner as a class after all. The bound and the worst input report what the relaxation costs.
 
 use super::store::InputRecord;
 use serde::{Deserialize, Serialize};
@@ -24,10 +26,12 @@ use std::collections::BTreeMap;
 pub struct Cover {
     /// A variant within this fraction of an input's best time covers that input.
     pub tolerance: f64,
-    /// A class must newly cover at least this many inputs (the first class is always taken).
+    /// A class must newly cover at least this many inputs (the first class is always taken, and
+    /// so is the winner of an input no class covers within [`RELAX_LIMIT`]).
     #[serde(default = "one")]
     pub min_inputs: usize,
-    /// Labelled inputs no chosen variant is within `tolerance` of (0 when `min_inputs` is 1).
+    /// Labelled inputs no chosen variant is within `tolerance` of (covered at a relaxed
+    /// tolerance; 0 when `min_inputs` is 1).
     #[serde(default)]
     pub uncovered: usize,
     /// The chosen variants, in the order the greedy cover took them.
@@ -40,6 +44,10 @@ pub struct Cover {
     /// The worst input's best time / label time (at least 1 / (1 + tolerance)).
     pub worst: f64,
 }
+
+/// How far the tolerance is relaxed for inputs that no class of `min_inputs` covers: an input
+/// that would lose more than this (a third of its speed) gets a class of its own.
+pub const RELAX_LIMIT: f64 = 0.5;
 
 fn one() -> usize {
     1
@@ -86,7 +94,7 @@ pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cove
         .map(|row| row.iter().flatten().copied().reduce(f64::min))
         .collect();
     // Relative slack so a variant exactly at the tolerance is not lost to rounding.
-    let near = |i: usize, j: usize| match (times[i][j], best[i]) {
+    let near = |i: usize, j: usize, tolerance: f64| match (times[i][j], best[i]) {
         (Some(t), Some(b)) => t <= b * (1.0 + tolerance) * (1.0 + 1e-12),
         _ => false,
     };
@@ -116,37 +124,58 @@ pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cove
         })
         .collect();
     let mut uncovered: Vec<bool> = (0..records.len()).map(|i| best[i].is_some()).collect();
-    let mut left = labelled.len();
     let mut chosen: Vec<usize> = Vec::new();
-    while left > 0 {
-        let gain = |j: usize| {
-            (0..records.len())
-                .filter(|&i| uncovered[i] && near(i, j))
-                .count()
-        };
-        let pick = (0..ids.len())
-            .filter(|j| !chosen.contains(j))
-            .map(|j| (j, gain(j)))
-            .filter(|&(_, g)| g > 0)
-            .max_by(|&(a, ga), &(b, gb)| {
-                ga.cmp(&gb)
-                    .then(quality[b].0.cmp(&quality[a].0))
-                    .then(quality[a].1.total_cmp(&quality[b].1))
-                    .then(b.cmp(&a))
-            });
-        // Every labelled input is near-best for its own best variant, so a pick always exists.
-        let Some((j, g)) = pick else { break };
-        if g < min_inputs && !chosen.is_empty() {
-            break;
-        }
-        chosen.push(j);
+    // One greedy pass at tolerance `tol`, taking classes that newly cover at least `min_gain`
+    // inputs; inputs a chosen class already covers at `tol` are covered for free.
+    let mut pass = |tol: f64, min_gain: usize, chosen: &mut Vec<usize>| {
         for (i, u) in uncovered.iter_mut().enumerate() {
-            if *u && near(i, j) {
+            if *u && chosen.iter().any(|&j| near(i, j, tol)) {
                 *u = false;
             }
         }
-        left -= g;
+        while uncovered.iter().any(|u| *u) {
+            let gain = |j: usize| {
+                (0..records.len())
+                    .filter(|&i| uncovered[i] && near(i, j, tol))
+                    .count()
+            };
+            let pick = (0..ids.len())
+                .filter(|j| !chosen.contains(j))
+                .map(|j| (j, gain(j)))
+                .filter(|&(_, g)| g > 0)
+                .max_by(|&(a, ga), &(b, gb)| {
+                    ga.cmp(&gb)
+                        .then(quality[b].0.cmp(&quality[a].0))
+                        .then(quality[a].1.total_cmp(&quality[b].1))
+                        .then(b.cmp(&a))
+                });
+            // Every labelled input is near-best for its own best variant, so a pick exists.
+            let Some((j, g)) = pick else { break };
+            if g < min_gain && !chosen.is_empty() {
+                break;
+            }
+            chosen.push(j);
+            for (i, u) in uncovered.iter_mut().enumerate() {
+                if *u && near(i, j, tol) {
+                    *u = false;
+                }
+            }
+        }
+    };
+    // The tolerance is relaxed (doubled up to RELAX_LIMIT) for the inputs no class of
+    // `min_inputs` covers; last, an input still not within RELAX_LIMIT gets a class of its own.
+    let mut tol = tolerance;
+    loop {
+        pass(tol, min_inputs.max(1), &mut chosen);
+        if tol >= RELAX_LIMIT {
+            break;
+        }
+        tol = (tol * 2.0).clamp(0.01, RELAX_LIMIT);
     }
+    pass(tolerance, 1, &mut chosen);
+    let left = (0..records.len())
+        .filter(|&i| best[i].is_some() && !chosen.iter().any(|&j| near(i, j, tolerance)))
+        .count();
     let labels: Vec<Option<usize>> = (0..records.len())
         .map(|i| {
             chosen
@@ -326,6 +355,21 @@ mod tests {
         let want = ((1.0f64 / 1.2).ln() + (1.0f64 / 1.5).ln()) / 6.0;
         assert!((c.bound - want.exp()).abs() < 1e-12);
         assert!((c.worst - 1.0 / 1.5).abs() < 1e-12);
+        // Relaxation: `b` is within 5 % on two leftovers with different winners, so it becomes
+        // a class at 6 %; `e` wins its input by 3x, beyond RELAX_LIMIT, so it is a class of its
+        // own.
+        let r = table(&[
+            &[1.0, 2.0, 2.0, 2.0, 2.0],
+            &[1.0, 2.0, 2.0, 2.0, 2.0],
+            &[1.0, 2.0, 2.0, 2.0, 2.0],
+            &[2.0, 1.05, 1.0, 3.0, 3.0],
+            &[2.0, 1.05, 3.0, 1.0, 3.0],
+            &[3.0, 3.0, 3.0, 3.0, 1.0],
+        ]);
+        let c = cover(&r, 0.03, 2);
+        assert_eq!(c.variants, vec!["a", "b", "e"]);
+        assert_eq!(c.uncovered, 2);
+        assert!((c.worst - 1.0 / 1.05).abs() < 1e-12);
         // The first class is taken whatever it covers.
         let c = cover(&table(&[&[1.0, 2.0]]), 0.03, 5);
         assert_eq!(c.variants, vec!["a"]);

@@ -38,7 +38,7 @@ mod tuner;
 pub use cover::{Cover, cover};
 pub use features::{FeatureSet, FeatureValues};
 pub use model::{Model, ModelKind, SvmSearch};
-pub use select::{Selection, Tuned};
+pub use select::{Selection, Tuned, execute_tuned};
 pub use store::{StoreKey, TuningStore};
 pub use training::{Measurement, Outcome, TrainingConfig};
 pub use tuner::{Progress, TuneOptions, labels, tune};

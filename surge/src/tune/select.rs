@@ -262,3 +262,68 @@ impl<'b> Tuned<'b> {
         }
     }
 }
+
+impl Tuned<'_> {
+    /// Runs `input`'s computation on `target` with the variant this model picks for it. When
+    /// the pick cannot run there (e.g. `target` is another machine than the one tuned for),
+    /// the default variant runs instead and the reason is added to the warnings.
+    pub fn execute(
+        &self,
+        input: &TuneInput,
+        target: &crate::Target,
+    ) -> Result<(crate::Output, Selection)> {
+        let c = &input.built.computation;
+        if let crate::Target::Cuda(_) = target {
+            let mut sel = self.default_selection(
+                input,
+                "no CUDA tuning backend yet: running the default CUDA variant",
+            )?;
+            sel.variant.clear();
+            if self.print_warnings {
+                eprintln!("warning: {}", sel.warnings[0]);
+            }
+            return Ok((crate::execute(c, target)?, sel));
+        }
+        let mut sel = self.select(input)?;
+        match crate::execute_variant(c, target, &sel.variant) {
+            Ok(out) => Ok((out, sel)),
+            Err(e @ crate::SurgeError::Usage(_)) => {
+                let w = format!(
+                    "the chosen variant `{}` cannot run on this target ({e}); running the default",
+                    sel.variant
+                );
+                if self.print_warnings {
+                    eprintln!("warning: {w}");
+                }
+                sel.warnings.push(w);
+                sel.from_model = false;
+                let out = crate::execute(c, target)?;
+                sel.variant = self.backend.default_variant(input)?;
+                Ok((out, sel))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Runs `input`'s computation on the CPU `target` with the variant the stored tuning model (of
+/// `surge tune APP --platform cpu`) picks from its features, falling back to the default
+/// variant with a warning on stderr when there is no usable store. Loads the store on every
+/// call: to run many inputs, hold a [`Tuned`] and call [`Tuned::execute`].
+///
+/// ```no_run
+/// use surge::tune::{self, TuneInput};
+/// let input = TuneInput::spmv("lap", surge::apps::matgen::laplacian_2d(100))?;
+/// let target = surge::Target::cpu();
+/// let (out, sel) = tune::execute_tuned(&input, &target)?;
+/// println!("{} (from the model: {})", sel.variant, sel.from_model);
+/// # Ok::<(), surge::SurgeError>(())
+/// ```
+pub fn execute_tuned(
+    input: &TuneInput,
+    target: &crate::Target,
+) -> Result<(crate::Output, Selection)> {
+    let backend = super::cpu::CpuBackend::new();
+    let tuned = Tuned::load(input.app(), &backend);
+    tuned.execute(input, target)
+}
