@@ -189,7 +189,7 @@ impl CompiledSvm {
         for p in pairs {
             let v = serde_json::to_value(&p.svm).ok()?;
             let e = v.get("kernel_method")?.get("Gaussian")?.as_f64()?;
-            if eps.is_some_and(|x| x != e) || !(e > 0.0) {
+            if eps.is_some_and(|x| x != e) || e.is_nan() || e <= 0.0 {
                 return None;
             }
             eps = Some(e);
@@ -413,10 +413,8 @@ impl Classifier {
                 compiled,
                 ..
             } if *classes <= STACK_CLASSES => {
-                if let Some(fast) = compiled.get(pairs) {
-                    if let Some(k) = fast.predict(x, *classes) {
-                        return k;
-                    }
+                if let Some(k) = compiled.get(pairs).and_then(|f| f.predict(x, *classes)) {
+                    return k;
                 }
                 let view = ArrayView1::from(x);
                 let mut votes = [0u32; STACK_CLASSES];
