@@ -36,6 +36,7 @@ pub use execute::{Kernels, Target, Workspace, execute, execute_into, execute_var
 pub use surge_codegen as codegen;
 pub use surge_codegen::data::{Buffer, Output};
 pub use surge_cpu::Value;
+pub use tune::execute_tuned;
 
 /// Everything a user of the combinators needs.
 pub mod prelude {

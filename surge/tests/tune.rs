@@ -50,6 +50,7 @@ fn quick() -> TuneOptions {
             warmup: 1,
             repetitions: 3,
             timeout: Duration::from_secs(10),
+            ..TrainingConfig::default()
         },
         ..TuneOptions::default()
     }
@@ -303,6 +304,7 @@ fn a_variant_over_the_time_limit_is_recorded_as_timed_out() {
             warmup: 0,
             repetitions: 3,
             timeout: Duration::from_secs(1),
+            ..TrainingConfig::default()
         },
         ..TuneOptions::default()
     };
@@ -403,7 +405,7 @@ fn user_defined_features_and_cusp_features() {
 }
 
 #[test]
-fn near_ties_are_labelled_with_the_most_frequent_winner() {
+fn near_ties_are_labelled_by_the_set_cover() {
     use surge::tune::Measurement;
     use surge::tune::store::InputRecord;
     let rec = |times: &[(&str, Option<f64>)]| InputRecord {
@@ -412,17 +414,9 @@ fn near_ties_are_labelled_with_the_most_frequent_winner() {
         feature_seconds: 0.0,
         measurements: times
             .iter()
-            .map(|(v, t)| Measurement {
-                variant: v.to_string(),
-                outcome: match t {
-                    Some(t) => Outcome::Ok {
-                        median_seconds: *t,
-                        samples_seconds: vec![*t],
-                    },
-                    None => Outcome::Failed {
-                        reason: "no".into(),
-                    },
-                },
+            .map(|(v, t)| match t {
+                Some(t) => Measurement::ok(*v, *t),
+                None => Measurement::failed(*v, "no"),
             })
             .collect(),
         best: None,
@@ -433,16 +427,171 @@ fn near_ties_are_labelled_with_the_most_frequent_winner() {
         rec(&[("a", Some(1.02)), ("b", Some(1.00)), ("c", Some(0.5))]),
         rec(&[("a", None), ("b", None), ("c", None)]),
     ];
-    // b is within 3 % of the best on three inputs, a on two: b labels the near-ties.
-    let l = surge::tune::labels(&records, 0.03);
+    // b is within 3 % of the best on two inputs, a on one: the cover is {b, c}, and each
+    // input gets the faster of the two.
+    let l = surge::tune::labels(&records, 0.03, 1);
     assert_eq!(
         l,
         vec![Some("b".into()), Some("b".into()), Some("c".into()), None]
     );
     // Without tolerance, the strict winners.
-    let l = surge::tune::labels(&records, 0.0);
+    let l = surge::tune::labels(&records, 0.0, 1);
     assert_eq!(
         l,
         vec![Some("a".into()), Some("b".into()), Some("c".into()), None]
     );
+}
+
+/// A backend that logs its runs and whose variant `lucky` is fast only for its first runs (as
+/// if the machine had been quiet then): what the interleaved second round is for.
+#[derive(Debug, Default)]
+struct Drifting {
+    log: std::sync::Mutex<Vec<String>>,
+}
+impl TuningBackend for Drifting {
+    fn platform(&self) -> String {
+        "test:drifting".into()
+    }
+    fn variants(&self, _: &TuneInput) -> surge::Result<Vec<String>> {
+        Ok(vec!["steady".into(), "lucky".into(), "slow".into()])
+    }
+    fn run_once(&self, _: &TuneInput, v: &str) -> Result<Duration, String> {
+        let mut log = self.log.lock().unwrap();
+        let runs_before = log.iter().filter(|x| *x == v).count();
+        log.push(v.to_string());
+        Ok(Duration::from_micros(match v {
+            "steady" => 100,
+            "lucky" if runs_before < 40 => 90,
+            "lucky" => 120,
+            _ => 1000,
+        }))
+    }
+    fn default_variant(&self, _: &TuneInput) -> surge::Result<String> {
+        Ok("steady".into())
+    }
+}
+
+#[test]
+fn samples_are_batched_and_contenders_retimed_interleaved() {
+    use surge::tune::training::measure_all;
+    let input = TuneInput::sized(App::Reduce, 100).unwrap();
+    let variants = Drifting::default().variants(&input).unwrap();
+    // Batches: 1 ms samples of 100 µs runs are 10 runs each.
+    let single = TrainingConfig {
+        warmup: 1,
+        repetitions: 3,
+        min_sample_time: Duration::from_millis(1),
+        retime_within: -1.0,
+        ..TrainingConfig::default()
+    };
+    let b = Drifting::default();
+    let ms = measure_all(&b, &input, &variants, &single, &[], &mut |_, _| {});
+    let log = b.log.lock().unwrap().clone();
+    assert_eq!(log.iter().filter(|v| *v == "steady").count(), 1 + 3 * 10);
+    // 1 ms runs: one run per sample.
+    assert_eq!(log.iter().filter(|v| *v == "slow").count(), 1 + 3);
+    // Without a second round, the lucky first runs win.
+    assert_eq!(surge::tune::training::best(&ms), Some("lucky"));
+    assert!(ms.iter().all(|m| m.first_round_seconds.is_none()));
+
+    // With it, the contenders (within 20 % of the best) are re-timed round-robin, and their
+    // times come from that round alone: `steady` wins.
+    let cfg = TrainingConfig {
+        retime_within: 0.2,
+        retime_rounds: 4,
+        retime_max: 8,
+        ..single
+    };
+    let b = Drifting::default();
+    let ms = measure_all(&b, &input, &variants, &cfg, &[], &mut |_, _| {});
+    assert_eq!(surge::tune::training::best(&ms), Some("steady"));
+    let lucky = ms.iter().find(|m| m.variant == "lucky").unwrap();
+    assert!((lucky.first_round_seconds.unwrap() - 90e-6).abs() < 1e-9);
+    // Round two: lucky 120 µs, steady 100 µs; scaled by the median ratio of the rounds,
+    // (90/120 + 100/100) / 2, back to round one's level.
+    let steady = ms.iter().find(|m| m.variant == "steady").unwrap();
+    assert!((lucky.round_scale.unwrap() - 0.875).abs() < 1e-9);
+    assert!((lucky.seconds().unwrap() - 120e-6 * 0.875).abs() < 1e-12);
+    assert!((steady.seconds().unwrap() - 100e-6 * 0.875).abs() < 1e-12);
+    assert_eq!(
+        ms.iter()
+            .find(|m| m.variant == "slow")
+            .unwrap()
+            .first_round_seconds,
+        None,
+        "not a contender"
+    );
+    // Interleaved: after the first round, the two contenders alternate batch by batch.
+    let log = b.log.lock().unwrap().clone();
+    // First round: warm-up plus 3 samples; `lucky` runs 12 times per sample (90 µs runs).
+    let first_round = (1 + 3 * 10) + (1 + 3 * 12) + (1 + 3);
+    let second = &log[first_round..];
+    // Second round: each contender warms up, then 4 samples.
+    assert_eq!(second.len(), 2 + 4 * 10 + 4 * 12);
+    let mut groups: Vec<&str> = Vec::new();
+    for v in &second[2..] {
+        if groups.last() != Some(&v.as_str()) {
+            groups.push(v);
+        }
+    }
+    assert!(groups.len() >= 5, "{groups:?}");
+    // The slow variant is re-timed too when asked to (e.g. it is the tuned choice).
+    let b = Drifting::default();
+    let ms = measure_all(&b, &input, &variants, &cfg, &["slow"], &mut |_, _| {});
+    assert!(
+        ms.iter()
+            .find(|m| m.variant == "slow")
+            .unwrap()
+            .first_round_seconds
+            .is_some()
+    );
+}
+
+#[test]
+fn the_labels_are_the_set_covers_classes() {
+    // The simulated spmv store: the model's classes are exactly the cover's variants, few of
+    // them, and the cover's bound is reported.
+    let backend = SimulatedBackend::planted(App::Spmv);
+    let features = FeatureSet::for_app(App::Spmv);
+    let store = tune(
+        &backend,
+        App::Spmv,
+        &features,
+        &train_set(),
+        &quick(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let c = store
+        .labelling
+        .as_ref()
+        .expect("the store records its labelling");
+    let mut cover = c.variants.clone();
+    cover.sort();
+    assert_eq!(cover, store.model.classes);
+    assert!(cover.len() <= 3);
+    assert!(c.bound >= 1.0 / 1.03 && c.bound <= 1.0, "{}", c.bound);
+    assert!((c.tolerance - 0.03).abs() < 1e-12);
+    // Every training input's label is in the cover and within tolerance of its best.
+    assert_eq!((c.min_inputs, c.uncovered), (2, 0));
+    let labels = surge::tune::labels(&store.inputs, c.tolerance, c.min_inputs);
+    for (r, l) in store.inputs.iter().zip(&labels) {
+        let l = l.as_deref().unwrap();
+        let t = |v: &str| {
+            r.measurements
+                .iter()
+                .find(|m| m.variant == v)
+                .and_then(|m| m.seconds())
+                .unwrap()
+        };
+        let best = t(r.best.as_deref().unwrap());
+        assert!(t(l) <= best * 1.03 * (1.0 + 1e-12), "{}: {l}", r.name);
+    }
+    // A store written before the labelling was recorded still loads.
+    let d = tmp("old-store");
+    let mut v = serde_json::to_value(&store).unwrap();
+    v.as_object_mut().unwrap().remove("labelling");
+    let p = d.join("old.json");
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    assert_eq!(TuningStore::load(&p).unwrap().labelling, None);
 }

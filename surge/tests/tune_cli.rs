@@ -160,4 +160,12 @@ fn tune_spmv_tested_on_the_shared_matrices() {
     assert_eq!(v["test_inputs"], 24);
     // The quality target (Nitro reported 93 %).
     assert!(v["tuned_vs_exhaustive"].as_f64().unwrap() >= 0.95, "{v}");
+    // Class pruning: few classes, the cover's tolerance and bound reported.
+    let l = &v["labelling"];
+    assert_eq!(l["tolerance"], 0.03);
+    assert!(l["classes"].as_u64().unwrap() <= 3, "{l}");
+    assert_eq!(l["classes"], v["model"]["class_count"]);
+    let bound = l["cover_bound"].as_f64().unwrap();
+    assert!((1.0 / 1.03..=1.0).contains(&bound), "{l}");
+    assert_eq!(v["training"]["retime_rounds"], 7);
 }

@@ -48,13 +48,37 @@ pub struct TuneArgs {
     /// Classifier: svm (RBF, cross-validated), tree, nearest.
     #[arg(long, default_value = "svm")]
     pub model: String,
-    /// Variants within this fraction of an input's best time count as winners there; labels
-    /// then favour the variants that win most often (fewer, less noisy classes).
+    /// Class pruning: the model's classes are a small set of variants such that every
+    /// training input has one within this fraction of its best time (greedy set cover); each
+    /// input is labelled with the fastest of them.
     #[arg(long, default_value_t = 0.03)]
     pub tolerance: f64,
-    /// Timed repetitions per variant and input (the median is kept).
+    /// Class pruning: a variant becomes a class only if it is near-best on at least this many
+    /// training inputs not yet covered (1: cover every input within --tolerance).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub min_class_inputs: usize,
+    /// Timed samples per variant and input (the median is kept).
     #[arg(long, default_value_t = 5)]
     pub repetitions: usize,
+    /// Minimum duration of one sample, in milliseconds: short kernels are run back to back
+    /// until a sample lasts this long (0: single runs).
+    #[arg(long, value_name = "MS", default_value_t = 1.0)]
+    pub min_sample_ms: f64,
+    /// Second round: re-time the variants within this fraction of an input's best,
+    /// interleaved, and keep those times (negative: no second round).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value_t = 0.10,
+        allow_negative_numbers = true
+    )]
+    pub retime_within: f64,
+    /// Second round: interleaved samples per re-timed variant.
+    #[arg(long, value_name = "N", default_value_t = 7)]
+    pub retime_rounds: usize,
+    /// Second round: at most this many contenders (the fastest first) are re-timed.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub retime_max: usize,
     /// Untimed warm-up runs per variant and input.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -156,6 +180,15 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             args.tolerance
         )));
     }
+    if !(args.min_sample_ms >= 0.0 && args.min_sample_ms <= 10_000.0) {
+        return Err(usage(format!(
+            "--min-sample-ms {} is not in [0, 10000]",
+            args.min_sample_ms
+        )));
+    }
+    if !args.retime_within.is_finite() {
+        return Err(usage("--retime-within must be a number"));
+    }
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         return Err(usage(format!(
             "--timeout {} is not a positive number of seconds",
@@ -196,12 +229,17 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             warmup: args.warmup,
             repetitions: args.repetitions.max(1),
             timeout: Duration::from_secs_f64(args.timeout),
+            min_sample_time: Duration::from_secs_f64(args.min_sample_ms / 1e3),
+            retime_within: args.retime_within,
+            retime_rounds: args.retime_rounds,
+            retime_max: args.retime_max,
         },
         incremental: args.incremental.then_some(IncrementalStop {
             iterations: args.iterations,
             accuracy: args.accuracy,
         }),
         label_tolerance: args.tolerance,
+        min_class_inputs: args.min_class_inputs.max(1),
         ..TuneOptions::default()
     };
     let features = FeatureSet::for_app(app);
@@ -279,8 +317,20 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         "labelled_inputs": labelled,
         "incremental": iterations,
         "failures": failures,
+        "training": opts.training,
+        "labelling": store.labelling.as_ref().map(|c| json!({
+            "method": "near-tie greedy set cover",
+            "tolerance": c.tolerance,
+            "min_class_inputs": c.min_inputs,
+            "classes": c.variants.len(),
+            "uncovered_inputs": c.uncovered,
+            "cover": c.variants,
+            "cover_bound": c.bound,
+            "cover_worst": c.worst,
+        })),
         "model": {
             "kind": store.model.kind,
+            "class_count": store.model.classes.len(),
             "classes": store.model.classes,
             "features": store.model.feature_names,
             "cv_accuracy": store.model.cv_accuracy,
@@ -327,6 +377,16 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             store.model.feature_names.len(),
             store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>() * 1e3
         );
+        if let Some(c) = &store.labelling {
+            println!(
+                "  labelling: set cover at {:.1}% tolerance, {} classes ({} inputs left uncovered), bound {:.1}% (worst input {:.1}%)",
+                c.tolerance * 100.0,
+                c.variants.len(),
+                c.uncovered,
+                c.bound * 100.0,
+                c.worst * 100.0
+            );
+        }
         println!(
             "  model: {:?}, classes {:?}, cross-validated accuracy {}",
             store.model.kind,
@@ -345,10 +405,11 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         );
         if let Some(s) = &selection {
             println!(
-                "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs",
+                "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs, select beyond the features {:.2} µs",
                 s["rows"],
                 s["feature_pass_us"].as_f64().unwrap_or(0.0),
-                s["model_query_us"].as_f64().unwrap_or(0.0)
+                s["model_query_us"].as_f64().unwrap_or(0.0),
+                s["select_beyond_features_us"].as_f64().unwrap_or(0.0)
             );
         }
         println!("  store: {}", out.display());
@@ -371,23 +432,41 @@ fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, S
     let t = Instant::now();
     let f = fs.evaluate(&input)?;
     let feature_us = t.elapsed().as_secs_f64() * 1e6;
-    let reps = 2000;
+    // Median over batches of the mean per query, so a preemption by another process (this
+    // machine is shared) does not inflate the figure; the mean of everything is reported too.
+    let (batches, per) = (21, 100);
+    let time = |f: &mut dyn FnMut()| {
+        let mut means: Vec<f64> = (0..batches)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..per {
+                    f();
+                }
+                t.elapsed().as_secs_f64() * 1e6 / per as f64
+            })
+            .collect();
+        let mean = means.iter().sum::<f64>() / batches as f64;
+        means.sort_by(f64::total_cmp);
+        (means[batches / 2], mean)
+    };
     let model = tuned.store().map(|s| &s.model);
     // The model query alone: scaling plus the classifier.
-    let t = Instant::now();
-    for _ in 0..reps {
+    let (query_us, query_mean_us) = time(&mut || {
         if let Some(m) = model {
             std::hint::black_box(m.predict(std::hint::black_box(&f.values)));
         }
-    }
-    let query_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
-    // Everything `select` adds to the feature pass: query, range check, variant-set check.
-    let t = Instant::now();
+    });
+    // Everything `select` adds to the feature pass: the query, the training-range check (and
+    // its warnings, formatted only when a feature is out of range), the `Selection`.
     let mut last = String::new();
-    for _ in 0..reps {
-        last = std::hint::black_box(tuned.select_from_features(&f.values)).variant;
-    }
-    let select_us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    let (select_us, select_mean_us) = time(&mut || {
+        last = std::hint::black_box(tuned.select_from_features(std::hint::black_box(&f.values)))
+            .variant;
+    });
+    // The same without the out-of-range warnings: the bare choice.
+    let (choose_us, _) = time(&mut || {
+        std::hint::black_box(tuned.choose(std::hint::black_box(&f.values)));
+    });
     Ok(json!({
         "rows": n * n,
         "nnz": input.built.matrix.map(|m| m.nnz),
@@ -395,7 +474,11 @@ fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, S
         "feature_group_us": f.group_seconds.iter().map(|s| s * 1e6).collect::<Vec<_>>(),
         "feature_groups": fs.group_names(),
         "model_query_us": query_us,
+        "model_query_mean_us": query_mean_us,
         "select_beyond_features_us": select_us,
+        "select_beyond_features_mean_us": select_mean_us,
+        "choose_us": choose_us,
+        "classes": tuned.store().map(|s| s.model.classes.len()),
         "out_of_training_range": tuned.select_from_features(&f.values).warnings,
         "variant": last,
     }))

@@ -82,6 +82,27 @@ impl TuningBackend for CpuBackend {
         Ok(t.elapsed())
     }
 
+    /// One timer around the whole batch; the kernel cache and workspace are locked once.
+    fn run_batch(
+        &self,
+        input: &TuneInput,
+        variant: &str,
+        runs: u32,
+    ) -> std::result::Result<Duration, String> {
+        let k = self.kernels(input)?;
+        let v = k.variant(variant).map_err(|e| e.to_string())?;
+        let mut ws = self
+            .workspace
+            .lock()
+            .map_err(|_| "the workspace lock is poisoned".to_string())?;
+        let t = Instant::now();
+        for _ in 0..runs.max(1) {
+            k.run_in(&input.built.computation, v, &mut ws)
+                .map_err(|e| format!("`{variant}` on `{}`: {e}", input.name))?;
+        }
+        Ok(t.elapsed())
+    }
+
     /// MKL's `mkl_sparse_d_mv` (after `mkl_sparse_optimize`) on spmv inputs, all threads.
     fn reference(&self, input: &TuneInput) -> Option<std::result::Result<Duration, String>> {
         use surge_cpu::baseline::mkl::{Mkl, MklCsr};

@@ -22,6 +22,7 @@
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
+pub mod cover;
 pub mod cpu;
 pub mod features;
 pub mod incremental;
@@ -34,9 +35,10 @@ pub mod store;
 pub mod training;
 mod tuner;
 
+pub use cover::{Cover, cover};
 pub use features::{FeatureSet, FeatureValues};
 pub use model::{Model, ModelKind, SvmSearch};
-pub use select::{Selection, Tuned};
+pub use select::{Selection, Tuned, execute_tuned};
 pub use store::{StoreKey, TuningStore};
 pub use training::{Measurement, Outcome, TrainingConfig};
 pub use tuner::{Progress, TuneOptions, labels, tune};
@@ -128,6 +130,22 @@ pub trait TuningBackend {
     /// Runs `variant` on `input` once and returns its wall time; `Err(reason)` on failure, which
     /// the tuner records and never treats as fatal.
     fn run_once(&self, input: &TuneInput, variant: &str) -> std::result::Result<Duration, String>;
+    /// Runs `variant` on `input` `runs` times back to back and returns the total wall time
+    /// (one sample of [`TrainingConfig::min_sample_time`]). The default sums `run_once`; a
+    /// backend overrides it to time the whole batch at once, or (the simulated one) to stay
+    /// cheap and deterministic.
+    fn run_batch(
+        &self,
+        input: &TuneInput,
+        variant: &str,
+        runs: u32,
+    ) -> std::result::Result<Duration, String> {
+        let mut total = Duration::ZERO;
+        for _ in 0..runs.max(1) {
+            total += self.run_once(input, variant)?;
+        }
+        Ok(total)
+    }
     /// The variant used when no model is available (no store, corrupt store, mismatched key).
     fn default_variant(&self, input: &TuneInput) -> Result<String>;
     /// The time of a vendor reference (MKL, cuSPARSE) on this input, if the backend has one.

@@ -134,6 +134,9 @@ pub enum Classifier {
         gamma: f64,
         classes: usize,
         pairs: Vec<SvmPair>,
+        /// The pairs flattened for queries (derived from `pairs` on first use, not stored).
+        #[serde(skip)]
+        compiled: SvmCache,
     },
     Tree {
         tree: DecisionTree<f64, usize>,
@@ -144,6 +147,177 @@ pub enum Classifier {
         labels: Vec<usize>,
         classes: usize,
     },
+}
+
+/// The one-vs-one SVMs flattened for queries, as libsvm evaluates them: every distinct support
+/// vector once, so a query computes one kernel value per distinct training point however many
+/// pairs share it, then each pair's decision value is a short weighted sum of those values.
+/// The same arithmetic, in the same order, as linfa's `weighted_sum`, so the same answers.
+#[derive(Debug, Clone)]
+pub struct CompiledSvm {
+    dim: usize,
+    /// linfa's Gaussian kernel width: k(x, y) = exp(-|x - y|² / eps).
+    eps: f64,
+    /// Distinct support vectors, row-major.
+    points: Vec<f64>,
+    pairs: Vec<CompiledPair>,
+}
+
+#[derive(Debug, Clone)]
+struct CompiledPair {
+    a: usize,
+    b: usize,
+    rho: f64,
+    /// (support vector index in `points`, coefficient), in linfa's order.
+    terms: Vec<(u32, f64)>,
+}
+
+/// Kernel values a query keeps on the stack (more distinct support vectors: one allocation).
+const STACK_POINTS: usize = 256;
+
+impl CompiledSvm {
+    /// Flattens fitted pairs; None when they are not all Gaussian-kernel SVMs of one width
+    /// (then queries use linfa's own evaluation). linfa keeps the support vectors private;
+    /// their serialized form is public, and this runs once per model.
+    pub fn compile(pairs: &[SvmPair]) -> Option<CompiledSvm> {
+        use std::collections::HashMap;
+        let mut dim = None::<usize>;
+        let mut eps = None::<f64>;
+        let mut points: Vec<f64> = Vec::new();
+        let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
+        let mut out = Vec::with_capacity(pairs.len());
+        for p in pairs {
+            let v = serde_json::to_value(&p.svm).ok()?;
+            let e = v.get("kernel_method")?.get("Gaussian")?.as_f64()?;
+            if eps.is_some_and(|x| x != e) || e.is_nan() || e <= 0.0 {
+                return None;
+            }
+            eps = Some(e);
+            let w = v.get("sep_hyperplane")?.get("WeightedCombination")?;
+            let shape = w.get("dim")?;
+            let (n, d) = (
+                shape.get(0)?.as_u64()? as usize,
+                shape.get(1)?.as_u64()? as usize,
+            );
+            if dim.is_some_and(|x| x != d) {
+                return None;
+            }
+            dim = Some(d);
+            let data: Vec<f64> = w
+                .get("data")?
+                .as_array()?
+                .iter()
+                .map(|x| x.as_f64())
+                .collect::<Option<_>>()?;
+            // linfa's own filter: the support vectors are the rows with a non-zero weight.
+            let alphas: Vec<f64> = p
+                .svm
+                .alpha
+                .iter()
+                .copied()
+                .filter(|a| a.abs() > 100.0 * f64::EPSILON)
+                .collect();
+            if data.len() != n * d || alphas.len() != n {
+                return None;
+            }
+            let terms = data
+                .chunks(d.max(1))
+                .take(n)
+                .zip(alphas)
+                .map(|(row, a)| {
+                    let key: Vec<u64> = row.iter().map(|x| x.to_bits()).collect();
+                    let next = index.len() as u32;
+                    let i = *index.entry(key).or_insert_with(|| {
+                        points.extend_from_slice(row);
+                        next
+                    });
+                    (i, a)
+                })
+                .collect();
+            out.push(CompiledPair {
+                a: p.a,
+                b: p.b,
+                rho: p.svm.rho,
+                terms,
+            });
+        }
+        Some(CompiledSvm {
+            dim: dim.unwrap_or(0),
+            eps: eps.unwrap_or(1.0),
+            points,
+            pairs: out,
+        })
+    }
+
+    /// Distinct support vectors (one kernel evaluation each per query).
+    pub fn support_vectors(&self) -> usize {
+        self.points.len() / self.dim.max(1)
+    }
+
+    /// The voted class; None on a feature-count mismatch or more classes than the stack holds.
+    fn predict(&self, x: &[f64], classes: usize) -> Option<usize> {
+        if x.len() != self.dim || classes > STACK_CLASSES {
+            return None;
+        }
+        let n = self.support_vectors();
+        let mut stack = [0.0f64; STACK_POINTS];
+        let mut heap = Vec::new();
+        let k: &mut [f64] = if n <= STACK_POINTS {
+            &mut stack[..n]
+        } else {
+            heap.resize(n, 0.0);
+            &mut heap
+        };
+        for (i, ki) in k.iter_mut().enumerate() {
+            let p = &self.points[i * self.dim..(i + 1) * self.dim];
+            let d2: f64 = p.iter().zip(x).map(|(a, b)| (*a - *b) * (*a - *b)).sum();
+            *ki = (-d2 / self.eps).exp();
+        }
+        let mut votes = [0u32; STACK_CLASSES];
+        let mut conf = [0.0f64; STACK_CLASSES];
+        let mut seen = [0u32; STACK_CLASSES];
+        for p in &self.pairs {
+            let dv = p.terms.iter().map(|&(i, a)| k[i as usize] * a).sum::<f64>() - p.rho;
+            let pa = 1.0 / (1.0 + (-dv).exp());
+            if dv >= 0.0 {
+                votes[p.a] += 1;
+            } else {
+                votes[p.b] += 1;
+            }
+            conf[p.a] += pa;
+            conf[p.b] += 1.0 - pa;
+            seen[p.a] += 1;
+            seen[p.b] += 1;
+        }
+        Some(pick_vote(
+            &votes[..classes],
+            &mut conf[..classes],
+            &seen[..classes],
+        ))
+    }
+}
+
+/// The lazily built [`CompiledSvm`] of a classifier: derived data, so it is neither stored
+/// nor compared.
+#[derive(Clone, Default)]
+pub struct SvmCache(std::sync::OnceLock<Option<CompiledSvm>>);
+
+impl SvmCache {
+    pub fn get(&self, pairs: &[SvmPair]) -> Option<&CompiledSvm> {
+        self.0.get_or_init(|| CompiledSvm::compile(pairs)).as_ref()
+    }
+}
+
+impl PartialEq for SvmCache {
+    fn eq(&self, _: &SvmCache) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for SvmCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SvmCache")
+    }
 }
 
 /// A trained model: classes (variant ids), feature scaling, classifier.
@@ -206,6 +380,7 @@ impl Classifier {
                     gamma,
                     classes,
                     pairs,
+                    compiled: SvmCache::default(),
                 })
             }
             ModelKind::Tree => {
@@ -223,6 +398,59 @@ impl Classifier {
                 labels: y.to_vec(),
                 classes,
             }),
+        }
+    }
+
+    /// The predicted class alone: what run-time selection needs. No allocation for up to
+    /// [`STACK_CLASSES`] classes (the votes live on the stack); the same answer as
+    /// [`scores`](Self::scores).
+    pub fn predict(&self, x: &[f64]) -> usize {
+        match self {
+            Classifier::Constant { class } => *class,
+            Classifier::Svm {
+                classes,
+                pairs,
+                compiled,
+                ..
+            } if *classes <= STACK_CLASSES => {
+                if let Some(k) = compiled.get(pairs).and_then(|f| f.predict(x, *classes)) {
+                    return k;
+                }
+                let view = ArrayView1::from(x);
+                let mut votes = [0u32; STACK_CLASSES];
+                let mut conf = [0.0f64; STACK_CLASSES];
+                let mut seen = [0u32; STACK_CLASSES];
+                for p in pairs {
+                    let dv = p.svm.weighted_sum(&view) - p.svm.rho;
+                    let pa = 1.0 / (1.0 + (-dv).exp());
+                    if dv >= 0.0 {
+                        votes[p.a] += 1;
+                    } else {
+                        votes[p.b] += 1;
+                    }
+                    conf[p.a] += pa;
+                    conf[p.b] += 1.0 - pa;
+                    seen[p.a] += 1;
+                    seen[p.b] += 1;
+                }
+                pick_vote(&votes[..*classes], &mut conf[..*classes], &seen[..*classes])
+            }
+            Classifier::Nearest {
+                points,
+                labels,
+                classes,
+            } if *classes <= STACK_CLASSES => {
+                let mut best = (f64::INFINITY, 0usize);
+                for (p, &l) in points.iter().zip(labels) {
+                    let d: f64 = p.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum();
+                    // Strictly closer, or as close with a smaller class (as `scores`).
+                    if d < best.0 || (d == best.0 && l < best.1) {
+                        best = (d, l);
+                    }
+                }
+                best.1
+            }
+            _ => self.scores(x).0,
         }
     }
 
@@ -253,19 +481,7 @@ impl Classifier {
                     seen[p.a] += 1;
                     seen[p.b] += 1;
                 }
-                for k in 0..*classes {
-                    if seen[k] > 0 {
-                        conf[k] /= seen[k] as f64;
-                    }
-                }
-                let best = (0..*classes)
-                    .max_by(|&i, &j| {
-                        votes[i]
-                            .cmp(&votes[j])
-                            .then(conf[i].total_cmp(&conf[j]))
-                            .then(j.cmp(&i))
-                    })
-                    .unwrap_or(0);
+                let best = pick_vote(&votes, &mut conf, &seen);
                 (best, conf)
             }
             Classifier::Tree { tree, classes } => {
@@ -297,6 +513,27 @@ impl Classifier {
             }
         }
     }
+}
+
+/// Classes up to which [`Classifier::predict`] keeps its per-class tallies on the stack.
+pub const STACK_CLASSES: usize = 64;
+
+/// One-vs-one voting: most votes, then the higher mean pairwise confidence, then the smaller
+/// class. Turns `conf` from sums into means.
+fn pick_vote(votes: &[u32], conf: &mut [f64], seen: &[u32]) -> usize {
+    for k in 0..conf.len() {
+        if seen[k] > 0 {
+            conf[k] /= seen[k] as f64;
+        }
+    }
+    (0..votes.len())
+        .max_by(|&i, &j| {
+            votes[i]
+                .cmp(&votes[j])
+                .then(conf[i].total_cmp(&conf[j]))
+                .then(j.cmp(&i))
+        })
+        .unwrap_or(0)
 }
 
 /// Stratified k-fold assignment: inputs sorted by label, dealt round-robin.
@@ -491,10 +728,49 @@ impl Model {
         }
     }
 
-    /// The predicted variant id for raw features.
+    /// The predicted variant id for raw features: scaling and the classifier, without
+    /// allocating for up to 16 features (and [`STACK_CLASSES`] classes).
     pub fn predict(&self, raw: &[f64]) -> &str {
-        let (k, _) = self.scores(raw);
+        const STACK_FEATURES: usize = 16;
+        let d = self.scaler.log.len();
+        let k = if d <= STACK_FEATURES {
+            let mut x = [0.0f64; STACK_FEATURES];
+            self.scaler.transform_into(raw, &mut x[..d]);
+            self.classifier.predict(&x[..d])
+        } else {
+            self.classifier.predict(&self.scaler.transform(raw))
+        };
         &self.classes[k.min(self.classes.len() - 1)]
+    }
+
+    /// Builds what queries use (the flattened SVM), so the first query is as cheap as the
+    /// others. Idempotent; queries build it themselves when it was not called.
+    pub fn prepare(&self) {
+        if let Classifier::Svm {
+            pairs, compiled, ..
+        } = &self.classifier
+        {
+            compiled.get(pairs);
+        }
+    }
+
+    /// For an SVM: the binary classifiers and the distinct support vectors a query evaluates
+    /// (its cost), if the flattened form applies.
+    pub fn svm_cost(&self) -> Option<(usize, usize)> {
+        match &self.classifier {
+            Classifier::Svm {
+                pairs, compiled, ..
+            } => compiled
+                .get(pairs)
+                .map(|c| (pairs.len(), c.support_vectors())),
+            _ => None,
+        }
+    }
+
+    /// The predicted class by linfa's own evaluation of every pair (no flattened SVM): what
+    /// [`predict`](Self::predict) must agree with.
+    pub fn predict_unflattened(&self, raw: &[f64]) -> usize {
+        self.classifier.scores(&self.scaler.transform(raw)).0
     }
 
     /// Predicted class index and per-class confidence for raw features.
@@ -510,6 +786,13 @@ impl Model {
         s.first().copied().unwrap_or(1.0) - s.get(1).copied().unwrap_or(0.0)
     }
 
+    /// Whether every feature lies in its training range (no allocation).
+    pub fn in_range(&self, raw: &[f64]) -> bool {
+        raw.iter()
+            .zip(&self.raw_range)
+            .all(|(v, (lo, hi))| *v >= *lo && *v <= *hi)
+    }
+
     /// Names of the features outside the training range, with the value and range.
     pub fn out_of_range(&self, raw: &[f64]) -> Vec<String> {
         self.feature_names
@@ -519,5 +802,61 @@ impl Model {
             .filter(|((_, v), (lo, hi))| **v < *lo || **v > *hi)
             .map(|((n, v), (lo, hi))| format!("{n} = {v} outside the training range [{lo}, {hi}]"))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flattened_svm_answers_like_linfa_and_shares_support_vectors() {
+        // Four classes in the quadrants of a noisy plane, plus a useless third feature.
+        let mut s = 7u64;
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for _ in 0..80 {
+            let (a, b, c) = (rnd() * 2.0 - 1.0, rnd() * 2.0 - 1.0, rnd());
+            let q = usize::from(a + 0.1 * (rnd() - 0.5) > 0.0)
+                + 2 * usize::from(b + 0.1 * (rnd() - 0.5) > 0.0);
+            x.push(vec![a, b, c]);
+            y.push(format!("v{q}"));
+        }
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let m = Model::train(
+            ModelKind::Svm,
+            &names,
+            &[false; 3],
+            &x,
+            &y,
+            &SvmSearch::default(),
+        )
+        .unwrap();
+        let (pairs, svs) = m.svm_cost().expect("a Gaussian SVM flattens");
+        assert_eq!(pairs, 6);
+        // Every pair's support vectors are training points, counted once however many pairs
+        // use them.
+        let per_pair: usize = match &m.classifier {
+            Classifier::Svm { pairs, .. } => pairs.iter().map(|p| p.svm.nsupport()).sum(),
+            _ => unreachable!(),
+        };
+        assert!(svs <= x.len() && svs <= per_pair, "{svs} {per_pair}");
+        for i in 0..2000 {
+            let p = [rnd() * 2.4 - 1.2, rnd() * 2.4 - 1.2, rnd()];
+            let fast = m.predict(&p);
+            let slow = &m.classes[m.predict_unflattened(&p)];
+            assert_eq!(fast, slow, "query {i}: {p:?}");
+        }
+        // A store round trip drops the flattened form and rebuilds it.
+        let back: Model = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.svm_cost(), Some((pairs, svs)));
+        assert_eq!(back.predict(&[0.5, 0.5, 0.5]), "v3");
+        assert_eq!(back.predict(&[-0.5, -0.5, 0.5]), "v0");
     }
 }

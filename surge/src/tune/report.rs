@@ -73,14 +73,17 @@ pub fn evaluate(
         feat_us += sel.feature_seconds * 1e6;
         query_us += sel.query_seconds * 1e6;
         let features = sel.features.clone();
-        let measurements = training::measure_all(backend, input, &variants, cfg, step);
+        let default = backend.default_variant(input)?;
+        // The tuned choice and the default are re-timed with the contenders, interleaved, so
+        // best and tuned times come from the same round.
+        let always = [sel.variant.as_str(), default.as_str()];
+        let measurements = training::measure_all(backend, input, &variants, cfg, &always, step);
         let time_of = |v: &str| {
             measurements
                 .iter()
                 .find(|m| m.variant == v)
                 .and_then(|m| m.seconds())
         };
-        let default = backend.default_variant(input)?;
         let best = training::best(&measurements).map(String::from);
         let best_seconds = best.as_deref().and_then(time_of);
         let default_seconds = time_of(&default);

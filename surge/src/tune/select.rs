@@ -91,6 +91,9 @@ impl<'b> Tuned<'b> {
         if let Err(reason) = t.check_static() {
             t = Tuned::fallback(app, backend, reason);
         }
+        if let State::Ready(s) = &t.state {
+            s.model.prepare();
+        }
         t
     }
 
@@ -140,6 +143,12 @@ impl<'b> Tuned<'b> {
         s.model
             .validate()
             .map_err(|e| format!("corrupt tuning store: {e}"))?;
+        // Checked once here, so a query never has to search the variant set.
+        if let Some(c) = s.model.classes.iter().find(|c| !s.variants.contains(c)) {
+            return Err(format!(
+                "corrupt tuning store: the model's class `{c}` is not in its variant set"
+            ));
+        }
         Ok(())
     }
 
@@ -210,8 +219,19 @@ impl<'b> Tuned<'b> {
         Ok(sel)
     }
 
-    /// The model query alone, on precomputed raw features (what `select` adds to the feature
-    /// pass). `from_model` is false (and `variant` empty) without a usable model.
+    /// The model query alone on precomputed raw features: scaling and the classifier, no
+    /// allocation, no formatting. None without a usable model. The variant is one the store's
+    /// variant set holds (checked when the store was loaded).
+    pub fn choose(&self, raw: &[f64]) -> Option<&str> {
+        match &self.state {
+            State::Ready(store) => Some(store.model.predict(raw)),
+            State::Fallback(_) => None,
+        }
+    }
+
+    /// [`choose`](Self::choose) with its time, the out-of-range warnings and the features, as
+    /// a [`Selection`] (what `select` adds to the feature pass). `from_model` is false (and
+    /// `variant` empty) without a usable model.
     pub fn select_from_features(&self, raw: &[f64]) -> Selection {
         let State::Ready(store) = &self.state else {
             return Selection {
@@ -226,26 +246,84 @@ impl<'b> Tuned<'b> {
         let t = Instant::now();
         let variant = store.model.predict(raw);
         let query_seconds = t.elapsed().as_secs_f64();
-        let mut warnings = store.model.out_of_range(raw);
-        // The model can only name a variant it was trained on; still, never run one the
-        // backend does not have.
-        let known = store.variants.iter().any(|v| v == variant);
-        if !known {
-            warnings.push(format!(
-                "the model chose `{variant}`, which is not in the variant set"
-            ));
-        }
+        // Formats only when a feature is out of range.
+        let warnings = if store.model.in_range(raw) {
+            Vec::new()
+        } else {
+            store.model.out_of_range(raw)
+        };
         Selection {
-            variant: if known {
-                variant.to_string()
-            } else {
-                String::new()
-            },
-            from_model: known,
+            variant: variant.to_string(),
+            from_model: true,
             warnings,
             features: raw.to_vec(),
             feature_seconds: 0.0,
             query_seconds,
         }
     }
+}
+
+impl Tuned<'_> {
+    /// Runs `input`'s computation on `target` with the variant this model picks for it. When
+    /// the pick cannot run there (e.g. `target` is another machine than the one tuned for),
+    /// the default variant runs instead and the reason is added to the warnings.
+    pub fn execute(
+        &self,
+        input: &TuneInput,
+        target: &crate::Target,
+    ) -> Result<(crate::Output, Selection)> {
+        let c = &input.built.computation;
+        if let crate::Target::Cuda(_) = target {
+            let mut sel = self.default_selection(
+                input,
+                "no CUDA tuning backend yet: running the default CUDA variant",
+            )?;
+            sel.variant.clear();
+            if self.print_warnings {
+                eprintln!("warning: {}", sel.warnings[0]);
+            }
+            return Ok((crate::execute(c, target)?, sel));
+        }
+        let mut sel = self.select(input)?;
+        match crate::execute_variant(c, target, &sel.variant) {
+            Ok(out) => Ok((out, sel)),
+            Err(e @ crate::SurgeError::Usage(_)) => {
+                let w = format!(
+                    "the chosen variant `{}` cannot run on this target ({e}); running the default",
+                    sel.variant
+                );
+                if self.print_warnings {
+                    eprintln!("warning: {w}");
+                }
+                sel.warnings.push(w);
+                sel.from_model = false;
+                let out = crate::execute(c, target)?;
+                sel.variant = self.backend.default_variant(input)?;
+                Ok((out, sel))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Runs `input`'s computation on the CPU `target` with the variant the stored tuning model (of
+/// `surge tune APP --platform cpu`) picks from its features, falling back to the default
+/// variant with a warning on stderr when there is no usable store. Loads the store on every
+/// call: to run many inputs, hold a [`Tuned`] and call [`Tuned::execute`].
+///
+/// ```no_run
+/// use surge::tune::{self, TuneInput};
+/// let input = TuneInput::spmv("lap", surge::apps::matgen::laplacian_2d(100))?;
+/// let target = surge::Target::cpu();
+/// let (out, sel) = tune::execute_tuned(&input, &target)?;
+/// println!("{} (from the model: {})", sel.variant, sel.from_model);
+/// # Ok::<(), surge::SurgeError>(())
+/// ```
+pub fn execute_tuned(
+    input: &TuneInput,
+    target: &crate::Target,
+) -> Result<(crate::Output, Selection)> {
+    let backend = super::cpu::CpuBackend::new();
+    let tuned = Tuned::load(input.app(), &backend);
+    tuned.execute(input, target)
 }

@@ -120,6 +120,17 @@ impl TuningBackend for SimulatedBackend {
         Ok(Duration::from_nanos((ns * jitter).max(1.0) as u64))
     }
 
+    /// `runs` times the planted time, with one jitter draw: as cheap and deterministic as a
+    /// single run, however large the batch.
+    fn run_batch(
+        &self,
+        input: &TuneInput,
+        variant: &str,
+        runs: u32,
+    ) -> std::result::Result<Duration, String> {
+        self.run_once(input, variant).map(|d| d * runs.max(1))
+    }
+
     fn default_variant(&self, _input: &TuneInput) -> Result<String> {
         Ok(match self.app {
             App::Spmv => format!("sim/{}/row-per-warp", self.app),

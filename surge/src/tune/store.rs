@@ -70,6 +70,10 @@ pub struct TuningStore {
     pub default_variant: String,
     pub inputs: Vec<InputRecord>,
     pub model: Model,
+    /// How the training inputs were labelled: the near-tie set cover's tolerance, classes and
+    /// bound (its per-input labels are left out: they follow from the measurements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labelling: Option<super::cover::Cover>,
     /// `surge <version>` that wrote it.
     pub written_by: String,
 }

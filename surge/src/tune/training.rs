@@ -7,16 +7,43 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// How each (input, variant) pair is timed.
+///
+/// A *sample* is the mean time of a batch of back-to-back runs lasting at least
+/// [`min_sample_time`](Self::min_sample_time) (one run when a run is longer), so microsecond
+/// kernels are not timed at the resolution and jitter of a single call. A variant's time is the
+/// median of [`repetitions`](Self::repetitions) samples. Then a second, interleaved round
+/// re-times only the contenders (variants within [`retime_within`](Self::retime_within) of the
+/// input's best): round-robin over the contenders, so a load burst from another process hits
+/// them all alike, and their times come from this round alone, so the first round's lucky
+/// sample (the minimum of many noisy medians is biased low) does not decide the winner. The
+/// second round's level is scaled to the first's (see [`Measurement::round_scale`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TrainingConfig {
     /// Untimed runs before the timed ones (first-touch, caches, lazy compilation).
     pub warmup: usize,
-    /// Timed runs; the median is kept.
+    /// Timed samples; the median is kept.
     pub repetitions: usize,
     /// A variant whose single run exceeds this is recorded as timed out and not run again on
     /// this input. A run in progress cannot be preempted in-process, so the limit bounds the
     /// total cost per variant at about one over-long run.
     pub timeout: Duration,
+    /// Minimum duration of one sample (a batch of runs); zero times single runs.
+    #[serde(default)]
+    pub min_sample_time: Duration,
+    /// Variants within this fraction of the first round's best are re-timed in the interleaved
+    /// second round; negative disables the second round.
+    #[serde(default = "no_retime")]
+    pub retime_within: f64,
+    /// Interleaved rounds (samples per contender) of the second round.
+    #[serde(default)]
+    pub retime_rounds: usize,
+    /// At most this many contenders (the fastest first) are re-timed.
+    #[serde(default)]
+    pub retime_max: usize,
+}
+
+fn no_retime() -> f64 {
+    -1.0
 }
 
 impl Default for TrainingConfig {
@@ -25,7 +52,30 @@ impl Default for TrainingConfig {
             warmup: 1,
             repetitions: 5,
             timeout: Duration::from_secs(10),
+            min_sample_time: Duration::from_millis(1),
+            retime_within: 0.10,
+            retime_rounds: 7,
+            retime_max: 16,
         }
+    }
+}
+
+impl TrainingConfig {
+    /// Single runs, no second round: the plain median of `repetitions` runs.
+    pub fn single_runs(warmup: usize, repetitions: usize, timeout: Duration) -> TrainingConfig {
+        TrainingConfig {
+            warmup,
+            repetitions,
+            timeout,
+            min_sample_time: Duration::ZERO,
+            retime_within: no_retime(),
+            retime_rounds: 0,
+            retime_max: 0,
+        }
+    }
+
+    fn retimes(&self) -> bool {
+        self.retime_within >= 0.0 && self.retime_rounds > 0 && self.retime_max > 0
     }
 }
 
@@ -34,6 +84,8 @@ impl Default for TrainingConfig {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     Ok {
+        /// The median of the samples (for a re-timed contender: of the second round's, scaled
+        /// by [`Measurement::round_scale`]).
         median_seconds: f64,
         samples_seconds: Vec<f64>,
     },
@@ -47,9 +99,41 @@ pub struct Measurement {
     pub variant: String,
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// For a contender re-timed in the second round: its first-round median (the outcome holds
+    /// the second round's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_round_seconds: Option<f64>,
+    /// For a re-timed contender: the factor its second-round median was scaled by to the first
+    /// round's level (the contenders' median ratio of the two rounds); its samples are kept
+    /// unscaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_scale: Option<f64>,
 }
 
 impl Measurement {
+    pub fn ok(variant: impl Into<String>, seconds: f64) -> Measurement {
+        Measurement {
+            variant: variant.into(),
+            outcome: Outcome::Ok {
+                median_seconds: seconds,
+                samples_seconds: vec![seconds],
+            },
+            first_round_seconds: None,
+            round_scale: None,
+        }
+    }
+
+    pub fn failed(variant: impl Into<String>, reason: impl Into<String>) -> Measurement {
+        Measurement {
+            variant: variant.into(),
+            outcome: Outcome::Failed {
+                reason: reason.into(),
+            },
+            first_round_seconds: None,
+            round_scale: None,
+        }
+    }
+
     pub fn seconds(&self) -> Option<f64> {
         match self.outcome {
             Outcome::Ok { median_seconds, .. } => Some(median_seconds),
@@ -58,73 +142,214 @@ impl Measurement {
     }
 }
 
-/// Times one variant on one input.
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// Times batches of one variant on one input: the batch size is fixed once (from the warm-up,
+/// or a probe run) so that a batch lasts at least `min_sample_time`.
+struct Sampler<'a> {
+    backend: &'a dyn TuningBackend,
+    input: &'a TuneInput,
+    variant: &'a str,
+    limit: Duration,
+    batch: u32,
+}
+
+impl Sampler<'_> {
+    fn check(&self, d: Duration) -> std::result::Result<Duration, String> {
+        if d > self.limit {
+            Err(format!(
+                "timed out: one run took {:.3} s, over the {:.3} s limit",
+                d.as_secs_f64(),
+                self.limit.as_secs_f64()
+            ))
+        } else {
+            Ok(d)
+        }
+    }
+
+    /// Warms up and sizes the batch.
+    fn start<'a>(
+        backend: &'a dyn TuningBackend,
+        input: &'a TuneInput,
+        variant: &'a str,
+        cfg: &TrainingConfig,
+    ) -> std::result::Result<Sampler<'a>, String> {
+        let mut s = Sampler {
+            backend,
+            input,
+            variant,
+            limit: cfg.timeout,
+            batch: 1,
+        };
+        let mut shortest = None::<Duration>;
+        for _ in 0..cfg.warmup {
+            let d = backend.run_once(input, variant).and_then(|d| s.check(d))?;
+            shortest = Some(shortest.map_or(d, |m| m.min(d)));
+        }
+        if !cfg.min_sample_time.is_zero() {
+            let one = match shortest {
+                Some(d) => d,
+                None => backend.run_once(input, variant).and_then(|d| s.check(d))?,
+            };
+            let per = one.as_secs_f64().max(1e-9);
+            // Capped so a mis-measured (near-zero) probe cannot make a batch run for minutes.
+            s.batch = (cfg.min_sample_time.as_secs_f64() / per)
+                .ceil()
+                .clamp(1.0, 1e6) as u32;
+        }
+        Ok(s)
+    }
+
+    /// One sample: the mean seconds per run of one batch.
+    fn sample(&self) -> std::result::Result<f64, String> {
+        let d = self
+            .backend
+            .run_batch(self.input, self.variant, self.batch)?;
+        self.check(d / self.batch)?;
+        Ok(d.as_secs_f64() / self.batch as f64)
+    }
+}
+
+/// Times one variant on one input (first round only).
 pub fn measure(
     backend: &dyn TuningBackend,
     input: &TuneInput,
     variant: &str,
     cfg: &TrainingConfig,
 ) -> Measurement {
-    let fail = |reason: String| Measurement {
-        variant: variant.to_string(),
-        outcome: Outcome::Failed { reason },
+    let run = || -> std::result::Result<Vec<f64>, String> {
+        let s = Sampler::start(backend, input, variant, cfg)?;
+        (0..cfg.repetitions.max(1)).map(|_| s.sample()).collect()
     };
-    let limit = cfg.timeout;
-    let check = |d: Duration| {
-        if d > limit {
-            Err(format!(
-                "timed out: one run took {:.3} s, over the {:.3} s limit",
-                d.as_secs_f64(),
-                limit.as_secs_f64()
-            ))
-        } else {
-            Ok(d)
-        }
-    };
-    for _ in 0..cfg.warmup {
-        if let Err(e) = backend.run_once(input, variant).and_then(check) {
-            return fail(e);
-        }
-    }
-    let mut samples = Vec::with_capacity(cfg.repetitions.max(1));
-    for _ in 0..cfg.repetitions.max(1) {
-        match backend.run_once(input, variant).and_then(check) {
-            Ok(d) => samples.push(d.as_secs_f64()),
-            Err(e) => return fail(e),
-        }
-    }
-    let mut sorted = samples.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = if sorted.len() % 2 == 1 {
-        sorted[sorted.len() / 2]
-    } else {
-        (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
-    };
-    Measurement {
-        variant: variant.to_string(),
-        outcome: Outcome::Ok {
-            median_seconds: median,
-            samples_seconds: samples,
+    match run() {
+        Ok(samples) => Measurement {
+            variant: variant.to_string(),
+            outcome: Outcome::Ok {
+                median_seconds: median(&samples),
+                samples_seconds: samples,
+            },
+            first_round_seconds: None,
+            round_scale: None,
         },
+        Err(e) => Measurement::failed(variant, e),
     }
 }
 
-/// Times every variant on one input, calling `step` after each.
+/// Times every variant on one input, calling `step` after each; then re-times the contenders
+/// (see [`TrainingConfig`]) together with the variants in `always` (e.g. the tuned choice and
+/// the default, when evaluating), interleaved.
 pub fn measure_all(
     backend: &dyn TuningBackend,
     input: &TuneInput,
     variants: &[String],
     cfg: &TrainingConfig,
+    always: &[&str],
     step: &mut dyn FnMut(&str, &str),
 ) -> Vec<Measurement> {
-    variants
+    let mut ms: Vec<Measurement> = variants
         .iter()
         .map(|v| {
             let m = measure(backend, input, v, cfg);
             step(&input.name, v);
             m
         })
-        .collect()
+        .collect();
+    if cfg.retimes() {
+        retime(backend, input, &mut ms, cfg, always);
+    }
+    ms
+}
+
+/// The second round: contenders re-timed round-robin, their times replaced by this round's.
+fn retime(
+    backend: &dyn TuningBackend,
+    input: &TuneInput,
+    ms: &mut [Measurement],
+    cfg: &TrainingConfig,
+    always: &[&str],
+) {
+    let rank = ranking(ms);
+    let Some(&(_, best)) = rank.first() else {
+        return;
+    };
+    let mut picked: Vec<&str> = rank
+        .iter()
+        .filter(|(_, t)| *t <= best * (1.0 + cfg.retime_within))
+        .take(cfg.retime_max)
+        .map(|(v, _)| *v)
+        .collect();
+    for a in always {
+        if !picked.contains(a) && rank.iter().any(|(v, _)| v == a) {
+            picked.push(a);
+        }
+    }
+    if picked.len() < 2 {
+        return;
+    }
+    let idx: Vec<usize> = picked
+        .iter()
+        .map(|p| {
+            ms.iter()
+                .position(|m| m.variant == *p)
+                .expect("ranked from ms")
+        })
+        .collect();
+    let names: Vec<String> = idx.iter().map(|&i| ms[i].variant.clone()).collect();
+    let mut samplers: Vec<Option<Sampler<'_>>> = names
+        .iter()
+        .map(|v| Sampler::start(backend, input, v, cfg).ok())
+        .collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); idx.len()];
+    let n = idx.len();
+    for round in 0..cfg.retime_rounds {
+        // Rotated each round, so no contender always runs first (or right after another).
+        for k in 0..n {
+            let j = (k + round) % n;
+            if let Some(s) = &samplers[j] {
+                match s.sample() {
+                    Ok(t) => samples[j].push(t),
+                    // Failed now but not before (e.g. a timeout under load): keep round one.
+                    Err(_) => samplers[j] = None,
+                }
+            }
+        }
+    }
+    // The second round decides the contenders' order; its level is brought back to the first
+    // round's (the median ratio over the contenders), so load drifting between the rounds
+    // neither promotes nor buries the variants that were not re-timed.
+    let done: Vec<(usize, usize, f64)> = idx
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| samplers[*j].is_some() && !samples[*j].is_empty())
+        .map(|(j, &i)| (j, i, median(&samples[j])))
+        .collect();
+    let ratios: Vec<f64> = done
+        .iter()
+        .filter_map(|&(_, i, m)| ms[i].seconds().map(|f| f / m))
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .collect();
+    let level = if ratios.is_empty() {
+        1.0
+    } else {
+        median(&ratios)
+    };
+    for (j, i, m) in done {
+        let first = ms[i].seconds();
+        ms[i].outcome = Outcome::Ok {
+            median_seconds: m * level,
+            samples_seconds: std::mem::take(&mut samples[j]),
+        };
+        ms[i].first_round_seconds = first;
+        ms[i].round_scale = Some(level);
+    }
 }
 
 /// The fastest successful variant, and the second fastest (for margins), if any succeeded.

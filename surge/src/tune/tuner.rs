@@ -17,9 +17,12 @@ pub struct TuneOptions {
     pub search: SvmSearch,
     /// Label only some inputs, chosen by active learning (None: exhaustive over every input).
     pub incremental: Option<IncrementalStop>,
-    /// Variants within this fraction of an input's best time count as winners too (see
-    /// [`labels`]); 0 labels every input with its strict winner.
+    /// Variants within this fraction of an input's best time cover it in the class-pruning set
+    /// cover (see [`cover`](super::cover)); 0 keeps every strict winner as a class.
     pub label_tolerance: f64,
+    /// A variant becomes a class only if it newly covers at least this many training inputs
+    /// (1: every input is covered within `label_tolerance`).
+    pub min_class_inputs: usize,
 }
 
 impl Default for TuneOptions {
@@ -30,42 +33,15 @@ impl Default for TuneOptions {
             search: SvmSearch::default(),
             incremental: None,
             label_tolerance: 0.03,
+            min_class_inputs: 2,
         }
     }
 }
 
-/// The class each labelled input is trained with. On real hardware many variants tie within
-/// timing noise, and labelling each input with its strict winner gives the classifier dozens of
-/// noisy classes (and a one-vs-one SVM a query cost quadratic in them). So every variant within
-/// `tolerance` of an input's best time is a winner there, and each input is labelled with the
-/// winner that wins on the most inputs overall (ties: the lower id): few classes, each choice
-/// costing at most `tolerance` on the inputs it was trained on.
-pub fn labels(records: &[InputRecord], tolerance: f64) -> Vec<Option<String>> {
-    use std::collections::BTreeMap;
-    let near: Vec<Vec<&str>> = records
-        .iter()
-        .map(|r| {
-            let rank = training::ranking(&r.measurements);
-            let best = rank.first().map_or(0.0, |b| b.1);
-            rank.iter()
-                .filter(|(_, t)| *t <= best * (1.0 + tolerance.max(0.0)))
-                .map(|(v, _)| *v)
-                .collect()
-        })
-        .collect();
-    let mut wins: BTreeMap<&str, usize> = BTreeMap::new();
-    for n in &near {
-        for v in n {
-            *wins.entry(v).or_default() += 1;
-        }
-    }
-    near.iter()
-        .map(|n| {
-            n.iter()
-                .max_by(|a, b| wins[**a].cmp(&wins[**b]).then(b.cmp(a)))
-                .map(|v| v.to_string())
-        })
-        .collect()
+/// The class each labelled input is trained with: the fastest variant of the near-tie set
+/// cover (see [`cover`](super::cover)) on it.
+pub fn labels(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Vec<Option<String>> {
+    super::cover::cover(records, tolerance, min_inputs).labels
 }
 
 /// What a tuning run reports while it works.
@@ -89,7 +65,7 @@ pub(crate) fn label(
     cfg: &TrainingConfig,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> InputRecord {
-    let measurements = training::measure_all(backend, input, variants, cfg, &mut |i, v| {
+    let measurements = training::measure_all(backend, input, variants, cfg, &[], &mut |i, v| {
         progress(Progress::Measured {
             input: i,
             variant: v,
@@ -113,7 +89,7 @@ pub(crate) fn train_model(
 ) -> Result<Model> {
     let (x, y): (Vec<Vec<f64>>, Vec<String>) = records
         .iter()
-        .zip(labels(records, opts.label_tolerance))
+        .zip(super::cover::cover(records, opts.label_tolerance, opts.min_class_inputs).labels)
         .filter_map(|(r, l)| l.map(|l| (r.features.clone(), l)))
         .unzip();
     Model::train(
@@ -165,7 +141,10 @@ pub fn tune(
         )?,
     };
     let model = train_model(features, &records, opts)?;
+    let mut labelling = super::cover::cover(&records, opts.label_tolerance, opts.min_class_inputs);
+    labelling.labels.clear();
     Ok(TuningStore {
+        labelling: Some(labelling),
         schema_version: SCHEMA_VERSION,
         key: StoreKey::new(app.name(), &backend.platform(), &variants),
         variants,
