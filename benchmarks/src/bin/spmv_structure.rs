@@ -224,6 +224,7 @@ fn main() {
                     };
                     h.as_ref().is_some_and(|h| h.mv(x, y).is_ok())
                 });
+                lib.settle();
             }
         }
     }

@@ -132,6 +132,21 @@ impl Mkl {
         }
     }
 
+    /// Waits until MKL's OpenMP workers have stopped spinning. After a parallel call they
+    /// busy-wait for `KMP_BLOCKTIME` (200 ms unless the environment says otherwise) before they
+    /// sleep, taking a core from whatever is timed next: a benchmark calls this after timing MKL
+    /// and before timing anything else, so the next measurement has the machine to itself.
+    pub fn settle(&self) {
+        let ms = std::env::var("KMP_BLOCKTIME")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(200)
+            .min(1000);
+        if ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(ms + 50));
+        }
+    }
+
     /// Sets MKL's thread count.
     pub fn set_threads(&self, n: usize) -> Result<(), MklError> {
         let f: SetThreads = self.sym("MKL_Set_Num_Threads")?;

@@ -261,6 +261,10 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
                 if let Some(e) = err {
                     return Err(SurgeError::Usage(e.to_string()));
                 }
+                // The next input's variants must not share the cores with spinning MKL workers.
+                if let Ok(lib) = surge_cpu::baseline::mkl::Mkl::get() {
+                    lib.settle();
+                }
                 ("mkl", t)
             }
             Reference::Rayon | Reference::Cusparse | Reference::Cublas | Reference::Copy => {

@@ -133,7 +133,12 @@ impl TuningBackend for CpuBackend {
             a.mv(&x, &mut y).map_err(|e| e.to_string())?; // warm-up
             let t = Instant::now();
             a.mv(&x, &mut y).map_err(|e| e.to_string())?;
-            Ok(t.elapsed())
+            let elapsed = t.elapsed();
+            // Whatever is timed next must not share the cores with spinning MKL workers.
+            if let Ok(lib) = Mkl::get() {
+                lib.settle();
+            }
+            Ok(elapsed)
         };
         Some(run())
     }
