@@ -3,8 +3,9 @@
 
 use surge::apps::{matgen, spmv_app};
 use surge::bench::measure;
+use surge::bench::mkl_csr;
 use surge::{Computation, Kernels, Target, Workspace};
-use surge_cpu::baseline::mkl::{Mkl, MklCsr};
+use surge_cpu::baseline::mkl::Mkl;
 use surge_cpu::baseline::rayon_ref;
 
 fn main() {
@@ -55,17 +56,11 @@ fn main() {
         if threads == 1 {
             println!("{:>6.2} GFLOP/s  plain loop, 1 thread", gf(t.median));
         }
-        if let Ok(a) = MklCsr::new(
-            m.rows,
-            m.cols,
-            &m.row_offsets,
-            &m.col_indices,
-            &m.values,
-            1000,
-        ) {
+        if let Ok(a) = mkl_csr(&m, 1000) {
             Mkl::get().unwrap().set_threads(threads).unwrap();
             let t = measure(2, 10, || a.mv(&x, &mut y).unwrap());
             println!("{:>6.2} GFLOP/s  MKL, {threads} threads", gf(t.median));
+            Mkl::get().unwrap().settle();
         }
     }
 }

@@ -13,6 +13,7 @@
 use std::time::Instant;
 use surge::apps::matgen;
 use surge::bench::measure;
+use surge::bench::mkl_csr;
 use surge::mtx::CsrMatrix;
 use surge_cpu::baseline::mkl::{Mkl, MklCsr};
 
@@ -203,17 +204,7 @@ fn main() {
         if let Ok(lib) = mkl {
             let handles: Vec<Option<MklCsr>> = [&structured, &shuffled]
                 .iter()
-                .map(|m| {
-                    MklCsr::new(
-                        m.rows,
-                        m.cols,
-                        &m.row_offsets,
-                        &m.col_indices,
-                        &m.values,
-                        1000,
-                    )
-                    .ok()
-                })
+                .map(|m| mkl_csr(m, 1000).ok())
                 .collect();
             if lib.set_threads(threads).is_ok() {
                 row("MKL (optimized)", &|m, x, y| {

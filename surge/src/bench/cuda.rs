@@ -8,7 +8,7 @@
 //! `failed`, not timed.
 
 use super::{BenchOptions, InputResult, VariantResult, summarize};
-use crate::apps::{App, reduce_app, scan_app, spmv_app, sum_input};
+use crate::apps::{App, spmv_app};
 use crate::mtx::CsrMatrix;
 use crate::{Computation, Kernels, Output, Result, SurgeError, Target, Value};
 use serde::Serialize;
@@ -394,18 +394,7 @@ pub fn bench_reduce_or_scan(
     n: usize,
     opts: &BenchOptions,
 ) -> Result<(CudaInputResult, DeviceBandwidth)> {
-    let data = sum_input(n);
-    let s = crate::Seq::input("s", data.clone())?;
-    let c = match app {
-        App::Reduce => Computation::new(&reduce_app(&s, crate::apps::DEFAULT_TILE)?)?,
-        App::Scan => Computation::new(&scan_app(&s, crate::apps::DEFAULT_TILE)?)?,
-        App::Spmv => return Err(SurgeError::Usage("spmv takes matrices".into())),
-    };
-    drop(s);
-    let bytes = match app {
-        App::Reduce => 8.0 * n as f64,
-        _ => 16.0 * n as f64,
-    };
+    let (data, c, bytes) = super::sum_computation(app, n)?;
     let timed = time_variants(dev, &c, opts, bytes)?;
     let copy_gbps = baselines::copy_bandwidth(dev, (8 * n).max(1 << 28), opts.runs)?;
     let (reference, reference_rate, cublas_gbps) = if app == App::Reduce {
@@ -462,7 +451,7 @@ mod tests {
     #[test]
     fn expected_results_check_values_rows_and_tolerance() {
         let s = crate::Seq::input("s", vec![1.0, -2.0, 0.5, 4.0, 3.0]).unwrap();
-        let c = Computation::new(&scan_app(&s, 2).unwrap()).unwrap();
+        let c = Computation::new(&crate::apps::scan_app(&s, 2).unwrap()).unwrap();
         let e = Expected::of(&c).unwrap();
         assert_eq!(e.source, "interpreter");
         let good = Output::Nested {

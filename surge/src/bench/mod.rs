@@ -15,7 +15,11 @@ use crate::apps::{App, matgen, reduce_app, scan_app, spmv_app, sum_input};
 use crate::mtx::CsrMatrix;
 use crate::{Computation, Kernels, Result, SurgeError, Target};
 use serde::Serialize;
-use surge_cpu::baseline::{bandwidth, mkl::MklCsr, rayon_ref};
+use surge_cpu::baseline::{
+    bandwidth,
+    mkl::{MklCsr, MklError},
+    rayon_ref,
+};
 
 /// What the variants are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -239,15 +243,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         let mut y = vec![0.0; m.rows];
         let (reference, t) = match opts.reference {
             Reference::Mkl => {
-                let a = MklCsr::new(
-                    m.rows,
-                    m.cols,
-                    &m.row_offsets,
-                    &m.col_indices,
-                    &m.values,
-                    1000,
-                )
-                .map_err(|e| SurgeError::Usage(e.to_string()))?;
+                let a = mkl_csr(m, 1000).map_err(|e| SurgeError::Usage(e.to_string()))?;
                 let lib = surge_cpu::baseline::mkl::Mkl::get()
                     .map_err(|e| SurgeError::Usage(e.to_string()))?;
                 // MKL at its best thread count, as Surge's best variant is at its own: on small
@@ -308,21 +304,41 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
     Ok(out)
 }
 
-/// Benchmarks the tiled reduce (or scan) on `n` generated values against rayon.
-pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<InputResult> {
+/// `m` handed to MKL (`mkl_sparse_d_create_csr`, then optimized for `expected_calls` products).
+pub fn mkl_csr(m: &CsrMatrix, expected_calls: usize) -> std::result::Result<MklCsr, MklError> {
+    MklCsr::new(
+        m.rows,
+        m.cols,
+        &m.row_offsets,
+        &m.col_indices,
+        &m.values,
+        expected_calls,
+    )
+}
+
+/// The generated values, the tiled reduce (or scan) over them, and the bytes one run moves
+/// (reduce reads `n` values; scan reads and writes them).
+pub(crate) fn sum_computation(app: App, n: usize) -> Result<(Vec<f64>, Computation, f64)> {
     let data = sum_input(n);
     let s = crate::Seq::input("s", data.clone())?;
-    let c = match app {
-        App::Reduce => Computation::new(&reduce_app(&s, crate::apps::DEFAULT_TILE)?)?,
-        App::Scan => Computation::new(&scan_app(&s, crate::apps::DEFAULT_TILE)?)?,
+    let (c, bytes) = match app {
+        App::Reduce => (
+            Computation::new(&reduce_app(&s, crate::apps::DEFAULT_TILE)?)?,
+            8.0 * n as f64,
+        ),
+        App::Scan => (
+            Computation::new(&scan_app(&s, crate::apps::DEFAULT_TILE)?)?,
+            16.0 * n as f64,
+        ),
         App::Spmv => return Err(SurgeError::Usage("spmv takes matrices".into())),
     };
-    drop(s);
+    Ok((data, c, bytes))
+}
+
+/// Benchmarks the tiled reduce (or scan) on `n` generated values against rayon.
+pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<InputResult> {
+    let (data, c, bytes) = sum_computation(app, n)?;
     let k = Kernels::build(&c, &Target::cpu())?;
-    let bytes = match app {
-        App::Reduce => 8.0 * n as f64,
-        _ => 16.0 * n as f64,
-    };
     let variants = time_variants(&c, &k, opts, bytes)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = surge_cpu::native::skeleton::pool(threads);

@@ -240,18 +240,7 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
     println!("{platform}, {} timed runs per variant", args.runs);
     for c in &results {
         let r = &c.result;
-        println!(
-            "{:<34} best {:>8.3} {} ({:.2}x {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x",
-            r.name,
-            r.best_rate,
-            r.unit,
-            r.ratio,
-            r.reference,
-            r.default_rate,
-            r.worst_rate,
-            r.median_variant_ratio
-        );
-        println!("    best: {}", r.best_variant);
+        print_input(r);
         println!(
             "    {} variants timed, checked against the {}",
             r.variants.len(),
@@ -413,18 +402,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         print_json(&report);
     } else {
         for r in &results {
-            println!(
-                "{:<34} best {:>8.3} {} ({:.2}x {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x",
-                r.name,
-                r.best_rate,
-                r.unit,
-                r.ratio,
-                r.reference,
-                r.default_rate,
-                r.worst_rate,
-                r.median_variant_ratio
-            );
-            println!("    best: {}", r.best_variant);
+            print_input(r);
         }
         for k in [
             "median_ratio",
@@ -440,4 +418,20 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// One input's line of the text report: best, default and worst variant against the reference.
+fn print_input(r: &InputResult) {
+    println!(
+        "{:<34} best {:>8.3} {} ({:.2}x {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x",
+        r.name,
+        r.best_rate,
+        r.unit,
+        r.ratio,
+        r.reference,
+        r.default_rate,
+        r.worst_rate,
+        r.median_variant_ratio
+    );
+    println!("    best: {}", r.best_variant);
 }

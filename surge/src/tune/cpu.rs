@@ -70,16 +70,7 @@ impl TuningBackend for CpuBackend {
     }
 
     fn run_once(&self, input: &TuneInput, variant: &str) -> std::result::Result<Duration, String> {
-        let k = self.kernels(input)?;
-        let v = k.variant(variant).map_err(|e| e.to_string())?;
-        let mut ws = self
-            .workspace
-            .lock()
-            .map_err(|_| "the workspace lock is poisoned".to_string())?;
-        let t = Instant::now();
-        k.run_in(&input.built.computation, v, &mut ws)
-            .map_err(|e| format!("`{variant}` on `{}`: {e}", input.name))?;
-        Ok(t.elapsed())
+        self.run_batch(input, variant, 1)
     }
 
     /// One timer around the whole batch; the kernel cache and workspace are locked once.
@@ -105,7 +96,7 @@ impl TuningBackend for CpuBackend {
 
     /// MKL's `mkl_sparse_d_mv` (after `mkl_sparse_optimize`) on spmv inputs, all threads.
     fn reference(&self, input: &TuneInput) -> Option<std::result::Result<Duration, String>> {
-        use surge_cpu::baseline::mkl::{Mkl, MklCsr};
+        use surge_cpu::baseline::mkl::Mkl;
         let m = input.matrix.as_ref()?;
         let run = || -> std::result::Result<Duration, String> {
             let mut slot = self
@@ -113,15 +104,7 @@ impl TuningBackend for CpuBackend {
                 .lock()
                 .map_err(|_| "the MKL lock is poisoned".to_string())?;
             if slot.as_ref().is_none_or(|(n, _)| *n != input.name) {
-                let a = MklCsr::new(
-                    m.rows,
-                    m.cols,
-                    &m.row_offsets,
-                    &m.col_indices,
-                    &m.values,
-                    100,
-                )
-                .map_err(|e| e.to_string())?;
+                let a = crate::bench::mkl_csr(m, 100).map_err(|e| e.to_string())?;
                 Mkl::get()
                     .and_then(|k| k.set_threads(self.machine.cores as usize))
                     .map_err(|e| e.to_string())?;

@@ -420,19 +420,7 @@ impl Classifier {
                 let mut votes = [0u32; STACK_CLASSES];
                 let mut conf = [0.0f64; STACK_CLASSES];
                 let mut seen = [0u32; STACK_CLASSES];
-                for p in pairs {
-                    let dv = p.svm.weighted_sum(&view) - p.svm.rho;
-                    let pa = 1.0 / (1.0 + (-dv).exp());
-                    if dv >= 0.0 {
-                        votes[p.a] += 1;
-                    } else {
-                        votes[p.b] += 1;
-                    }
-                    conf[p.a] += pa;
-                    conf[p.b] += 1.0 - pa;
-                    seen[p.a] += 1;
-                    seen[p.b] += 1;
-                }
+                tally(pairs, &view, &mut votes, &mut conf, &mut seen);
                 pick_vote(&votes[..*classes], &mut conf[..*classes], &seen[..*classes])
             }
             Classifier::Nearest {
@@ -468,19 +456,7 @@ impl Classifier {
                 let mut votes = vec![0u32; *classes];
                 let mut conf = vec![0.0f64; *classes];
                 let mut seen = vec![0u32; *classes];
-                for p in pairs {
-                    let dv = p.svm.weighted_sum(&view) - p.svm.rho;
-                    let pa = 1.0 / (1.0 + (-dv).exp());
-                    if dv >= 0.0 {
-                        votes[p.a] += 1;
-                    } else {
-                        votes[p.b] += 1;
-                    }
-                    conf[p.a] += pa;
-                    conf[p.b] += 1.0 - pa;
-                    seen[p.a] += 1;
-                    seen[p.b] += 1;
-                }
+                tally(pairs, &view, &mut votes, &mut conf, &mut seen);
                 let best = pick_vote(&votes, &mut conf, &seen);
                 (best, conf)
             }
@@ -520,6 +496,30 @@ pub const STACK_CLASSES: usize = 64;
 
 /// One-vs-one voting: most votes, then the higher mean pairwise confidence, then the smaller
 /// class. Turns `conf` from sums into means.
+/// One-vs-one voting: each pair's decision value gives a vote and a logistic confidence to
+/// each of its two classes.
+fn tally(
+    pairs: &[SvmPair],
+    x: &ArrayView1<'_, f64>,
+    votes: &mut [u32],
+    conf: &mut [f64],
+    seen: &mut [u32],
+) {
+    for p in pairs {
+        let dv = p.svm.weighted_sum(x) - p.svm.rho;
+        let pa = 1.0 / (1.0 + (-dv).exp());
+        if dv >= 0.0 {
+            votes[p.a] += 1;
+        } else {
+            votes[p.b] += 1;
+        }
+        conf[p.a] += pa;
+        conf[p.b] += 1.0 - pa;
+        seen[p.a] += 1;
+        seen[p.b] += 1;
+    }
+}
+
 fn pick_vote(votes: &[u32], conf: &mut [f64], seen: &[u32]) -> usize {
     for k in 0..conf.len() {
         if seen[k] > 0 {
