@@ -187,19 +187,12 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
             let inputs: Vec<_> = results
                 .iter()
                 .map(|c| {
-                    let r = &c.result;
-                    json!({
-                        "name": r.name, "rows": r.rows, "nnz": r.nnz,
-                        "best_variant": r.best_variant, "best_gflops": r.best_rate,
-                        "default_variant": r.default_variant, "default_gflops": r.default_rate,
-                        "worst_variant": r.worst_variant, "worst_gflops": r.worst_rate,
-                        "median_variant_gflops": r.median_variant_rate,
-                        "reference": r.reference, "reference_gflops": r.reference_rate,
-                        "cusparse_gflops": r.reference_rate,
-                        "ratio": r.ratio, "median_variant_ratio": r.median_variant_ratio,
-                        "timed_variants": r.variants.len(),
-                        "checked_against": c.checked_against, "failed": c.failed,
-                    })
+                    let mut j = spmv_input_json(&c.result);
+                    j["cusparse_gflops"] = json!(c.result.reference_rate);
+                    j["timed_variants"] = json!(c.result.variants.len());
+                    j["checked_against"] = json!(c.checked_against);
+                    j["failed"] = json!(c.failed);
+                    j
                 })
                 .collect();
             json!({
@@ -357,20 +350,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     }
     let report = match app {
         App::Spmv => {
-            let inputs: Vec<_> = results
-                .iter()
-                .map(|r| {
-                    json!({
-                        "name": r.name, "rows": r.rows, "nnz": r.nnz,
-                        "best_variant": r.best_variant, "best_gflops": r.best_rate,
-                        "default_variant": r.default_variant, "default_gflops": r.default_rate,
-                        "worst_variant": r.worst_variant, "worst_gflops": r.worst_rate,
-                        "median_variant_gflops": r.median_variant_rate,
-                        "reference": r.reference, "reference_gflops": r.reference_rate,
-                        "ratio": r.ratio, "median_variant_ratio": r.median_variant_ratio,
-                    })
-                })
-                .collect();
+            let inputs: Vec<_> = results.iter().map(spmv_input_json).collect();
             json!({
                 "app": "spmv", "platform": "cpu", "reference": reference, "runs": args.runs,
                 "inputs": inputs,
@@ -434,4 +414,18 @@ fn print_input(r: &InputResult) {
         r.median_variant_ratio
     );
     println!("    best: {}", r.best_variant);
+}
+
+/// One spmv input of the JSON report: best, default, worst and median variant against the
+/// reference, in GFLOP/s.
+fn spmv_input_json(r: &InputResult) -> serde_json::Value {
+    json!({
+        "name": r.name, "rows": r.rows, "nnz": r.nnz,
+        "best_variant": r.best_variant, "best_gflops": r.best_rate,
+        "default_variant": r.default_variant, "default_gflops": r.default_rate,
+        "worst_variant": r.worst_variant, "worst_gflops": r.worst_rate,
+        "median_variant_gflops": r.median_variant_rate,
+        "reference": r.reference, "reference_gflops": r.reference_rate,
+        "ratio": r.ratio, "median_variant_ratio": r.median_variant_ratio,
+    })
 }

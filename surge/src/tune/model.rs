@@ -276,19 +276,11 @@ impl CompiledSvm {
         let mut votes = [0u32; STACK_CLASSES];
         let mut conf = [0.0f64; STACK_CLASSES];
         let mut seen = [0u32; STACK_CLASSES];
-        for p in &self.pairs {
+        let decisions = self.pairs.iter().map(|p| {
             let dv = p.terms.iter().map(|&(i, a)| k[i as usize] * a).sum::<f64>() - p.rho;
-            let pa = 1.0 / (1.0 + (-dv).exp());
-            if dv >= 0.0 {
-                votes[p.a] += 1;
-            } else {
-                votes[p.b] += 1;
-            }
-            conf[p.a] += pa;
-            conf[p.b] += 1.0 - pa;
-            seen[p.a] += 1;
-            seen[p.b] += 1;
-        }
+            (p.a, p.b, dv)
+        });
+        tally(decisions, &mut votes, &mut conf, &mut seen);
         Some(pick_vote(
             &votes[..classes],
             &mut conf[..classes],
@@ -420,7 +412,10 @@ impl Classifier {
                 let mut votes = [0u32; STACK_CLASSES];
                 let mut conf = [0.0f64; STACK_CLASSES];
                 let mut seen = [0u32; STACK_CLASSES];
-                tally(pairs, &view, &mut votes, &mut conf, &mut seen);
+                let decisions = pairs
+                    .iter()
+                    .map(|p| (p.a, p.b, p.svm.weighted_sum(&view) - p.svm.rho));
+                tally(decisions, &mut votes, &mut conf, &mut seen);
                 pick_vote(&votes[..*classes], &mut conf[..*classes], &seen[..*classes])
             }
             Classifier::Nearest {
@@ -456,7 +451,10 @@ impl Classifier {
                 let mut votes = vec![0u32; *classes];
                 let mut conf = vec![0.0f64; *classes];
                 let mut seen = vec![0u32; *classes];
-                tally(pairs, &view, &mut votes, &mut conf, &mut seen);
+                let decisions = pairs
+                    .iter()
+                    .map(|p| (p.a, p.b, p.svm.weighted_sum(&view) - p.svm.rho));
+                tally(decisions, &mut votes, &mut conf, &mut seen);
                 let best = pick_vote(&votes, &mut conf, &seen);
                 (best, conf)
             }
@@ -494,29 +492,25 @@ impl Classifier {
 /// Classes up to which [`Classifier::predict`] keeps its per-class tallies on the stack.
 pub const STACK_CLASSES: usize = 64;
 
-/// One-vs-one voting: most votes, then the higher mean pairwise confidence, then the smaller
-/// class. Turns `conf` from sums into means.
-/// One-vs-one voting: each pair's decision value gives a vote and a logistic confidence to
-/// each of its two classes.
+/// One-vs-one voting: each pair `(a, b)`'s decision value gives a vote and a logistic
+/// confidence to each of its two classes.
 fn tally(
-    pairs: &[SvmPair],
-    x: &ArrayView1<'_, f64>,
+    decisions: impl Iterator<Item = (usize, usize, f64)>,
     votes: &mut [u32],
     conf: &mut [f64],
     seen: &mut [u32],
 ) {
-    for p in pairs {
-        let dv = p.svm.weighted_sum(x) - p.svm.rho;
+    for (a, b, dv) in decisions {
         let pa = 1.0 / (1.0 + (-dv).exp());
         if dv >= 0.0 {
-            votes[p.a] += 1;
+            votes[a] += 1;
         } else {
-            votes[p.b] += 1;
+            votes[b] += 1;
         }
-        conf[p.a] += pa;
-        conf[p.b] += 1.0 - pa;
-        seen[p.a] += 1;
-        seen[p.b] += 1;
+        conf[a] += pa;
+        conf[b] += 1.0 - pa;
+        seen[a] += 1;
+        seen[b] += 1;
     }
 }
 
