@@ -121,6 +121,16 @@ macro_rules! buffer_dispatch {
 }
 
 impl Buffer {
+    /// Element-wise absolute values of a floating-point buffer (integers unchanged): the input of
+    /// the interpreter run that bounds a reordered sum's rounding error (`Σ|x|`).
+    pub fn abs(&self) -> Buffer {
+        match self {
+            Buffer::F64(v) => Buffer::F64(v.iter().map(|x| x.abs()).collect()),
+            Buffer::F32(v) => Buffer::F32(v.iter().map(|x| x.abs()).collect()),
+            other => other.clone(),
+        }
+    }
+
     pub fn elem(&self) -> Elem {
         match self {
             Buffer::F32(_) => Elem::F32,

@@ -97,17 +97,6 @@ fn skip(b: &dyn Backend) -> bool {
     }
 }
 
-fn abs_buffers(c: &Computation) -> Vec<Buffer> {
-    c.buffers()
-        .iter()
-        .map(|b| match b {
-            Buffer::F64(v) => Buffer::F64(v.iter().map(|x| x.abs()).collect()),
-            Buffer::F32(v) => Buffer::F32(v.iter().map(|x| x.abs()).collect()),
-            other => other.clone(),
-        })
-        .collect()
-}
-
 fn flat(v: &Value) -> Vec<Value> {
     match v {
         Value::Seq(items) if items.iter().any(|i| matches!(i, Value::Seq(_))) => {
@@ -137,9 +126,12 @@ pub fn check_all(b: &dyn Backend, what: &str, c: &Computation) -> usize {
     let want = c
         .interpret()
         .unwrap_or_else(|e| panic!("{what}: interpreter: {e}"));
-    let abs = Computation::from_ir(c.ir().clone(), abs_buffers(c))
-        .and_then(|a| a.interpret())
-        .unwrap_or_else(|e| panic!("{what}: interpreter on |x|: {e}"));
+    let abs = Computation::from_ir(
+        c.ir().clone(),
+        c.buffers().iter().map(Buffer::abs).collect(),
+    )
+    .and_then(|a| a.interpret())
+    .unwrap_or_else(|e| panic!("{what}: interpreter on |x|: {e}"));
     let n = c
         .buffers()
         .iter()

@@ -101,14 +101,7 @@ impl Expected {
         let terms = c.buffers().iter().map(Buffer::len).max().unwrap_or(0);
         let abs_c = Computation::from_ir(
             c.ir().clone(),
-            c.buffers()
-                .iter()
-                .map(|b| match b {
-                    Buffer::F64(v) => Buffer::F64(v.iter().map(|x| x.abs()).collect()),
-                    Buffer::F32(v) => Buffer::F32(v.iter().map(|x| x.abs()).collect()),
-                    other => other.clone(),
-                })
-                .collect(),
+            c.buffers().iter().map(Buffer::abs).collect(),
         )?;
         if total <= INTERPRETER_LIMIT {
             let (mut values, mut offsets) = (Vec::new(), None);
