@@ -6,9 +6,9 @@
 use crate::CodegenError;
 use crate::analysis::Analysis;
 use crate::ir::OpKind;
-use crate::policy::{Param, infer};
+use crate::policy::{Param, infer_with};
 use crate::schedule::{self, Schedule};
-use crate::space::{ScheduleSpace, schedule_space};
+use crate::space::{ScheduleSpace, schedule_space_with};
 use crate::target::Platform;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -73,7 +73,15 @@ pub fn run(analysis: &Analysis, platform: &Platform) -> Result<Vec<PhaseVariants
         .phases
         .iter()
         .enumerate()
-        .map(|(i, p)| run_phase(i, &p.expression_sequence(), &p.ops(), platform))
+        .map(|(i, p)| {
+            run_phase_with(
+                i,
+                &p.expression_sequence(),
+                &p.ops(),
+                platform,
+                p.diagonal.is_some(),
+            )
+        })
         .collect()
 }
 
@@ -83,6 +91,17 @@ pub fn run_phase(
     expression_sequence: &str,
     level_ops: &[OpKind],
     platform: &Platform,
+) -> Result<PhaseVariants, CodegenError> {
+    run_phase_with(phase, expression_sequence, level_ops, platform, false)
+}
+
+/// [`run_phase`] for a phase that may have a diagonal pattern (the `layout1` parameter).
+pub fn run_phase_with(
+    phase: usize,
+    expression_sequence: &str,
+    level_ops: &[OpKind],
+    platform: &Platform,
+    diagonal: bool,
 ) -> Result<PhaseVariants, CodegenError> {
     // strongest
     let ops = schedule::expand(level_ops)?;
@@ -114,7 +133,7 @@ pub fn run_phase(
     // policy
     let policies: Vec<(Schedule, Vec<Param>)> = schedules
         .iter()
-        .map(|s| (s.clone(), infer(&ops, s, platform)))
+        .map(|s| (s.clone(), infer_with(&ops, s, platform, diagonal)))
         .collect();
     for (s, ps) in &policies {
         let mut names: Vec<String> = ps.iter().map(Param::short).collect();
@@ -127,7 +146,7 @@ pub fn run_phase(
     // space + prune
     let spaces = schedules
         .iter()
-        .map(|s| schedule_space(&ops, s, platform))
+        .map(|s| schedule_space_with(&ops, s, platform, diagonal))
         .collect::<Result<Vec<_>, _>>()?;
     for sp in &spaces {
         for v in &sp.variants {

@@ -5,7 +5,7 @@
 use crate::CodegenError;
 use crate::beast::{Class, Domain, PlanOptions, RunOptions, Space, Value};
 use crate::ir::OpKind;
-use crate::policy::{PValue, Param, infer};
+use crate::policy::{PValue, Param, infer_with};
 use crate::schedule::{Schedule, ScheduleElem};
 use crate::target::Platform;
 use crate::variant::Variant;
@@ -141,6 +141,16 @@ pub struct SpaceSpec {
 
 impl SpaceSpec {
     pub fn new(ops: &[OpKind], schedule: &Schedule, platform: &Platform) -> SpaceSpec {
+        Self::new_with(ops, schedule, platform, false)
+    }
+
+    /// [`SpaceSpec::new`] for a phase with a diagonal pattern (see [`infer_with`]).
+    pub fn new_with(
+        ops: &[OpKind],
+        schedule: &Schedule,
+        platform: &Platform,
+        diagonal: bool,
+    ) -> SpaceSpec {
         let settings = match platform {
             Platform::Cuda(d) => vec![
                 (
@@ -151,11 +161,21 @@ impl SpaceSpec {
             ],
             Platform::Cpu(m) => vec![("cores".to_string(), m.cores as i64)],
         };
+        let parameters = infer_with(ops, schedule, platform, diagonal);
+        let mut constraints = constraints(schedule, platform);
+        if parameters.iter().any(|p| p.kind == "layout") {
+            // The diagonal kernel is row-parallel over a block; the row loop's unroll is unused.
+            constraints.push((
+                "unused_unroll".into(),
+                Class::Correctness,
+                "layout1 == 'diagonals' and unroll2 == 1".into(),
+            ));
+        }
         SpaceSpec {
             name: format!("{platform}/{schedule}"),
             settings,
-            parameters: infer(ops, schedule, platform),
-            constraints: constraints(schedule, platform),
+            parameters,
+            constraints,
         }
     }
 
@@ -218,7 +238,17 @@ pub fn schedule_space(
     schedule: &Schedule,
     platform: &Platform,
 ) -> Result<ScheduleSpace, CodegenError> {
-    let spec = SpaceSpec::new(ops, schedule, platform);
+    schedule_space_with(ops, schedule, platform, false)
+}
+
+/// [`schedule_space`] for a phase with a diagonal pattern (see [`infer_with`]).
+pub fn schedule_space_with(
+    ops: &[OpKind],
+    schedule: &Schedule,
+    platform: &Platform,
+    diagonal: bool,
+) -> Result<ScheduleSpace, CodegenError> {
+    let spec = SpaceSpec::new_with(ops, schedule, platform, diagonal);
     let space = spec.build()?;
     let parameters = spec.parameters;
     let plan = space.plan(&PlanOptions::default()).map_err(beast_err)?;

@@ -13,20 +13,37 @@ use surge_cpu::Value;
 pub struct Computation {
     ir: ir::Computation,
     buffers: Vec<Buffer>,
+    /// Unique per construction: the inputs never change after it, so data layouts built from
+    /// them (the CPU backend's diagonal copy) can be kept under this key. A clone has equal
+    /// inputs and keeps it.
+    id: u64,
+}
+
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Computation {
     /// Builds the computation whose result is `root` (a `Seq` or `Scalar` handle).
     pub fn new<S: Sym>(root: &S) -> Result<Self> {
         let (ir, buffers) = lower(&root.to_node())?;
-        Ok(Computation { ir, buffers })
+        Ok(Computation {
+            ir,
+            buffers,
+            id: next_id(),
+        })
     }
 
     /// A computation from raw IR and buffers (validated).
     pub fn from_ir(ir: ir::Computation, buffers: Vec<Buffer>) -> Result<Self> {
         ir.validate()?;
         analysis::check_buffers(&ir, &buffers)?;
-        Ok(Computation { ir, buffers })
+        Ok(Computation {
+            ir,
+            buffers,
+            id: next_id(),
+        })
     }
 
     pub fn ir(&self) -> &ir::Computation {
@@ -34,6 +51,10 @@ impl Computation {
     }
     pub fn buffers(&self) -> &[Buffer] {
         &self.buffers
+    }
+    /// This computation's identity (see the field); equal only for clones.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Phases, expression sequences and fusion groups.

@@ -81,9 +81,12 @@ impl Kernels {
     }
 
     /// Runs `variant` on `c` into a reusable workspace (no allocation after the first run; the
-    /// result is `ws.output()`): for repeated runs.
+    /// result is `ws.output()`): for repeated runs. Data layouts a variant builds from `c`'s
+    /// inputs (`layout1 = diagonals`) are kept in `ws` for the next run on `c`.
     pub fn run_in(&self, c: &Computation, variant: &Variant, ws: &mut Workspace) -> Result<()> {
-        Ok(self.inner.run_in(c.ir(), variant, c.buffers(), ws)?)
+        Ok(self
+            .inner
+            .run_in_keyed(c.ir(), variant, c.buffers(), Some(c.id()), ws)?)
     }
 
     /// Runs `variant` on other buffers of the same shape (checked against the declarations).

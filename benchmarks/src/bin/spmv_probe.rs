@@ -25,10 +25,21 @@ fn main() {
         if id.contains("sequential.sequential")
             || (id.contains("independent.sequential")
                 && id.contains("static")
-                && id.contains("chunk1=64,"))
+                && (id.contains("unroll2=0") || id.contains("layout1=rows")))
         {
             let t = measure(2, 10, || k.run_in(&c, v, &mut ws).unwrap());
             println!("{:>6.2} GFLOP/s  {id}", gf(t.median));
+            if id.contains("diagonals") {
+                match ws.diagonal_layout(0) {
+                    Some(l) => println!(
+                        "          diagonal layout: band {:?}, {} of {} blocks regular",
+                        l.offsets,
+                        l.regular_blocks(),
+                        l.regular.len()
+                    ),
+                    None => println!("          no diagonal layout"),
+                }
+            }
         }
     }
     let mut y = vec![0.0; m.rows];

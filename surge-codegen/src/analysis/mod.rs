@@ -8,8 +8,10 @@
 //! `reduce`) and does not depend on the enclosing lambda's parameters is computed first, as its own
 //! *phase* (the tiled reduction's partials, the scan benchmark's partial scans).
 
+mod diagonal;
 mod features;
 
+pub use diagonal::{DiagonalPattern, DiagonalRow, diagonal_pattern};
 pub use features::{Features, check_buffers, features};
 
 use crate::CodegenError;
@@ -40,6 +42,9 @@ pub struct Phase {
     pub levels: Vec<Level>,
     /// Roots of the phases whose results this phase reads.
     pub depends_on: Vec<NodeId>,
+    /// Set when the phase can also run over a diagonal layout of its rows (`layout1`).
+    #[serde(default)]
+    pub diagonal: Option<DiagonalPattern>,
 }
 
 impl Phase {
@@ -171,6 +176,7 @@ impl Analyzer<'_> {
             root,
             levels,
             depends_on: depends_on.into_iter().collect(),
+            diagonal: diagonal_pattern(self.c, root),
         });
         Ok(())
     }

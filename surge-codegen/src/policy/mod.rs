@@ -22,6 +22,7 @@
 //! | `enable_nesting` | `nesting` | 0, 1 | nested rayon parallelism |
 //! | `schedule` | `sched` | static, dynamic, guided | rayon counterparts of OpenMP's loop schedules |
 //! | `chunk_size` | `chunk` | 64, L1d bytes / 8 | small chunks vs an L1-sized chunk of doubles |
+//! | `layout` | `layout` | rows, diagonals | CPU, SpMV-shaped phases only: CSR rows, or blocks of rows stored by diagonal (`analysis::DiagonalPattern`) |
 
 use crate::ir::OpKind;
 use crate::schedule::{Schedule, ScheduleElem};
@@ -77,7 +78,7 @@ pub enum Scope {
 }
 
 /// The parameter kinds of Table 5.4: (long name, short name used in variant ids, platform).
-pub const KINDS: [(&str, &str, &str); 13] = [
+pub const KINDS: [(&str, &str, &str); 14] = [
     ("block_size_x", "bx", "cuda"),
     ("block_size_y", "by", "cuda"),
     ("logical_warp_size", "lw", "cuda"),
@@ -91,6 +92,7 @@ pub const KINDS: [(&str, &str, &str); 13] = [
     ("chunk_size", "chunk", "cpu"),
     ("execution_resource", "res", "cuda"),
     ("enable_unroll", "unroll", "both"),
+    ("layout", "layout", "cpu"),
 ];
 
 /// The long name of a short one.
@@ -195,6 +197,7 @@ pub fn range(kind: &str, elem: Option<ScheduleElem>, platform: &Platform) -> Vec
             ints(&v)
         }
         ("schedule", _) => strs(&["static", "dynamic", "guided"]),
+        ("layout", _) => strs(&["rows", "diagonals"]),
         ("chunk_size", Platform::Cpu(m)) => {
             let l1 = (m.l1d_bytes / 8).max(65) as i64;
             ints(&[64, l1])
@@ -215,6 +218,28 @@ pub fn infer(ops: &[OpKind], schedule: &Schedule, platform: &Platform) -> Vec<Pa
         })
         .collect();
     get_parameters(ops, schedule.elems(), platform, 1, &mut out);
+    out
+}
+
+/// [`infer`] for a phase with a diagonal pattern (`analysis::DiagonalPattern`): on the CPU, an
+/// independent outer level over a sequential reduce also chooses its `layout1`.
+pub fn infer_with(
+    ops: &[OpKind],
+    schedule: &Schedule,
+    platform: &Platform,
+    diagonal: bool,
+) -> Vec<Param> {
+    let mut out = infer(ops, schedule, platform);
+    if diagonal
+        && matches!(platform, Platform::Cpu(_))
+        && schedule.elems() == [ScheduleElem::Independent, ScheduleElem::Sequential]
+    {
+        out.push(Param {
+            kind: "layout",
+            scope: Scope::Local(1),
+            values: range("layout", Some(ScheduleElem::Independent), platform),
+        });
+    }
     out
 }
 

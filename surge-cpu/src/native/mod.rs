@@ -2,6 +2,7 @@
 //! and variant set) driven by rayon skeletons that realize each variant's schedule and policy.
 
 pub mod compile;
+pub mod diagonal;
 pub mod skeleton;
 
 use crate::CpuError;
@@ -39,6 +40,7 @@ type PartialFn = unsafe extern "C" fn(*const Buf, usize, usize, usize, *mut u8) 
 type CombineFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *const u8, *mut u8) -> i32;
 type FinishFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *mut u8) -> i32;
 type ChunkFn = unsafe extern "C" fn(*const Buf, usize, usize, usize, u8, *const u8, *mut u8) -> i32;
+type DiagFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
 type TakeErrorFn = unsafe extern "C" fn(*mut u8, usize) -> usize;
 
 /// The resolved functions of one phase in one module.
@@ -53,6 +55,7 @@ struct PhaseFns {
     combine: Option<CombineFn>,
     finish: Option<FinishFn>,
     chunk: Option<ChunkFn>,
+    diag: Option<DiagFn>,
 }
 
 /// Raw pointers handed to worker threads; the skeleton guarantees disjoint writes.
@@ -172,6 +175,7 @@ impl NativeKernels {
                     combine: sym(&lib.lib, &format!("{p}combine")),
                     finish: sym(&lib.lib, &format!("{p}finish")),
                     chunk: sym(&lib.lib, &format!("{p}chunk")),
+                    diag: sym(&lib.lib, &format!("{p}diag")),
                 }));
             }
             fns.push(per_phase);
@@ -294,6 +298,21 @@ impl NativeKernels {
         buffers: &[Buffer],
         ws: &mut Workspace,
     ) -> Result<(), CpuError> {
+        self.run_in_keyed(ir, variant, buffers, None, ws)
+    }
+
+    /// [`NativeKernels::run_in`] for inputs that `key` identifies: the caller promises that
+    /// runs with the same key have the same, unchanged `buffers` (an immutable computation's id).
+    /// Data layouts built from the inputs (`layout1 = diagonals`) are then kept in `ws` and
+    /// reused; without a key they are rebuilt for every run.
+    pub fn run_in_keyed(
+        &self,
+        ir: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+        key: Option<u64>,
+        ws: &mut Workspace,
+    ) -> Result<(), CpuError> {
         let same_structure = ir.root == self.ir.root
             && ir.nodes == self.ir.nodes
             && ir.inputs.len() == self.ir.inputs.len()
@@ -329,11 +348,25 @@ impl NativeKernels {
         );
         let pool = pool(plan.threads);
         ws.phases.resize_with(self.program.phases.len(), || None);
+        ws.layouts.resize_with(self.program.phases.len(), || None);
         ws.last = None;
         for (pi, abi) in self.program.phases.iter().enumerate() {
             let fns = self.fns[m][pi].0;
+            let layout = match (&abi.diagonal, plan.diagonals, fns.diag) {
+                (Some(pat), true, Some(_)) => match (&ws.layouts[pi], key) {
+                    (Some((k, l)), Some(key)) if *k == key => l.clone(),
+                    _ => {
+                        let l = diagonal::inspect(pat, buffers).map(Arc::new);
+                        if let Some(key) = key {
+                            ws.layouts[pi] = Some((key, l.clone()));
+                        }
+                        l
+                    }
+                },
+                _ => None,
+            };
             let reuse = ws.phases[pi].take();
-            let r = self.run_phase(&pool, abi, &fns, &slots, plan, reuse)?;
+            let r = self.run_phase(&pool, abi, &fns, &slots, plan, reuse, layout.as_deref())?;
             let s = phase_slot(inputs, pi);
             slots[s] = Buf {
                 ptr: buffer_ptr(&r.0),
@@ -352,6 +385,7 @@ impl NativeKernels {
         Ok(())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn run_phase(
         &self,
         pool: &rayon::ThreadPool,
@@ -360,6 +394,7 @@ impl NativeKernels {
         slots: &[Buf],
         plan: &HostPlan,
         reuse: Option<PhaseResult>,
+        layout: Option<&diagonal::DiagonalLayout>,
     ) -> Result<PhaseResult, CpuError> {
         let (old_data, old_offsets) = match reuse {
             Some((d, o)) => (Some(d), o),
@@ -395,6 +430,12 @@ impl NativeKernels {
                 let optr = Shared(buffer_ptr(&out) as *mut u8);
                 let size = abi.elem.size_bytes();
                 let elems = f.elems.expect("elems of a flat phase");
+                if let (Some(l), Some(diag), false) = (layout, f.diag, coop)
+                    && l.rows == n
+                {
+                    self.run_diagonal(pool, l, diag, elems, bufs, optr, n, outer, threads)?;
+                    return Ok((out, None));
+                }
                 for_chunks::<CpuError>(pool, n, outer, threads, &|lo, hi| {
                     let (b, o) = (bufs, optr);
                     if !coop {
@@ -632,16 +673,81 @@ impl NativeKernels {
     }
 }
 
+impl NativeKernels {
+    /// A flat phase over a diagonal layout: runs of regular blocks through `diag`, the other rows
+    /// through `elems`, the outer level's schedule applied to blocks.
+    #[allow(clippy::too_many_arguments)]
+    fn run_diagonal(
+        &self,
+        pool: &rayon::ThreadPool,
+        l: &diagonal::DiagonalLayout,
+        diag: DiagFn,
+        elems: ElemsFn,
+        bufs: Shared<*const Buf>,
+        out: Shared<*mut u8>,
+        n: usize,
+        outer: LevelPlan,
+        threads: usize,
+    ) -> Result<(), CpuError> {
+        use diagonal::BLOCK;
+        let mut dia = vec![Buf {
+            ptr: l.offsets.as_ptr() as *const u8,
+            len: l.offsets.len(),
+        }];
+        dia.extend(l.values.iter().map(|b| Buf {
+            ptr: buffer_ptr(b),
+            len: b.len(),
+        }));
+        let dia = Shared(dia.as_ptr());
+        let by_block = match outer {
+            LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
+                schedule,
+                chunk: chunk.div_ceil(BLOCK).max(1),
+            },
+            s => s,
+        };
+        let regular = |q: usize| l.regular.get(q).copied().unwrap_or(false);
+        for_chunks::<CpuError>(pool, n.div_ceil(BLOCK), by_block, threads, &|blo, bhi| {
+            let (b, d, o) = (bufs, dia, out);
+            let mut q = blo;
+            while q < bhi {
+                let kind = regular(q);
+                let mut e = q + 1;
+                while e < bhi && regular(e) == kind {
+                    e += 1;
+                }
+                // SAFETY: blocks `q..e` are a disjoint part of the output; regular blocks are
+                // within the layout's copies.
+                self.check(unsafe {
+                    if kind {
+                        diag(b.0, d.0, q, e, o.0)
+                    } else {
+                        elems(b.0, q * BLOCK, (e * BLOCK).min(n), o.0)
+                    }
+                })?;
+                q = e;
+            }
+            Ok(())
+        })
+    }
+}
+
 type PhaseResult = (Buffer, Option<Vec<u64>>);
 
-/// Phase results of the last run, reused by the next (see [`NativeKernels::run_in`]).
+/// Phase results of the last run, reused by the next (see [`NativeKernels::run_in`]), and the
+/// data layouts of keyed inputs (see [`NativeKernels::run_in_keyed`]).
 #[derive(Debug, Default)]
 pub struct Workspace {
     phases: Vec<Option<PhaseResult>>,
     last: Option<(bool, Shape)>,
+    layouts: Vec<Option<(u64, Option<Arc<diagonal::DiagonalLayout>>)>>,
 }
 
 impl Workspace {
+    /// The diagonal layout kept for phase `phase`, if one was built for a keyed run.
+    pub fn diagonal_layout(&self, phase: usize) -> Option<&diagonal::DiagonalLayout> {
+        self.layouts.get(phase)?.as_ref()?.1.as_deref()
+    }
     /// The last run's result (a copy; the buffers stay for reuse).
     pub fn output(&self) -> Option<Output> {
         let (whole, shape) = self.last?;
@@ -671,6 +777,8 @@ fn to_output(whole: bool, shape: Shape, data: Buffer, offsets: Option<Vec<u64>>)
 struct HostPlan {
     threads: usize,
     nesting: bool,
+    /// `layout1 = diagonals`.
+    diagonals: bool,
     levels: Vec<LevelPlan>,
 }
 
@@ -710,9 +818,18 @@ impl HostPlan {
                 }
             });
         }
+        let diagonals = match v.get("layout1") {
+            None => false,
+            Some(PValue::Str(s)) if s == "rows" => false,
+            Some(PValue::Str(s)) if s == "diagonals" => true,
+            Some(other) => {
+                return Err(bad(format!("`layout1` = {other} is not rows or diagonals")));
+            }
+        };
         Ok(HostPlan {
             threads,
             nesting,
+            diagonals,
             levels,
         })
     }

@@ -1,0 +1,161 @@
+//! The inspector of the diagonal layout (`layout1 = diagonals`; the pattern and its kernel are
+//! described in `surge_codegen::analysis::DiagonalPattern`).
+//!
+//! Rows are taken in blocks of [`BLOCK`]. A block is *regular* when every row `i` in it has the
+//! same `d` elements, with index row exactly `i + o_0 < .. < i + o_{d-1}` for the matrix's band
+//! `o` (the most common index signature among sampled rows), every index inside the gathered
+//! input and every row inside its data. Regular blocks run through the emitted `diag` function on
+//! a diagonal-major copy of the other nested inputs; the rest run through `elems` on the original
+//! rows, so any row the band does not describe, and any invalid row, is computed, or reported,
+//! exactly as in the row layout. When fewer than half of the blocks are regular there is no
+//! layout and the variant runs as `layout1 = rows`.
+//!
+//! The copy is built once per input set: [`super::NativeKernels::run_in_keyed`] keeps it in the
+//! [`super::Workspace`] under the caller's key for immutable inputs (what MKL's
+//! `mkl_sparse_optimize` is to its handle); without a key it is rebuilt for every run.
+
+use surge_codegen::analysis::DiagonalPattern;
+use surge_codegen::data::Buffer;
+
+/// Rows per block; the `DIAG_BLOCK` of the generated runtime.
+pub const BLOCK: usize = 64;
+/// More diagonals than this and the band is not stored diagonally.
+const MAX_DIAGONALS: usize = 64;
+/// Rows sampled to find the band.
+const SAMPLES: usize = 257;
+
+/// A diagonal-major copy of a phase's nested inputs.
+#[derive(Debug)]
+pub struct DiagonalLayout {
+    /// The band `o`, increasing.
+    pub offsets: Vec<i64>,
+    /// Rows of the map (`offsets` input length − 1).
+    pub rows: usize,
+    /// Per block (`rows / BLOCK` full blocks): computed from the copy.
+    pub regular: Vec<bool>,
+    /// Per nested input other than the index row, in parameter order: `[block][k][r]`.
+    pub values: Vec<Buffer>,
+}
+
+impl DiagonalLayout {
+    /// Number of regular blocks.
+    pub fn regular_blocks(&self) -> usize {
+        self.regular.iter().filter(|r| **r).count()
+    }
+}
+
+fn int_at(b: &Buffer, i: usize) -> Option<i64> {
+    Some(match b {
+        Buffer::U32(v) => i64::from(*v.get(i)?),
+        Buffer::U64(v) => i64::try_from(*v.get(i)?).ok()?,
+        Buffer::I32(v) => i64::from(*v.get(i)?),
+        Buffer::I64(v) => *v.get(i)?,
+        Buffer::F32(_) | Buffer::F64(_) => return None,
+    })
+}
+
+/// The layout of `buffers` for `pat`, or `None` when it does not pay (or does not apply).
+pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayout> {
+    let off = &buffers[pat.offsets];
+    let rows = off.len().checked_sub(1)?;
+    let blocks = rows / BLOCK;
+    if blocks == 0 {
+        return None;
+    }
+    let index = &buffers[pat.rows[pat.index].buffer];
+    let x_len = i64::try_from(buffers[pat.gathered].len()).ok()?;
+    let data_len = pat
+        .rows
+        .iter()
+        .map(|r| buffers[r.buffer].len())
+        .min()
+        .unwrap_or(0) as i64;
+    // The row's extent when it is inside every nested input's data.
+    let extent = |i: usize| -> Option<(usize, usize)> {
+        let (a, b) = (int_at(off, i)?, int_at(off, i + 1)?);
+        (0 <= a && a <= b && b <= data_len).then_some((a as usize, b as usize))
+    };
+    let signature = |i: usize| -> Option<Vec<i64>> {
+        let (a, b) = extent(i)?;
+        if b - a == 0 || b - a > MAX_DIAGONALS {
+            return None;
+        }
+        (a..b).map(|k| Some(int_at(index, k)? - i as i64)).collect()
+    };
+    // The band: the most common signature among sampled rows, spread by the golden ratio (evenly
+    // spaced samples alias with grid-structured matrices: 2048² rows sampled every rows/256 all
+    // land on a grid boundary).
+    let mut seen: Vec<(Vec<i64>, usize)> = Vec::new();
+    for s in 0..SAMPLES as u64 {
+        let i = ((u128::from(s.wrapping_mul(0x9E37_79B9_7F4A_7C15)) * rows as u128) >> 64) as usize;
+        if let Some(sig) = signature(i) {
+            match seen.iter_mut().find(|e| e.0 == sig) {
+                Some(e) => e.1 += 1,
+                None => seen.push((sig, 1)),
+            }
+        }
+    }
+    let (band, _) = seen.into_iter().max_by_key(|e| e.1)?;
+    if band.windows(2).any(|w| w[0] >= w[1]) {
+        return None;
+    }
+    let nd = band.len();
+    let regular_row = |i: usize| -> bool {
+        let Some((a, b)) = extent(i) else {
+            return false;
+        };
+        b - a == nd
+            && band.iter().enumerate().all(|(k, o)| {
+                let c = i as i64 + o;
+                (0..x_len).contains(&c) && int_at(index, a + k) == Some(c)
+            })
+    };
+    let regular: Vec<bool> = (0..blocks)
+        .map(|q| (q * BLOCK..(q + 1) * BLOCK).all(regular_row))
+        .collect();
+    let count = regular.iter().filter(|r| **r).count();
+    if 2 * count < blocks {
+        return None;
+    }
+    let values = pat
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != pat.index)
+        .map(|(_, r)| {
+            let src = &buffers[r.buffer];
+            let mut dst = Buffer::zeroed(src.elem(), blocks * nd * BLOCK);
+            copy_diagonals(src, &mut dst, off, &regular, nd);
+            dst
+        })
+        .collect();
+    Some(DiagonalLayout {
+        offsets: band,
+        rows,
+        regular,
+        values,
+    })
+}
+
+/// `dst[(q * nd + k) * BLOCK + r] = src[off[q * BLOCK + r] + k]` for the regular blocks `q`.
+fn copy_diagonals(src: &Buffer, dst: &mut Buffer, off: &Buffer, regular: &[bool], nd: usize) {
+    fn copy<T: Copy>(s: &[T], d: &mut [T], off: &Buffer, regular: &[bool], nd: usize) {
+        for (q, _) in regular.iter().enumerate().filter(|(_, r)| **r) {
+            for r in 0..BLOCK {
+                let a = int_at(off, q * BLOCK + r).expect("a regular row's offset") as usize;
+                for k in 0..nd {
+                    d[(q * nd + k) * BLOCK + r] = s[a + k];
+                }
+            }
+        }
+    }
+    match (src, dst) {
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, regular, nd),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, regular, nd),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, regular, nd),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, regular, nd),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, regular, nd),
+        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, regular, nd),
+        _ => panic!("internal: a diagonal copy of another element type"),
+    }
+}
