@@ -1,5 +1,6 @@
 //! Single-matrix SpMV probe: Surge's default CPU variants vs plain Rust loops vs MKL, 1 and all
-//! threads, same run. `cargo run --release -p benchmarks --bin spmv_probe -- [grid]`.
+//! threads, same run. `cargo run --release -p benchmarks --bin spmv_probe -- [grid|banded]`
+//! (a Laplacian of a grid × grid mesh, default 2048, or the bench's 2M-row banded matrix).
 
 use surge::apps::{matgen, spmv_app};
 use surge::bench::measure;
@@ -9,11 +10,12 @@ use surge_cpu::baseline::mkl::Mkl;
 use surge_cpu::baseline::rayon_ref;
 
 fn main() {
-    let grid: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(2048);
-    let m = matgen::laplacian_2d(grid);
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    let m = if arg == "banded" {
+        matgen::banded(2_000_000, 5, 7)
+    } else {
+        matgen::laplacian_2d(arg.parse().unwrap_or(2048))
+    };
     let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
     let flops = 2.0 * m.nnz() as f64;
     let gf = |t: f64| flops / t / 1e9;
@@ -32,10 +34,11 @@ fn main() {
             if id.contains("diagonals") {
                 match ws.diagonal_layout(0) {
                     Some(l) => println!(
-                        "          diagonal layout: band {:?}, {} of {} blocks regular",
+                        "          diagonal layout: band {:?}, {} of {} blocks diagonal, {} rows recomputed",
                         l.offsets,
                         l.regular_blocks(),
-                        l.regular.len()
+                        l.regular.len(),
+                        l.fixups.len()
                     ),
                     None => println!("          no diagonal layout"),
                 }

@@ -1,14 +1,17 @@
 //! The inspector of the diagonal layout (`layout1 = diagonals`; the pattern and its kernel are
 //! described in `surge_codegen::analysis::DiagonalPattern`).
 //!
-//! Rows are taken in blocks of [`BLOCK`]. A block is *regular* when every row `i` in it has the
-//! same `d` elements, with index row exactly `i + o_0 < .. < i + o_{d-1}` for the matrix's band
-//! `o` (the most common index signature among sampled rows), every index inside the gathered
-//! input and every row inside its data. Regular blocks run through the emitted `diag` function on
-//! a diagonal-major copy of the other nested inputs; the rest run through `elems` on the original
-//! rows, so any row the band does not describe, and any invalid row, is computed, or reported,
-//! exactly as in the row layout. When fewer than half of the blocks are regular there is no
-//! layout and the variant runs as `layout1 = rows`.
+//! Rows are taken in blocks of [`BLOCK`]. A row `i` is *regular* when it has `d` elements, with
+//! index row exactly `i + o_0 < .. < i + o_{d-1}` for the matrix's band `o` (the most common index
+//! signature among sampled rows), every index inside the gathered input and the row inside its
+//! data. A block is *diagonal* when each diagonal's window of the gathered input is inside it and
+//! at least [`MIN_REGULAR_ROWS`] of its rows are regular. Diagonal blocks run through the emitted
+//! `diag` function on a diagonal-major copy of the other nested inputs (zeros for irregular rows);
+//! their irregular rows (grid boundaries of a stencil, the ends of a band) are then recomputed
+//! through `elems` on the original rows, as are all rows of the other blocks. So any row the band
+//! does not describe, and any invalid row, is computed, or reported, exactly as in the row layout.
+//! When fewer than half of the blocks are diagonal there is no layout and the variant runs as
+//! `layout1 = rows`.
 //!
 //! The copy is built once per input set: [`super::NativeKernels::run_in_keyed`] keeps it in the
 //! [`super::Workspace`] under the caller's key for immutable inputs (what MKL's
@@ -23,6 +26,8 @@ pub const BLOCK: usize = 64;
 const MAX_DIAGONALS: usize = 64;
 /// Rows sampled to find the band.
 const SAMPLES: usize = 257;
+/// Regular rows a block needs to be computed diagonally (the rest are recomputed as rows).
+pub const MIN_REGULAR_ROWS: usize = 48;
 
 /// A diagonal-major copy of a phase's nested inputs.
 #[derive(Debug)]
@@ -33,6 +38,8 @@ pub struct DiagonalLayout {
     pub rows: usize,
     /// Per block (`rows / BLOCK` full blocks): computed from the copy.
     pub regular: Vec<bool>,
+    /// The irregular rows of those blocks, increasing: recomputed as rows after their block.
+    pub fixups: Vec<usize>,
     /// Per nested input other than the index row, in parameter order: `[block][k][r]`.
     pub values: Vec<Buffer>,
 }
@@ -110,8 +117,25 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
                 (0..x_len).contains(&c) && int_at(index, a + k) == Some(c)
             })
     };
+    let row_ok: Vec<bool> = (0..blocks * BLOCK).map(regular_row).collect();
+    let windows_inside = |q: usize| {
+        band.iter().all(|o| {
+            let start = (q * BLOCK) as i64 + o;
+            start >= 0 && start + BLOCK as i64 <= x_len
+        })
+    };
     let regular: Vec<bool> = (0..blocks)
-        .map(|q| (q * BLOCK..(q + 1) * BLOCK).all(regular_row))
+        .map(|q| {
+            windows_inside(q)
+                && row_ok[q * BLOCK..(q + 1) * BLOCK]
+                    .iter()
+                    .filter(|r| **r)
+                    .count()
+                    >= MIN_REGULAR_ROWS
+        })
+        .collect();
+    let fixups: Vec<usize> = (0..blocks * BLOCK)
+        .filter(|&i| regular[i / BLOCK] && !row_ok[i])
         .collect();
     let count = regular.iter().filter(|r| **r).count();
     if 2 * count < blocks {
@@ -125,7 +149,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
         .map(|(_, r)| {
             let src = &buffers[r.buffer];
             let mut dst = Buffer::zeroed(src.elem(), blocks * nd * BLOCK);
-            copy_diagonals(src, &mut dst, off, &regular, nd);
+            copy_diagonals(src, &mut dst, off, &regular, &row_ok, nd);
             dst
         })
         .collect();
@@ -133,15 +157,31 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
         offsets: band,
         rows,
         regular,
+        fixups,
         values,
     })
 }
 
-/// `dst[(q * nd + k) * BLOCK + r] = src[off[q * BLOCK + r] + k]` for the regular blocks `q`.
-fn copy_diagonals(src: &Buffer, dst: &mut Buffer, off: &Buffer, regular: &[bool], nd: usize) {
-    fn copy<T: Copy>(s: &[T], d: &mut [T], off: &Buffer, regular: &[bool], nd: usize) {
+/// `dst[(q * nd + k) * BLOCK + r] = src[off[q * BLOCK + r] + k]` for the regular rows of the
+/// diagonal blocks `q`.
+fn copy_diagonals(
+    src: &Buffer,
+    dst: &mut Buffer,
+    off: &Buffer,
+    regular: &[bool],
+    row_ok: &[bool],
+    nd: usize,
+) {
+    fn copy<T: Copy>(
+        s: &[T],
+        d: &mut [T],
+        off: &Buffer,
+        regular: &[bool],
+        row_ok: &[bool],
+        nd: usize,
+    ) {
         for (q, _) in regular.iter().enumerate().filter(|(_, r)| **r) {
-            for r in 0..BLOCK {
+            for r in (0..BLOCK).filter(|r| row_ok[q * BLOCK + r]) {
                 let a = int_at(off, q * BLOCK + r).expect("a regular row's offset") as usize;
                 for k in 0..nd {
                     d[(q * nd + k) * BLOCK + r] = s[a + k];
@@ -150,12 +190,12 @@ fn copy_diagonals(src: &Buffer, dst: &mut Buffer, off: &Buffer, regular: &[bool]
         }
     }
     match (src, dst) {
-        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, regular, nd),
-        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, regular, nd),
-        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, regular, nd),
-        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, regular, nd),
-        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, regular, nd),
-        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, regular, nd),
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, regular, row_ok, nd),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, regular, row_ok, nd),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, regular, row_ok, nd),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, regular, row_ok, nd),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, regular, row_ok, nd),
+        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, regular, row_ok, nd),
         _ => panic!("internal: a diagonal copy of another element type"),
     }
 }

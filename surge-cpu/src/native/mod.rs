@@ -716,7 +716,7 @@ impl NativeKernels {
                 while e < bhi && regular(e) == kind {
                     e += 1;
                 }
-                // SAFETY: blocks `q..e` are a disjoint part of the output; regular blocks are
+                // SAFETY: blocks `q..e` are a disjoint part of the output; diagonal blocks are
                 // within the layout's copies.
                 self.check(unsafe {
                     if kind {
@@ -725,6 +725,15 @@ impl NativeKernels {
                         elems(b.0, q * BLOCK, (e * BLOCK).min(n), o.0)
                     }
                 })?;
+                if kind {
+                    // The irregular rows of these blocks, over the diag kernel's placeholders.
+                    let first = l.fixups.partition_point(|&r| r < q * BLOCK);
+                    let last = l.fixups.partition_point(|&r| r < e * BLOCK);
+                    for &r in &l.fixups[first..last] {
+                        // SAFETY: row `r` is inside blocks `q..e`.
+                        self.check(unsafe { elems(b.0, r, r + 1, o.0) })?;
+                    }
+                }
                 q = e;
             }
             Ok(())
