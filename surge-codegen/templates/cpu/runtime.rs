@@ -260,3 +260,31 @@ fn fail_diag_window(start: i64, len: usize, op: &str, node: u64) -> ! {
         format!("diagonal block window {start}..{start}+{DIAG_BLOCK} outside 0..{len}"),
     )
 }
+
+/// Elements ahead of the current window that `prefetch_ahead` asks for (8 KiB of `f64`).
+const PREFETCH_AHEAD: usize = 1024;
+
+/// Prefetches the `DIAG_BLOCK` elements of `s` starting `PREFETCH_AHEAD` after `at`: the hardware
+/// prefetchers stop at 4 KiB pages, and a `diag` kernel's copy is one long stream. Measured with
+/// `spmv_probe banded` (three alternating runs, 2 threads, against MKL in the same run): ratio
+/// 0.88–1.01 without prefetching, 1.01–1.07 prefetching the copy and the gathered input.
+#[inline(always)]
+fn prefetch_ahead<T>(s: &[T], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = s.as_ptr().wrapping_add(at + PREFETCH_AHEAD) as *const i8;
+        let bytes = DIAG_BLOCK * std::mem::size_of::<T>();
+        let mut b = 0;
+        while b < bytes {
+            // SAFETY: a prefetch never faults, whatever the address.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(b),
+                )
+            };
+            b += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, at);
+}

@@ -558,7 +558,7 @@ fn emit_diagonal<'a>(
                 "        let dv{j}: &[{ty}] = unsafe {{ slot(dia, {slot}) }};\n"
             ));
             windows.push_str(&format!(
-                "let vk{j}: &[{ty}; DIAG_BLOCK] = diag_window(dv{j}, ((q * nd + k) * DIAG_BLOCK) as i64, \"map\", {});\n",
+                "let vk{j}: &[{ty}; DIAG_BLOCK] = diag_window(dv{j}, ((q * nd + k) * DIAG_BLOCK) as i64, \"map\", {});\nprefetch_ahead(dv{j}, (q * nd + k) * DIAG_BLOCK);\n",
                 pat.map.0
             ));
             slot += 1;
@@ -603,6 +603,7 @@ fn emit_diagonal<'a>(
         ),
     };
     ctx.insert("diag_windows", &windows);
+    ctx.insert("diag_gathered", &format!("b{}", pat.gathered));
     ctx.insert("diag_acc", ty);
     ctx.insert("diag_rows", &decls);
     ctx.insert("diag_checks", &lines(&s.checks));
