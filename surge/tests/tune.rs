@@ -107,9 +107,10 @@ fn svm_learns_the_planted_spmv_rule() {
 }
 
 #[test]
-fn tree_and_nearest_learn_the_planted_spmv_rule() {
+fn tree_nearest_and_neighbours_learn_the_planted_spmv_rule() {
     learns_planted_rule(ModelKind::Tree);
     learns_planted_rule(ModelKind::Nearest);
+    learns_planted_rule(ModelKind::Neighbours);
 }
 
 fn reduce_inputs(sizes: &[usize]) -> Vec<TuneInput> {

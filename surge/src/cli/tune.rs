@@ -334,6 +334,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             "classes": store.model.classes,
             "features": store.model.feature_names,
             "cv_accuracy": store.model.cv_accuracy,
+            "cv_performance": store.model.cv_performance,
             "c": c,
             "gamma": gamma,
         },
@@ -388,12 +389,16 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             );
         }
         println!(
-            "  model: {:?}, classes {:?}, cross-validated accuracy {}",
+            "  model: {:?}, classes {:?}, cross-validated accuracy {}, performance {}",
             store.model.kind,
             store.model.classes,
             store
                 .model
                 .cv_accuracy
+                .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0)),
+            store
+                .model
+                .cv_performance
                 .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0))
         );
         println!(
