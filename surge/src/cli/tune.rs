@@ -79,6 +79,10 @@ pub struct TuneArgs {
     /// Second round: at most this many contenders (the fastest first) are re-timed.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub retime_max: usize,
+    /// First round: take each variant's samples back to back instead of in interleaved passes
+    /// over all variants (the default, robust to bursts of load from other processes).
+    #[arg(long)]
+    pub back_to_back: bool,
     /// Untimed warm-up runs per variant and input.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -233,6 +237,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             retime_within: args.retime_within,
             retime_rounds: args.retime_rounds,
             retime_max: args.retime_max,
+            interleaved: !args.back_to_back,
         },
         incremental: args.incremental.then_some(IncrementalStop {
             iterations: args.iterations,
