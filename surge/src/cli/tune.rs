@@ -45,7 +45,8 @@ pub struct TuneArgs {
     /// Incremental: stop at this cross-validated accuracy (0..1].
     #[arg(long, value_name = "A", requires = "incremental")]
     pub accuracy: Option<f64>,
-    /// Classifier: svm (RBF, cross-validated), tree, nearest.
+    /// Classifier: svm (RBF, cross-validated; Nitro's), knn (least measured slowdown over the
+    /// k nearest training inputs, k cross-validated), tree, nearest (1-NN by label).
     #[arg(long, default_value = "svm")]
     pub model: String,
     /// Class pruning: the model's classes are a small set of variants such that every
