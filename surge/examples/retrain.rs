@@ -4,10 +4,19 @@
 //! measurements of *other* runs too shows how much of a figure is the run's own noise.
 //!
 //! `cargo run --release -p surge --example retrain -- [--tolerance T] [--min N] [--model M]
-//!  [--accuracy] [-v] STORE.json REPORT.json [STORE.json REPORT.json ...]`
+//!  [--accuracy] [--k 5,8,12] [--folds F] [--smooth S] [--knn K [--all]] [-v]
+//!  STORE.json REPORT.json [STORE.json REPORT.json ...]`
 //!
-//! `--accuracy` selects the SVM parameters by cross-validated accuracy (the old criterion)
-//! instead of the measured performance of the predicted classes.
+//! - `--tolerance`, `--min`, `--model`: as `surge tune`'s `--tolerance`, `--min-class-inputs`,
+//!   `--model`.
+//! - `--accuracy`: train without the measurements (so cross-validation scores accuracy only;
+//!   the SVM's parameters are chosen by accuracy either way).
+//! - `--k`, `--folds`: the neighbour counts and folds cross-validated for `--model knn`.
+//! - `--smooth S`: relabel each training input with the class of least summed slowdown over
+//!   its S nearest training inputs before training (an experiment; it did not help).
+//! - `--knn K`: answer test queries with the least summed slowdown over the K nearest training
+//!   inputs directly (fixed K), among the classes, or among all variants with `--all`.
+//! - `-v`: list each own-run test input below 0.9 of its best.
 
 use surge::tune::model::{Model, ModelKind, SvmSearch};
 use surge::tune::store::InputRecord;
