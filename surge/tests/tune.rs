@@ -107,9 +107,10 @@ fn svm_learns_the_planted_spmv_rule() {
 }
 
 #[test]
-fn tree_and_nearest_learn_the_planted_spmv_rule() {
+fn tree_nearest_and_neighbours_learn_the_planted_spmv_rule() {
     learns_planted_rule(ModelKind::Tree);
     learns_planted_rule(ModelKind::Nearest);
+    learns_planted_rule(ModelKind::Neighbours);
 }
 
 fn reduce_inputs(sizes: &[usize]) -> Vec<TuneInput> {
@@ -594,4 +595,77 @@ fn the_labels_are_the_set_covers_classes() {
     let p = d.join("old.json");
     std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
     assert_eq!(TuningStore::load(&p).unwrap().labelling, None);
+}
+
+/// A backend where every run in a burst (runs 2 to 4 of the whole sequence, as if another
+/// process took the core for a moment) is three times slower; `a` is 5% faster than `b`.
+#[derive(Debug, Default)]
+struct Bursty {
+    runs: std::sync::Mutex<Vec<String>>,
+}
+impl TuningBackend for Bursty {
+    fn platform(&self) -> String {
+        "test:bursty".into()
+    }
+    fn variants(&self, _: &TuneInput) -> surge::Result<Vec<String>> {
+        Ok(vec!["a".into(), "b".into()])
+    }
+    fn run_once(&self, _: &TuneInput, v: &str) -> Result<Duration, String> {
+        let mut runs = self.runs.lock().unwrap();
+        let n = runs.len();
+        runs.push(v.to_string());
+        let base = if v == "a" { 100 } else { 105 };
+        Ok(Duration::from_micros(if (2..=4).contains(&n) {
+            3 * base
+        } else {
+            base
+        }))
+    }
+    fn default_variant(&self, _: &TuneInput) -> surge::Result<String> {
+        Ok("a".into())
+    }
+}
+
+#[test]
+fn an_interleaved_first_round_spreads_a_load_burst_over_the_variants() {
+    use surge::tune::training::{best, measure_all};
+    let input = TuneInput::sized(App::Reduce, 100).unwrap();
+    let back_to_back = TrainingConfig::single_runs(1, 5, Duration::from_secs(10));
+    let interleaved = TrainingConfig {
+        interleaved: true,
+        ..back_to_back.clone()
+    };
+    // Back to back, the burst takes three of `a`'s five samples: its median is the burst's.
+    let b = Bursty::default();
+    let ms = measure_all(
+        &b,
+        &input,
+        &["a".into(), "b".into()],
+        &back_to_back,
+        &[],
+        &mut |_, _| {},
+    );
+    assert_eq!(best(&ms), Some("b"));
+    // Interleaved (warm-ups, then passes a b, b a, ...), it takes one sample of `a` and two
+    // of `b`, and the medians see through it.
+    let b = Bursty::default();
+    let mut steps = Vec::new();
+    let ms = measure_all(
+        &b,
+        &input,
+        &["a".into(), "b".into()],
+        &interleaved,
+        &[],
+        &mut |_, v| steps.push(v.to_string()),
+    );
+    assert_eq!(best(&ms), Some("a"));
+    assert_eq!(ms[0].seconds(), Some(100e-6));
+    assert_eq!(ms[1].seconds(), Some(105e-6));
+    let runs = b.runs.lock().unwrap().clone();
+    assert_eq!(
+        runs,
+        ["a", "b", "a", "b", "b", "a", "a", "b", "b", "a", "a", "b"]
+    );
+    // Every variant reported once, when its last sample is taken.
+    assert_eq!(steps, ["a", "b"]);
 }

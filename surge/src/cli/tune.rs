@@ -45,7 +45,8 @@ pub struct TuneArgs {
     /// Incremental: stop at this cross-validated accuracy (0..1].
     #[arg(long, value_name = "A", requires = "incremental")]
     pub accuracy: Option<f64>,
-    /// Classifier: svm (RBF, cross-validated), tree, nearest.
+    /// Classifier: svm (RBF, cross-validated; Nitro's), knn (least measured slowdown over the
+    /// k nearest training inputs, k cross-validated), tree, nearest (1-NN by label).
     #[arg(long, default_value = "svm")]
     pub model: String,
     /// Class pruning: the model's classes are a small set of variants such that every
@@ -79,6 +80,10 @@ pub struct TuneArgs {
     /// Second round: at most this many contenders (the fastest first) are re-timed.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub retime_max: usize,
+    /// First round: take each variant's samples back to back instead of in interleaved passes
+    /// over all variants (the default, robust to bursts of load from other processes).
+    #[arg(long)]
+    pub back_to_back: bool,
     /// Untimed warm-up runs per variant and input.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -233,6 +238,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             retime_within: args.retime_within,
             retime_rounds: args.retime_rounds,
             retime_max: args.retime_max,
+            interleaved: !args.back_to_back,
         },
         incremental: args.incremental.then_some(IncrementalStop {
             iterations: args.iterations,
@@ -334,6 +340,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             "classes": store.model.classes,
             "features": store.model.feature_names,
             "cv_accuracy": store.model.cv_accuracy,
+            "cv_performance": store.model.cv_performance,
             "c": c,
             "gamma": gamma,
         },
@@ -388,12 +395,16 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             );
         }
         println!(
-            "  model: {:?}, classes {:?}, cross-validated accuracy {}",
+            "  model: {:?}, classes {:?}, cross-validated accuracy {}, performance {}",
             store.model.kind,
             store.model.classes,
             store
                 .model
                 .cv_accuracy
+                .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0)),
+            store
+                .model
+                .cv_performance
                 .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0))
         );
         println!(

@@ -40,6 +40,14 @@ pub struct TrainingConfig {
     /// At most this many contenders (the fastest first) are re-timed.
     #[serde(default)]
     pub retime_max: usize,
+    /// First round interleaved: every variant is warmed up, then the samples are taken in
+    /// passes over all variants (one sample of each per pass), instead of all of one
+    /// variant's samples back to back. A burst of load from another process then costs many
+    /// variants one sample each, which their medians discard, instead of costing one variant
+    /// all of its samples (on a shared 2-core machine, runs of a few milliseconds at half
+    /// speed were common). Off in stores written before it existed.
+    #[serde(default)]
+    pub interleaved: bool,
 }
 
 fn no_retime() -> f64 {
@@ -56,6 +64,7 @@ impl Default for TrainingConfig {
             retime_within: 0.10,
             retime_rounds: 7,
             retime_max: 16,
+            interleaved: true,
         }
     }
 }
@@ -71,6 +80,7 @@ impl TrainingConfig {
             retime_within: no_retime(),
             retime_rounds: 0,
             retime_max: 0,
+            interleaved: false,
         }
     }
 
@@ -254,18 +264,73 @@ pub fn measure_all(
     always: &[&str],
     step: &mut dyn FnMut(&str, &str),
 ) -> Vec<Measurement> {
-    let mut ms: Vec<Measurement> = variants
-        .iter()
-        .map(|v| {
-            let m = measure(backend, input, v, cfg);
-            step(&input.name, v);
-            m
-        })
-        .collect();
+    let mut ms: Vec<Measurement> = if cfg.interleaved {
+        measure_interleaved(backend, input, variants, cfg, step)
+    } else {
+        variants
+            .iter()
+            .map(|v| {
+                let m = measure(backend, input, v, cfg);
+                step(&input.name, v);
+                m
+            })
+            .collect()
+    };
     if cfg.retimes() {
         retime(backend, input, &mut ms, cfg, always);
     }
     ms
+}
+
+/// The first round, interleaved (see [`TrainingConfig::interleaved`]): every variant warmed up
+/// and its batch sized, then `repetitions` passes of one sample per variant, each pass starting
+/// one variant further on. A variant that fails (or times out) is recorded with the reason and
+/// not run again. `step` is called per variant once its last sample is taken.
+fn measure_interleaved(
+    backend: &dyn TuningBackend,
+    input: &TuneInput,
+    variants: &[String],
+    cfg: &TrainingConfig,
+    step: &mut dyn FnMut(&str, &str),
+) -> Vec<Measurement> {
+    let n = variants.len();
+    let mut samplers: Vec<std::result::Result<Sampler<'_>, String>> = variants
+        .iter()
+        .map(|v| Sampler::start(backend, input, v, cfg))
+        .collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let reps = cfg.repetitions.max(1);
+    for pass in 0..reps {
+        for k in 0..n {
+            let j = (k + pass) % n;
+            if let Ok(s) = &samplers[j] {
+                match s.sample() {
+                    Ok(t) => samples[j].push(t),
+                    Err(e) => samplers[j] = Err(e),
+                }
+            }
+            if pass + 1 == reps {
+                step(&input.name, &variants[j]);
+            }
+        }
+    }
+    variants
+        .iter()
+        .zip(samplers)
+        .zip(samples)
+        .map(|((v, s), samples)| match s {
+            Ok(_) => Measurement {
+                variant: v.clone(),
+                outcome: Outcome::Ok {
+                    median_seconds: median(&samples),
+                    samples_seconds: samples,
+                },
+                first_round_seconds: None,
+                round_scale: None,
+            },
+            Err(e) => Measurement::failed(v.clone(), e),
+        })
+        .collect()
 }
 
 /// The second round: contenders re-timed round-robin, their times replaced by this round's.

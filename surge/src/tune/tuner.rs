@@ -87,18 +87,34 @@ pub(crate) fn train_model(
     records: &[InputRecord],
     opts: &TuneOptions,
 ) -> Result<Model> {
-    let (x, y): (Vec<Vec<f64>>, Vec<String>) = records
+    let (used, y): (Vec<&InputRecord>, Vec<String>) = records
         .iter()
         .zip(super::cover::cover(records, opts.label_tolerance, opts.min_class_inputs).labels)
-        .filter_map(|(r, l)| l.map(|l| (r.features.clone(), l)))
+        .filter_map(|(r, l)| l.map(|l| (r, l)))
         .unzip();
-    Model::train(
+    let x: Vec<Vec<f64>> = used.iter().map(|r| r.features.clone()).collect();
+    // best time / variant time per labelled input, for the cost-aware parameter search.
+    let performance = |i: usize, v: &str| {
+        let r = used[i];
+        let best = r
+            .measurements
+            .iter()
+            .filter_map(|m| m.seconds())
+            .fold(f64::INFINITY, f64::min);
+        r.measurements
+            .iter()
+            .find(|m| m.variant == v)
+            .and_then(|m| m.seconds())
+            .map_or(0.0, |t| best / t)
+    };
+    Model::train_measured(
         opts.model,
         &features.names(),
         &features.log_scaled(),
         &x,
         &y,
         &opts.search,
+        Some(&performance),
     )
 }
 

@@ -1,0 +1,200 @@
+//! Offline re-evaluation of stored tuning runs: retrains the model from each tuning store's
+//! measurements (with other labelling or model options) and scores it on each report's held-out
+//! test measurements, without timing anything again. Scoring a store's model on the test
+//! measurements of *other* runs too shows how much of a figure is the run's own noise.
+//!
+//! `cargo run --release -p surge --example retrain -- [--tolerance T] [--min N] [--model M]
+//!  [--accuracy] [--k 5,8,12] [--folds F] [--smooth S] [--knn K [--all]] [-v]
+//!  STORE.json REPORT.json [STORE.json REPORT.json ...]`
+//!
+//! - `--tolerance`, `--min`, `--model`: as `surge tune`'s `--tolerance`, `--min-class-inputs`,
+//!   `--model`.
+//! - `--accuracy`: train without the measurements (so cross-validation scores accuracy only;
+//!   the SVM's parameters are chosen by accuracy either way).
+//! - `--k`, `--folds`: the neighbour counts and folds cross-validated for `--model knn`.
+//! - `--smooth S`: relabel each training input with the class of least summed slowdown over
+//!   its S nearest training inputs before training (an experiment; it did not help).
+//! - `--knn K`: answer test queries with the least summed slowdown over the K nearest training
+//!   inputs directly (fixed K), among the classes, or among all variants with `--all`.
+//! - `-v`: list each own-run test input below 0.9 of its best.
+
+use surge::tune::model::{Model, ModelKind, SvmSearch};
+use surge::tune::store::InputRecord;
+use surge::tune::{Measurement, TuningStore, cover};
+
+struct Test {
+    name: String,
+    features: Vec<f64>,
+    measurements: Vec<Measurement>,
+}
+
+fn best(ms: &[Measurement]) -> f64 {
+    ms.iter()
+        .filter_map(|m| m.seconds())
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn time(ms: &[Measurement], v: &str) -> Option<f64> {
+    ms.iter().find(|m| m.variant == v).and_then(|m| m.seconds())
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut flag = |name: &str| -> Option<String> {
+        let i = args.iter().position(|a| a == name)?;
+        args.remove(i);
+        if name.starts_with("--") && !matches!(name, "--accuracy" | "--all") {
+            Some(args.remove(i))
+        } else {
+            Some(String::new())
+        }
+    };
+    let tol: f64 = flag("--tolerance").map_or(0.03, |s| s.parse().unwrap());
+    let min: usize = flag("--min").map_or(2, |s| s.parse().unwrap());
+    let kind: ModelKind = flag("--model").map_or(ModelKind::Svm, |s| s.parse().unwrap());
+    let by_accuracy = flag("--accuracy").is_some();
+    let verbose = flag("-v").is_some();
+    let smooth: usize = flag("--smooth").map_or(0, |s| s.parse().unwrap());
+    let knn: usize = flag("--knn").map_or(0, |s| s.parse().unwrap());
+    let all_variants = flag("--all").is_some();
+    let mut search = SvmSearch::default();
+    let folds = flag("--folds");
+    if let Some(k) = flag("--k") {
+        search.neighbours = k.split(',').map(|v| v.parse().unwrap()).collect();
+    }
+    if let Some(f) = folds {
+        search.folds = f.parse().unwrap();
+    }
+    let runs: Vec<(TuningStore, Vec<Test>)> = args
+        .chunks(2)
+        .map(|p| {
+            let store: TuningStore =
+                serde_json::from_str(&std::fs::read_to_string(&p[0]).unwrap()).unwrap();
+            let rep: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&p[1]).unwrap()).unwrap();
+            let tests = rep["evaluation"]["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| Test {
+                    name: r["name"].as_str().unwrap().to_string(),
+                    features: serde_json::from_value(r["features"].clone()).unwrap(),
+                    measurements: serde_json::from_value(r["measurements"].clone()).unwrap(),
+                })
+                .collect();
+            (store, tests)
+        })
+        .collect();
+    let mut diag = Vec::new();
+    let mut cross = Vec::new();
+    for (i, (store, _)) in runs.iter().enumerate() {
+        let cov = cover(&store.inputs, tol, min);
+        let (used, mut y): (Vec<&InputRecord>, Vec<String>) = store
+            .inputs
+            .iter()
+            .zip(&cov.labels)
+            .filter_map(|(r, l)| l.clone().map(|l| (r, l)))
+            .unzip();
+        let x: Vec<Vec<f64>> = used.iter().map(|r| r.features.clone()).collect();
+        let perf = |i: usize, v: &str| {
+            time(&used[i].measurements, v).map_or(0.0, |t| best(&used[i].measurements) / t)
+        };
+        let scaler = surge::tune::model::Scaler::fit(&x, &store.model.scaler.log);
+        let xs: Vec<Vec<f64>> = x.iter().map(|r| scaler.transform(r)).collect();
+        let near = |q: &[f64], k: usize| -> Vec<usize> {
+            let mut d: Vec<(f64, usize)> = xs
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    (
+                        p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
+                        j,
+                    )
+                })
+                .collect();
+            d.sort_by(|a, b| a.0.total_cmp(&b.0));
+            d.iter().take(k).map(|p| p.1).collect()
+        };
+        let cands: Vec<String> = if all_variants {
+            store.variants.clone()
+        } else {
+            cov.variants.clone()
+        };
+        let choose = |nb: &[usize]| -> String {
+            cands
+                .iter()
+                .max_by(|a, b| {
+                    let s = |v: &str| nb.iter().map(|&j| perf(j, v).max(1e-3).ln()).sum::<f64>();
+                    s(a).total_cmp(&s(b))
+                })
+                .unwrap()
+                .clone()
+        };
+        if smooth > 0 {
+            y = (0..x.len())
+                .map(|i| choose(&near(&xs[i], smooth)))
+                .collect();
+        }
+        let t = std::time::Instant::now();
+        let m = Model::train_measured(
+            kind,
+            &store.model.feature_names,
+            &store.model.scaler.log,
+            &x,
+            &y,
+            &search,
+            if by_accuracy { None } else { Some(&perf) },
+        )
+        .unwrap();
+        let train_s = t.elapsed().as_secs_f64();
+        for (j, (_, tests)) in runs.iter().enumerate() {
+            let mut logs = 0.0;
+            for t in tests {
+                let knn_pick;
+                let pick = if knn > 0 {
+                    knn_pick = choose(&near(&scaler.transform(&t.features), knn));
+                    knn_pick.as_str()
+                } else {
+                    m.predict(&t.features)
+                };
+                let p = time(&t.measurements, pick).map_or(1e-3, |s| best(&t.measurements) / s);
+                logs += p.ln();
+                if verbose && i == j && p < 0.9 {
+                    println!(
+                        "  {:28} {p:.3} {}",
+                        t.name,
+                        pick.rsplit('/').next().unwrap()
+                    );
+                }
+            }
+            let g = (logs / tests.len() as f64).exp();
+            if i == j {
+                if let surge::tune::model::Classifier::Neighbours { k, .. } = &m.classifier {
+                    print!("k={k} ");
+                }
+                println!(
+                    "run {i}: classes {} cv acc {:.2} perf {:.3} bound {:.3} train {train_s:.2}s  tuned_vs_exhaustive {g:.3}",
+                    m.classes.len(),
+                    m.cv_accuracy.unwrap_or(f64::NAN),
+                    m.cv_performance.unwrap_or(f64::NAN),
+                    cov.bound,
+                );
+                diag.push(g);
+            } else {
+                cross.push(g);
+            }
+        }
+    }
+    let gm = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
+    println!(
+        "tol {tol} min {min} smooth {smooth} knn {knn} all {all_variants} {kind:?} {}: own test {:.3} (min {:.3}), other runs' tests {:.3}",
+        if by_accuracy {
+            "by accuracy"
+        } else {
+            "by performance"
+        },
+        gm(&diag),
+        diag.iter().copied().fold(f64::INFINITY, f64::min),
+        gm(&cross)
+    );
+}
