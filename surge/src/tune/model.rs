@@ -203,6 +203,21 @@ pub enum Classifier {
     },
 }
 
+/// `n` zeros for a query's scratch: on the stack when they fit (queries must not allocate in
+/// the common case), else in `heap`.
+fn zeroed_scratch<'a, const N: usize>(
+    stack: &'a mut [f64; N],
+    heap: &'a mut Vec<f64>,
+    n: usize,
+) -> &'a mut [f64] {
+    if n <= N {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, 0.0);
+        heap
+    }
+}
+
 /// Neighbours a query keeps on the stack.
 const MAX_NEIGHBOURS: usize = 32;
 
@@ -229,14 +244,9 @@ fn neighbours_predict(
             near[j] = (d, i);
         }
     }
-    let mut sum = [0.0f64; STACK_CLASSES];
+    let mut stack = [0.0f64; STACK_CLASSES];
     let mut heap = Vec::new();
-    let sum: &mut [f64] = if classes <= STACK_CLASSES {
-        &mut sum[..classes]
-    } else {
-        heap.resize(classes, 0.0);
-        &mut heap
-    };
+    let sum = zeroed_scratch(&mut stack, &mut heap, classes);
     for &(_, i) in near[..k].iter().filter(|(_, i)| *i != usize::MAX) {
         for (s, l) in sum.iter_mut().zip(&log_performance[i]) {
             *s += l;
@@ -360,12 +370,7 @@ impl CompiledSvm {
         let n = self.support_vectors();
         let mut stack = [0.0f64; STACK_POINTS];
         let mut heap = Vec::new();
-        let k: &mut [f64] = if n <= STACK_POINTS {
-            &mut stack[..n]
-        } else {
-            heap.resize(n, 0.0);
-            &mut heap
-        };
+        let k = zeroed_scratch(&mut stack, &mut heap, n);
         for (i, ki) in k.iter_mut().enumerate() {
             let p = &self.points[i * self.dim..(i + 1) * self.dim];
             let d2: f64 = p.iter().zip(x).map(|(a, b)| (*a - *b) * (*a - *b)).sum();
