@@ -778,10 +778,10 @@ impl Model {
 
     /// [`train`](Self::train), with the measurements behind the labels: `performance(i, v)` is
     /// training input `i`'s best time over variant `v`'s time there (1 = fastest, 0 = failed).
-    /// The parameter search then maximises the cross-validated performance of the predicted
-    /// classes (the quantity `tuned_vs_exhaustive` measures) instead of their accuracy: on
-    /// noisy hardware many labels are near-ties, and missing one of them costs little, while
-    /// a confident wrong region (one thread's winner given to a tiny input) costs a factor.
+    /// The neighbours model votes with them and chooses its neighbour count by the
+    /// cross-validated performance of its picks (the quantity `tuned_vs_exhaustive` measures);
+    /// every model reports that performance. The SVM still chooses its parameters by accuracy
+    /// (see the comment in the body for the measurement).
     pub fn train_measured(
         kind: ModelKind,
         feature_names: &[String],
