@@ -26,11 +26,11 @@ fn as_value(o: Output) -> Value {
 }
 
 /// Runs every diagonal variant twice in one workspace (the second run reuses the layout) and
-/// compares each result with the interpreter's, exactly. Returns the regular block count.
+/// compares each result with the interpreter's, exactly. Returns the diagonal block count.
 fn check_all(c: &Computation) -> usize {
     let want = format!("{:?}", c.interpret().unwrap());
     let k = Kernels::build(c, &Target::cpu()).unwrap();
-    let mut regular = 0;
+    let mut blocks = 0;
     for v in diagonal_variants(&k) {
         let mut ws = Workspace::default();
         for run in 0..2 {
@@ -39,9 +39,9 @@ fn check_all(c: &Computation) -> usize {
             let got = format!("{:?}", as_value(ws.output().unwrap()));
             assert_eq!(got, want, "{v}, run {run}");
         }
-        regular = ws.diagonal_layout(0).map_or(0, |l| l.regular_blocks());
+        blocks = ws.diagonal_layout(0).map_or(0, |l| l.diagonal_blocks());
     }
-    regular
+    blocks
 }
 
 fn x_for(m: &CsrMatrix) -> Vec<f64> {
@@ -53,8 +53,8 @@ fn banded_matrices_use_the_layout_and_match_the_interpreter() {
     // 1000 rows: 15 full blocks of 64; rows 0..3 and 997.. are outside the band.
     let m = matgen::banded(1000, 3, 5);
     let c = Computation::new(&spmv_app(&m, &x_for(&m)).unwrap()).unwrap();
-    let regular = check_all(&c);
-    assert!(regular >= 14, "only {regular} regular blocks");
+    let blocks = check_all(&c);
+    assert!(blocks >= 14, "only {blocks} diagonal blocks");
 }
 
 #[test]
@@ -75,8 +75,8 @@ fn rows_outside_the_band_and_overflowing_sums_match_the_interpreter() {
     x[500] = 1.7e308;
     x[501] = -1.7e308;
     let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
-    let regular = check_all(&c);
-    assert!(regular >= 13, "only {regular} regular blocks");
+    let blocks = check_all(&c);
+    assert!(blocks >= 13, "only {blocks} diagonal blocks");
 }
 
 #[test]
@@ -141,8 +141,8 @@ fn integer_reductions_without_a_prefix_use_the_layout() {
     )
     .unwrap();
     let c = Computation::new(&y).unwrap();
-    let regular = check_all(&c);
-    assert!(regular >= 12, "only {regular} regular blocks");
+    let blocks = check_all(&c);
+    assert!(blocks >= 12, "only {blocks} diagonal blocks");
 }
 
 #[test]
@@ -160,7 +160,7 @@ fn the_laplacian_band_is_found_despite_grid_aliasing() {
     // Every block is diagonal but those of the first and last grid rows, whose windows of x for
     // the ±512 diagonals fall outside it; the grid boundaries j = 0 and j = 511 of the other grid
     // rows are recomputed as rows.
-    assert_eq!(l.regular_blocks(), l.regular.len() - 2 * 8);
+    assert_eq!(l.diagonal_blocks(), l.diagonal.len() - 2 * 8);
     assert_eq!(l.fixups.len(), 2 * 510);
     assert!(l.fixups.iter().all(|r| r % 512 == 0 || r % 512 == 511));
     let got = format!("{:?}", as_value(ws.output().unwrap()));

@@ -36,8 +36,8 @@ fn main() {
                     Some(l) => println!(
                         "          diagonal layout: band {:?}, {} of {} blocks diagonal, {} rows recomputed",
                         l.offsets,
-                        l.regular_blocks(),
-                        l.regular.len(),
+                        l.diagonal_blocks(),
+                        l.diagonal.len(),
                         l.fixups.len()
                     ),
                     None => println!("          no diagonal layout"),

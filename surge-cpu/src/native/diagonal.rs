@@ -36,8 +36,9 @@ pub struct DiagonalLayout {
     pub offsets: Vec<i64>,
     /// Rows of the map (`offsets` input length − 1).
     pub rows: usize,
-    /// Per block (`rows / BLOCK` full blocks): computed from the copy.
-    pub regular: Vec<bool>,
+    /// Per block (`rows / BLOCK` full blocks): whether it is a diagonal block, computed from
+    /// the copy.
+    pub diagonal: Vec<bool>,
     /// The irregular rows of those blocks, increasing: recomputed as rows after their block.
     pub fixups: Vec<usize>,
     /// Per nested input other than the index row, in parameter order: `[block][k][r]`.
@@ -45,9 +46,9 @@ pub struct DiagonalLayout {
 }
 
 impl DiagonalLayout {
-    /// Number of regular blocks.
-    pub fn regular_blocks(&self) -> usize {
-        self.regular.iter().filter(|r| **r).count()
+    /// Number of diagonal blocks.
+    pub fn diagonal_blocks(&self) -> usize {
+        self.diagonal.iter().filter(|r| **r).count()
     }
 }
 
@@ -117,17 +118,17 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
                 (0..x_len).contains(&c) && int_at(index, a + k) == Some(c)
             })
     };
-    let row_ok: Vec<bool> = (0..blocks * BLOCK).map(regular_row).collect();
+    let regular: Vec<bool> = (0..blocks * BLOCK).map(regular_row).collect();
     let windows_inside = |q: usize| {
         band.iter().all(|o| {
             let start = (q * BLOCK) as i64 + o;
             start >= 0 && start + BLOCK as i64 <= x_len
         })
     };
-    let regular: Vec<bool> = (0..blocks)
+    let diagonal: Vec<bool> = (0..blocks)
         .map(|q| {
             windows_inside(q)
-                && row_ok[q * BLOCK..(q + 1) * BLOCK]
+                && regular[q * BLOCK..(q + 1) * BLOCK]
                     .iter()
                     .filter(|r| **r)
                     .count()
@@ -135,9 +136,9 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
         })
         .collect();
     let fixups: Vec<usize> = (0..blocks * BLOCK)
-        .filter(|&i| regular[i / BLOCK] && !row_ok[i])
+        .filter(|&i| diagonal[i / BLOCK] && !regular[i])
         .collect();
-    let count = regular.iter().filter(|r| **r).count();
+    let count = diagonal.iter().filter(|r| **r).count();
     if 2 * count < blocks {
         return None;
     }
@@ -149,14 +150,14 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
         .map(|(_, r)| {
             let src = &buffers[r.buffer];
             let mut dst = Buffer::zeroed(src.elem(), blocks * nd * BLOCK);
-            copy_diagonals(src, &mut dst, off, &regular, &row_ok, nd);
+            copy_diagonals(src, &mut dst, off, &diagonal, &regular, nd);
             dst
         })
         .collect();
     Some(DiagonalLayout {
         offsets: band,
         rows,
-        regular,
+        diagonal,
         fixups,
         values,
     })
@@ -168,20 +169,20 @@ fn copy_diagonals(
     src: &Buffer,
     dst: &mut Buffer,
     off: &Buffer,
+    diagonal: &[bool],
     regular: &[bool],
-    row_ok: &[bool],
     nd: usize,
 ) {
     fn copy<T: Copy>(
         s: &[T],
         d: &mut [T],
         off: &Buffer,
+        diagonal: &[bool],
         regular: &[bool],
-        row_ok: &[bool],
         nd: usize,
     ) {
-        for (q, _) in regular.iter().enumerate().filter(|(_, r)| **r) {
-            for r in (0..BLOCK).filter(|r| row_ok[q * BLOCK + r]) {
+        for (q, _) in diagonal.iter().enumerate().filter(|(_, r)| **r) {
+            for r in (0..BLOCK).filter(|r| regular[q * BLOCK + r]) {
                 let a = int_at(off, q * BLOCK + r).expect("a regular row's offset") as usize;
                 for k in 0..nd {
                     d[(q * nd + k) * BLOCK + r] = s[a + k];
@@ -190,12 +191,12 @@ fn copy_diagonals(
         }
     }
     match (src, dst) {
-        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, regular, row_ok, nd),
-        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, regular, row_ok, nd),
-        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, regular, row_ok, nd),
-        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, regular, row_ok, nd),
-        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, regular, row_ok, nd),
-        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, regular, row_ok, nd),
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, diagonal, regular, nd),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, diagonal, regular, nd),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, diagonal, regular, nd),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, diagonal, regular, nd),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, diagonal, regular, nd),
+        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, diagonal, regular, nd),
         _ => panic!("internal: a diagonal copy of another element type"),
     }
 }

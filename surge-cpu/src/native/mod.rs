@@ -706,14 +706,14 @@ impl NativeKernels {
             },
             s => s,
         };
-        let regular = |q: usize| l.regular.get(q).copied().unwrap_or(false);
+        let diagonal = |q: usize| l.diagonal.get(q).copied().unwrap_or(false);
         for_chunks::<CpuError>(pool, n.div_ceil(BLOCK), by_block, threads, &|blo, bhi| {
             let (b, d, o) = (bufs, dia, out);
             let mut q = blo;
             while q < bhi {
-                let kind = regular(q);
+                let kind = diagonal(q);
                 let mut e = q + 1;
-                while e < bhi && regular(e) == kind {
+                while e < bhi && diagonal(e) == kind {
                     e += 1;
                 }
                 // SAFETY: blocks `q..e` are a disjoint part of the output; diagonal blocks are
@@ -727,11 +727,19 @@ impl NativeKernels {
                 })?;
                 if kind {
                     // The irregular rows of these blocks, over the diag kernel's placeholders.
+                    // Consecutive ones (a grid row's last and the next one's first) in one call.
                     let first = l.fixups.partition_point(|&r| r < q * BLOCK);
                     let last = l.fixups.partition_point(|&r| r < e * BLOCK);
-                    for &r in &l.fixups[first..last] {
-                        // SAFETY: row `r` is inside blocks `q..e`.
-                        self.check(unsafe { elems(b.0, r, r + 1, o.0) })?;
+                    let rows = &l.fixups[first..last];
+                    let mut i = 0;
+                    while i < rows.len() {
+                        let mut j = i + 1;
+                        while j < rows.len() && rows[j] == rows[j - 1] + 1 {
+                            j += 1;
+                        }
+                        // SAFETY: rows `rows[i]..=rows[j - 1]` are inside blocks `q..e`.
+                        self.check(unsafe { elems(b.0, rows[i], rows[j - 1] + 1, o.0) })?;
+                        i = j;
                     }
                 }
                 q = e;

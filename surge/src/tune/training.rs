@@ -122,11 +122,16 @@ pub struct Measurement {
 
 impl Measurement {
     pub fn ok(variant: impl Into<String>, seconds: f64) -> Measurement {
+        Measurement::from_samples(variant, vec![seconds])
+    }
+
+    /// A success timed by `samples` (seconds), summarized by their median.
+    pub fn from_samples(variant: impl Into<String>, samples: Vec<f64>) -> Measurement {
         Measurement {
             variant: variant.into(),
             outcome: Outcome::Ok {
-                median_seconds: seconds,
-                samples_seconds: vec![seconds],
+                median_seconds: median(&samples),
+                samples_seconds: samples,
             },
             first_round_seconds: None,
             round_scale: None,
@@ -240,15 +245,7 @@ pub fn measure(
         (0..cfg.repetitions.max(1)).map(|_| s.sample()).collect()
     };
     match run() {
-        Ok(samples) => Measurement {
-            variant: variant.to_string(),
-            outcome: Outcome::Ok {
-                median_seconds: median(&samples),
-                samples_seconds: samples,
-            },
-            first_round_seconds: None,
-            round_scale: None,
-        },
+        Ok(samples) => Measurement::from_samples(variant, samples),
         Err(e) => Measurement::failed(variant, e),
     }
 }
@@ -319,15 +316,7 @@ fn measure_interleaved(
         .zip(samplers)
         .zip(samples)
         .map(|((v, s), samples)| match s {
-            Ok(_) => Measurement {
-                variant: v.clone(),
-                outcome: Outcome::Ok {
-                    median_seconds: median(&samples),
-                    samples_seconds: samples,
-                },
-                first_round_seconds: None,
-                round_scale: None,
-            },
+            Ok(_) => Measurement::from_samples(v.clone(), samples),
             Err(e) => Measurement::failed(v.clone(), e),
         })
         .collect()
