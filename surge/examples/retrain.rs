@@ -16,6 +16,7 @@
 //!   its S nearest training inputs before training (an experiment; it did not help).
 //! - `--knn K`: answer test queries with the least summed slowdown over the K nearest training
 //!   inputs directly (fixed K), among the classes, or among all variants with `--all`.
+//! - `--drop a,b`: train and query without these features (by name).
 //! - `-v`: list each own-run test input below 0.9 of its best.
 
 use surge::tune::model::{Model, ModelKind, SvmSearch};
@@ -57,6 +58,8 @@ fn main() {
     let smooth: usize = flag("--smooth").map_or(0, |s| s.parse().unwrap());
     let knn: usize = flag("--knn").map_or(0, |s| s.parse().unwrap());
     let all_variants = flag("--all").is_some();
+    let drop: Vec<String> =
+        flag("--drop").map_or(Vec::new(), |s| s.split(',').map(String::from).collect());
     let mut search = SvmSearch::default();
     let folds = flag("--folds");
     if let Some(k) = flag("--k") {
@@ -95,11 +98,18 @@ fn main() {
             .zip(&cov.labels)
             .filter_map(|(r, l)| l.clone().map(|l| (r, l)))
             .unzip();
-        let x: Vec<Vec<f64>> = used.iter().map(|r| r.features.clone()).collect();
+        let names = &store.model.feature_names;
+        let keep: Vec<usize> = (0..names.len())
+            .filter(|&j| !drop.contains(&names[j]))
+            .collect();
+        let project = |f: &[f64]| -> Vec<f64> { keep.iter().map(|&j| f[j]).collect() };
+        let kept_names: Vec<String> = keep.iter().map(|&j| names[j].clone()).collect();
+        let kept_log: Vec<bool> = keep.iter().map(|&j| store.model.scaler.log[j]).collect();
+        let x: Vec<Vec<f64>> = used.iter().map(|r| project(&r.features)).collect();
         let perf = |i: usize, v: &str| {
             time(&used[i].measurements, v).map_or(0.0, |t| best(&used[i].measurements) / t)
         };
-        let scaler = surge::tune::model::Scaler::fit(&x, &store.model.scaler.log);
+        let scaler = surge::tune::model::Scaler::fit(&x, &kept_log);
         let xs: Vec<Vec<f64>> = x.iter().map(|r| scaler.transform(r)).collect();
         let near = |q: &[f64], k: usize| -> Vec<usize> {
             let mut d: Vec<(f64, usize)> = xs
@@ -138,8 +148,8 @@ fn main() {
         let t = std::time::Instant::now();
         let m = Model::train_measured(
             kind,
-            &store.model.feature_names,
-            &store.model.scaler.log,
+            &kept_names,
+            &kept_log,
             &x,
             &y,
             &search,
@@ -152,10 +162,10 @@ fn main() {
             for t in tests {
                 let knn_pick;
                 let pick = if knn > 0 {
-                    knn_pick = choose(&near(&scaler.transform(&t.features), knn));
+                    knn_pick = choose(&near(&scaler.transform(&project(&t.features)), knn));
                     knn_pick.as_str()
                 } else {
-                    m.predict(&t.features)
+                    m.predict(&project(&t.features))
                 };
                 let p = time(&t.measurements, pick).map_or(1e-3, |s| best(&t.measurements) / s);
                 logs += p.ln();

@@ -92,6 +92,21 @@ fn learns_planted_rule(kind: ModelKind) {
         );
     }
     let eval = report::evaluate(&tuned, &backend, &test, &opts.training, &mut |_, _| {}).unwrap();
+    // Scored from the confirmation round: the exhaustive pick, the tuned pick and the default
+    // timed afresh.
+    for r in &eval.results {
+        assert!(
+            !r.confirmation.is_empty() && r.confirmation.len() <= 3,
+            "{}",
+            r.name
+        );
+        assert_eq!(r.confirmation[0].variant, r.best.clone().unwrap());
+        let t = r.tuned_vs_best.unwrap();
+        assert!(t <= 1.0 && r.tuned_vs_best_unconfirmed.unwrap() <= 1.0);
+        if r.best.as_deref() == Some(r.tuned.as_str()) {
+            assert_eq!(t, 1.0, "{}", r.name);
+        }
+    }
     assert!(
         eval.exact_accuracy >= 0.99,
         "{kind:?}: {}",
@@ -545,6 +560,62 @@ fn samples_are_batched_and_contenders_retimed_interleaved() {
             .unwrap()
             .first_round_seconds
             .is_some()
+    );
+}
+
+#[test]
+fn the_confirmation_round_times_the_picks_afresh() {
+    use surge::tune::training::{best, confirm, measure_all};
+    let input = TuneInput::sized(App::Reduce, 100).unwrap();
+    let variants = Drifting::default().variants(&input).unwrap();
+    let cfg = TrainingConfig {
+        warmup: 1,
+        repetitions: 3,
+        min_sample_time: Duration::ZERO,
+        retime_within: -1.0,
+        ..TrainingConfig::default()
+    };
+    // The exhaustive round sees `lucky` at its lucky 90 µs...
+    let b = Drifting::default();
+    let ms = measure_all(&b, &input, &variants, &cfg, &[], &mut |_, _| {});
+    assert_eq!(best(&ms), Some("lucky"));
+    assert_eq!(ms[1].seconds(), Some(90e-6));
+    // ...so a pick of `steady` would score 0.9 against it. Timed afresh, interleaved, the
+    // pick is what it is now: 120 µs against steady's 100.
+    for _ in 0..40 {
+        b.run_once(&input, "lucky").unwrap();
+    }
+    let before = b.log.lock().unwrap().len();
+    let c = confirm(&b, &input, &["lucky", "steady"], &cfg, 5);
+    assert_eq!(c.len(), 2);
+    assert_eq!(
+        (c[0].variant.as_str(), c[0].seconds()),
+        ("lucky", Some(120e-6))
+    );
+    assert_eq!(
+        (c[1].variant.as_str(), c[1].seconds()),
+        ("steady", Some(100e-6))
+    );
+    let log = b.log.lock().unwrap()[before..].to_vec();
+    // One warm-up each, then five rotated rounds.
+    assert_eq!(
+        log,
+        [
+            "lucky", "steady", "lucky", "steady", "steady", "lucky", "lucky", "steady", "steady",
+            "lucky", "lucky", "steady"
+        ]
+    );
+    // A variant that fails (here: times out) is recorded with its reason, not dropped.
+    let strict = TrainingConfig {
+        timeout: Duration::from_micros(500),
+        ..cfg
+    };
+    let c = confirm(&b, &input, &["steady", "slow"], &strict, 3);
+    assert_eq!(c[0].seconds(), Some(100e-6));
+    assert!(
+        matches!(&c[1].outcome, surge::tune::training::Outcome::Failed { reason } if reason.contains("timed out")),
+        "{:?}",
+        c[1]
     );
 }
 

@@ -282,6 +282,8 @@ struct CompiledPair {
 
 /// Kernel values a query keeps on the stack (more distinct support vectors: one allocation).
 const STACK_POINTS: usize = 256;
+/// Decision values a query keeps on the stack (up to 16 classes' one-vs-one pairs).
+const STACK_PAIRS: usize = 120;
 
 impl CompiledSvm {
     /// Flattens fitted pairs; None when they are not all Gaussian-kernel SVMs of one width
@@ -376,13 +378,36 @@ impl CompiledSvm {
             let d2: f64 = p.iter().zip(x).map(|(a, b)| (*a - *b) * (*a - *b)).sum();
             *ki = (-d2 / self.eps).exp();
         }
+        // Votes first; the logistic confidences (one `exp` per pair) only break a tie in
+        // votes, so they are computed only then. The same answer as `tally` + `pick_vote`.
+        let mut dstack = [0.0f64; STACK_PAIRS];
+        let mut dheap = Vec::new();
+        let dv = zeroed_scratch(&mut dstack, &mut dheap, self.pairs.len());
+        let mut votes = [0u32; STACK_CLASSES];
+        for (p, d) in self.pairs.iter().zip(dv.iter_mut()) {
+            *d = p.terms.iter().map(|&(i, a)| k[i as usize] * a).sum::<f64>() - p.rho;
+            if *d >= 0.0 {
+                votes[p.a] += 1;
+            } else {
+                votes[p.b] += 1;
+            }
+        }
+        let top = votes[..classes].iter().copied().max().unwrap_or(0);
+        let mut leaders = votes[..classes]
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v == top);
+        if let (Some((c, _)), None) = (leaders.next(), leaders.next()) {
+            return Some(c);
+        }
         let mut votes = [0u32; STACK_CLASSES];
         let mut conf = [0.0f64; STACK_CLASSES];
         let mut seen = [0u32; STACK_CLASSES];
-        let decisions = self.pairs.iter().map(|p| {
-            let dv = p.terms.iter().map(|&(i, a)| k[i as usize] * a).sum::<f64>() - p.rho;
-            (p.a, p.b, dv)
-        });
+        let decisions = self
+            .pairs
+            .iter()
+            .zip(dv.iter())
+            .map(|(p, d)| (p.a, p.b, *d));
         tally(decisions, &mut votes, &mut conf, &mut seen);
         Some(pick_vote(
             &votes[..classes],

@@ -23,17 +23,30 @@ pub struct TestResult {
     pub best_seconds: Option<f64>,
     pub default_seconds: Option<f64>,
     pub reference_seconds: Option<f64>,
-    /// best / tuned time (1 = the tuned choice is the fastest).
+    /// best / tuned time, at most 1 (1 = the tuned choice is as fast as exhaustive search's).
+    /// From the confirmation round when there is one.
     pub tuned_vs_best: Option<f64>,
+    /// The same from the exhaustive rounds alone (where the best time is the least of many
+    /// noisy times, so biased low: see [`training::confirm`]).
+    pub tuned_vs_best_unconfirmed: Option<f64>,
     pub warnings: Vec<String>,
+    /// The exhaustive rounds: every variant.
     pub measurements: Vec<Measurement>,
+    /// The confirmation round: the exhaustive pick, the tuned pick and the default timed
+    /// afresh, interleaved (empty when `confirm_rounds` is 0). The `*_seconds` above come from
+    /// it where it succeeded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub confirmation: Vec<Measurement>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Evaluation {
     pub results: Vec<TestResult>,
-    /// Geometric mean over test inputs of best time / tuned-choice time.
+    /// Geometric mean over test inputs of best time / tuned-choice time (each at most 1),
+    /// from the confirmation round when there is one.
     pub tuned_vs_exhaustive: f64,
+    /// The same from the exhaustive rounds alone (biased low, see [`TestResult::tuned_vs_best_unconfirmed`]).
+    pub tuned_vs_exhaustive_unconfirmed: f64,
     /// The same for the default variant.
     pub default_vs_exhaustive: f64,
     /// Fraction of test inputs where the tuned choice is the fastest variant.
@@ -53,7 +66,10 @@ fn geomean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Times every variant on each test input and compares the tuned choice with the best.
-/// A tuned choice that fails on an input counts with the default variant's time (what a
+/// Exhaustive search's pick, the tuned choice and the default are then timed afresh in a
+/// confirmation round (`cfg.confirm_rounds`, see [`training::confirm`]), and the scores use
+/// those times, each ratio capped at 1 (a tuned choice that comes out faster than exhaustive
+/// search's pick counts as equal). A tuned choice that fails on an input counts with the default variant's time (what a
 /// careful run time would fall back to) and is flagged in `warnings`.
 pub fn evaluate(
     tuned: &Tuned<'_>,
@@ -78,13 +94,42 @@ pub fn evaluate(
         // best and tuned times come from the same round.
         let always = [sel.variant.as_str(), default.as_str()];
         let measurements = training::measure_all(backend, input, &variants, cfg, &always, step);
-        let time_of = |v: &str| {
+        let round_time = |v: &str| {
             measurements
                 .iter()
                 .find(|m| m.variant == v)
                 .and_then(|m| m.seconds())
         };
         let best = training::best(&measurements).map(String::from);
+        let unconfirmed = best
+            .as_deref()
+            .and_then(round_time)
+            .zip(round_time(&sel.variant))
+            .map(|(b, t)| (b / t).min(1.0));
+        let confirmation = match &best {
+            Some(b) if cfg.confirm_rounds > 0 => {
+                let mut names = vec![b.as_str()];
+                for v in [sel.variant.as_str(), default.as_str()] {
+                    if !names.contains(&v) && round_time(v).is_some() {
+                        names.push(v);
+                    }
+                }
+                training::confirm(backend, input, &names, cfg, cfg.confirm_rounds)
+            }
+            _ => Vec::new(),
+        };
+        // Confirmed times where the confirmation succeeded (for all three, else none: one
+        // failing there, e.g. a timeout under load, leaves the exhaustive rounds' times).
+        let confirmed =
+            !confirmation.is_empty() && confirmation.iter().all(|m| m.seconds().is_some());
+        let time_of = |v: &str| {
+            if confirmed {
+                if let Some(m) = confirmation.iter().find(|m| m.variant == v) {
+                    return m.seconds();
+                }
+            }
+            round_time(v)
+        };
         let best_seconds = best.as_deref().and_then(time_of);
         let default_seconds = time_of(&default);
         let mut warnings = sel.warnings.clone();
@@ -107,7 +152,10 @@ pub fn evaluate(
             features,
             work: input.work(),
             tuned: sel.variant,
-            tuned_vs_best: best_seconds.zip(tuned_seconds).map(|(b, t)| b / t),
+            tuned_vs_best: best_seconds
+                .zip(tuned_seconds)
+                .map(|(b, t)| (b / t).min(1.0)),
+            tuned_vs_best_unconfirmed: unconfirmed,
             best,
             default,
             tuned_seconds,
@@ -116,6 +164,7 @@ pub fn evaluate(
             reference_seconds,
             warnings,
             measurements,
+            confirmation,
         });
     }
     let n = results.len() as f64;
@@ -125,10 +174,15 @@ pub fn evaluate(
         .collect();
     Ok(Evaluation {
         tuned_vs_exhaustive: geomean(scored.iter().map(|r| r.tuned_vs_best.unwrap_or(0.0))),
+        tuned_vs_exhaustive_unconfirmed: geomean(scored.iter().map(|r| {
+            r.tuned_vs_best_unconfirmed
+                .or(r.tuned_vs_best)
+                .unwrap_or(0.0)
+        })),
         default_vs_exhaustive: geomean(scored.iter().map(|r| {
             r.best_seconds
                 .zip(r.default_seconds)
-                .map_or(0.0, |(b, d)| b / d)
+                .map_or(0.0, |(b, d)| (b / d).min(1.0))
         })),
         exact_accuracy: scored
             .iter()
@@ -304,7 +358,13 @@ mod plot {
             .map_err(|x| e(&x))?;
         let mut all = Vec::new();
         for (i, r) in eval.results.iter().enumerate() {
-            if let Some(b) = r.best_seconds {
+            // Relative to the exhaustive rounds' own best, so every dot is at most 1.
+            let b = r
+                .measurements
+                .iter()
+                .filter_map(|m| m.seconds())
+                .fold(f64::INFINITY, f64::min);
+            if b.is_finite() {
                 for m in &r.measurements {
                     if let Some(t) = m.seconds() {
                         all.push((i as f64, b / t));

@@ -48,6 +48,11 @@ pub struct TrainingConfig {
     /// speed were common). Off in stores written before it existed.
     #[serde(default)]
     pub interleaved: bool,
+    /// Evaluation only: interleaved samples per variant of the confirmation round, which times
+    /// the exhaustive search's pick, the tuned pick and the default afresh (see
+    /// [`confirm`]); 0 skips it. Unused in training.
+    #[serde(default)]
+    pub confirm_rounds: usize,
 }
 
 fn no_retime() -> f64 {
@@ -65,6 +70,7 @@ impl Default for TrainingConfig {
             retime_rounds: 7,
             retime_max: 16,
             interleaved: true,
+            confirm_rounds: 9,
         }
     }
 }
@@ -81,6 +87,7 @@ impl TrainingConfig {
             retime_rounds: 0,
             retime_max: 0,
             interleaved: false,
+            confirm_rounds: 0,
         }
     }
 
@@ -290,34 +297,17 @@ fn measure_interleaved(
     cfg: &TrainingConfig,
     step: &mut dyn FnMut(&str, &str),
 ) -> Vec<Measurement> {
-    let n = variants.len();
-    let mut samplers: Vec<std::result::Result<Sampler<'_>, String>> = variants
-        .iter()
-        .map(|v| Sampler::start(backend, input, v, cfg))
-        .collect();
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let names: Vec<&str> = variants.iter().map(String::as_str).collect();
     let reps = cfg.repetitions.max(1);
-    for pass in 0..reps {
-        for k in 0..n {
-            let j = (k + pass) % n;
-            if let Ok(s) = &samplers[j] {
-                match s.sample() {
-                    Ok(t) => samples[j].push(t),
-                    Err(e) => samplers[j] = Err(e),
-                }
-            }
-            if pass + 1 == reps {
-                step(&input.name, &variants[j]);
-            }
-        }
-    }
-    variants
+    let samples = interleave(backend, input, &names, cfg, reps, &mut |j| {
+        step(&input.name, names[j])
+    });
+    names
         .iter()
-        .zip(samplers)
         .zip(samples)
-        .map(|((v, s), samples)| match s {
-            Ok(_) => Measurement::from_samples(v.clone(), samples),
-            Err(e) => Measurement::failed(v.clone(), e),
+        .map(|(v, s)| match s {
+            Ok(samples) => Measurement::from_samples(*v, samples),
+            Err(e) => Measurement::failed(*v, e),
         })
         .collect()
 }
@@ -356,34 +346,19 @@ fn retime(
                 .expect("ranked from ms")
         })
         .collect();
-    let names: Vec<String> = idx.iter().map(|&i| ms[i].variant.clone()).collect();
-    let mut samplers: Vec<Option<Sampler<'_>>> = names
-        .iter()
-        .map(|v| Sampler::start(backend, input, v, cfg).ok())
-        .collect();
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); idx.len()];
-    let n = idx.len();
-    for round in 0..cfg.retime_rounds {
-        // Rotated each round, so no contender always runs first (or right after another).
-        for k in 0..n {
-            let j = (k + round) % n;
-            if let Some(s) = &samplers[j] {
-                match s.sample() {
-                    Ok(t) => samples[j].push(t),
-                    // Failed now but not before (e.g. a timeout under load): keep round one.
-                    Err(_) => samplers[j] = None,
-                }
-            }
-        }
-    }
+    let names: Vec<&str> = idx.iter().map(|&i| ms[i].variant.as_str()).collect();
+    let mut samples = interleave(backend, input, &names, cfg, cfg.retime_rounds, &mut |_| {});
     // The second round decides the contenders' order; its level is brought back to the first
     // round's (the median ratio over the contenders), so load drifting between the rounds
-    // neither promotes nor buries the variants that were not re-timed.
+    // neither promotes nor buries the variants that were not re-timed. A contender that fails
+    // now but not before (e.g. a timeout under load) keeps its round-one time.
     let done: Vec<(usize, usize, f64)> = idx
         .iter()
         .enumerate()
-        .filter(|(j, _)| samplers[*j].is_some() && !samples[*j].is_empty())
-        .map(|(j, &i)| (j, i, median(&samples[j])))
+        .filter_map(|(j, &i)| match &samples[j] {
+            Ok(s) if !s.is_empty() => Some((j, i, median(s))),
+            _ => None,
+        })
         .collect();
     let ratios: Vec<f64> = done
         .iter()
@@ -399,11 +374,83 @@ fn retime(
         let first = ms[i].seconds();
         ms[i].outcome = Outcome::Ok {
             median_seconds: m * level,
-            samples_seconds: std::mem::take(&mut samples[j]),
+            samples_seconds: samples[j].as_mut().map(std::mem::take).unwrap_or_default(),
         };
         ms[i].first_round_seconds = first;
         ms[i].round_scale = Some(level);
     }
+}
+
+/// `rounds` interleaved samples of each of `names` on `input`, after a warm-up of each:
+/// round-robin, rotated each round so no variant always runs first (or right after another),
+/// so a burst of load hits them alike. A variant that fails is not run again; its reason is
+/// kept. `done(j)` is called once per variant, in the last round, after its turn.
+fn interleave(
+    backend: &dyn TuningBackend,
+    input: &TuneInput,
+    names: &[&str],
+    cfg: &TrainingConfig,
+    rounds: usize,
+    done: &mut dyn FnMut(usize),
+) -> Vec<std::result::Result<Vec<f64>, String>> {
+    let mut samplers: Vec<std::result::Result<Sampler<'_>, String>> = names
+        .iter()
+        .map(|v| Sampler::start(backend, input, v, cfg))
+        .collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let n = names.len();
+    for round in 0..rounds {
+        for k in 0..n {
+            let j = (k + round) % n;
+            if let Ok(s) = &samplers[j] {
+                match s.sample() {
+                    Ok(t) => samples[j].push(t),
+                    Err(e) => samplers[j] = Err(e),
+                }
+            }
+            if round + 1 == rounds {
+                done(j);
+            }
+        }
+    }
+    samplers
+        .into_iter()
+        .zip(samples)
+        .map(|(s, v)| s.map(|_| v))
+        .collect()
+}
+
+/// The confirmation round of an evaluation: `names` (the exhaustive search's pick, the tuned
+/// pick, the default) timed afresh, interleaved, for `rounds` samples each.
+///
+/// Why: the exhaustive search's best time is the minimum over many noisy times, so it is
+/// biased low (the winner's curse: with a few percent of noise per median, the least of 16
+/// equally fast contenders comes out several percent faster than any one of them re-timed),
+/// and a tuned pick that is just as fast would score below 1. Fresh samples of the pick
+/// itself are not selected on, so they carry no such bias.
+pub fn confirm(
+    backend: &dyn TuningBackend,
+    input: &TuneInput,
+    names: &[&str],
+    cfg: &TrainingConfig,
+    rounds: usize,
+) -> Vec<Measurement> {
+    names
+        .iter()
+        .zip(interleave(
+            backend,
+            input,
+            names,
+            cfg,
+            rounds.max(1),
+            &mut |_| {},
+        ))
+        .map(|(v, r)| match r {
+            Ok(s) if !s.is_empty() => Measurement::from_samples(*v, s),
+            Ok(_) => Measurement::failed(*v, "no sample"),
+            Err(e) => Measurement::failed(*v, e),
+        })
+        .collect()
 }
 
 /// The fastest successful variant, and the second fastest (for margins), if any succeeded.
