@@ -436,6 +436,7 @@ fn near_ties_are_labelled_by_the_set_cover() {
             })
             .collect(),
         best: None,
+        disturbance: Default::default(),
     };
     let records = vec![
         rec(&[("a", Some(1.00)), ("b", Some(1.01)), ("c", Some(2.0))]),
@@ -617,6 +618,67 @@ fn the_confirmation_round_times_the_picks_afresh() {
         "{:?}",
         c[1]
     );
+}
+
+/// A backend whose machine has 1000 s of CPU time stolen by the first reading after the first.
+#[derive(Debug, Default)]
+struct Stolen {
+    reads: std::sync::atomic::AtomicUsize,
+    runs: std::sync::atomic::AtomicUsize,
+}
+impl TuningBackend for Stolen {
+    fn platform(&self) -> String {
+        "test:stolen".into()
+    }
+    fn variants(&self, _: &TuneInput) -> surge::Result<Vec<String>> {
+        Ok(vec!["a".into()])
+    }
+    fn run_once(&self, _: &TuneInput, _: &str) -> Result<Duration, String> {
+        self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Duration::from_micros(100))
+    }
+    fn default_variant(&self, _: &TuneInput) -> surge::Result<String> {
+        Ok("a".into())
+    }
+    fn stolen(&self) -> Option<(Duration, usize)> {
+        let r = self
+            .reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some((Duration::from_secs(if r == 0 { 0 } else { 1000 }), 2))
+    }
+}
+
+#[test]
+fn a_measurement_during_steal_is_repeated_and_its_steal_recorded() {
+    use std::sync::atomic::Ordering;
+    use surge::tune::training::{guarded, measure_all};
+    let input = TuneInput::sized(App::Reduce, 100).unwrap();
+    let cfg = TrainingConfig::single_runs(1, 3, Duration::from_secs(10));
+    let measure = |b: &Stolen, cfg: &TrainingConfig| {
+        guarded(b, cfg, || {
+            measure_all(b, &input, &["a".into()], cfg, &[], &mut |_, _| {})
+        })
+    };
+    // Off (the single-runs configuration): measured once, the steal recorded.
+    let b = Stolen::default();
+    let (ms, d) = measure(&b, &cfg);
+    assert_eq!((d.discarded, b.runs.load(Ordering::Relaxed)), (0, 4));
+    assert!(d.steal.unwrap() > 1.0, "{d:?}");
+    assert_eq!(ms[0].seconds(), Some(100e-6));
+    // On: the first attempt is discarded, the second (no steal) kept.
+    let on = TrainingConfig {
+        max_steal: 0.02,
+        steal_attempts: 3,
+        ..cfg
+    };
+    let b = Stolen::default();
+    let (_, d) = measure(&b, &on);
+    assert_eq!((d.discarded, d.steal), (1, Some(0.0)));
+    assert_eq!(b.runs.load(Ordering::Relaxed), 8);
+    // A backend that cannot tell (the simulated one): measured once, steal unknown.
+    let sim = SimulatedBackend::planted(App::Reduce);
+    let (_, d) = guarded(&sim, &on, || ());
+    assert_eq!((d.discarded, d.steal), (0, None));
 }
 
 #[test]

@@ -14,8 +14,8 @@ use surge::tune::inputs::{self, Scale, Set};
 use surge::tune::model::Classifier;
 use surge::tune::simulated::SimulatedBackend;
 use surge::tune::{
-    FeatureSet, Outcome, Progress, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend,
-    report, store,
+    Disturbance, FeatureSet, Outcome, Progress, TrainingConfig, TuneInput, TuneOptions, Tuned,
+    TuningBackend, report, store,
 };
 
 #[derive(Debug, clap::Args)]
@@ -90,6 +90,20 @@ pub struct TuneArgs {
     /// noisy times and so biased low; both figures are reported).
     #[arg(long, value_name = "N", default_value_t = 9)]
     pub confirm_rounds: usize,
+    /// Repeat an input's measurement when more than this fraction of the machine's CPU time
+    /// was stolen by other guests of the hypervisor during it (Linux `/proc/stat` steal; on a
+    /// shared VM it comes in episodes that make 2-thread variants look several times slower);
+    /// negative: never.
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value_t = 0.02,
+        allow_negative_numbers = true
+    )]
+    pub max_steal: f64,
+    /// Attempts per input under --max-steal (the last is kept, with its steal recorded).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub steal_attempts: usize,
     /// Untimed warm-up runs per variant and input.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -111,6 +125,16 @@ pub struct TuneArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Inputs re-measured for steal, the largest steal kept, and the inputs kept over the limit.
+fn disturbance_summary(d: impl Iterator<Item = Disturbance>) -> serde_json::Value {
+    let d: Vec<Disturbance> = d.collect();
+    json!({
+        "inputs_remeasured": d.iter().filter(|x| x.discarded > 0).count(),
+        "attempts_discarded": d.iter().map(|x| x.discarded).sum::<usize>(),
+        "max_steal_kept": d.iter().filter_map(|x| x.steal).fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s)))),
+    })
 }
 
 fn usage(m: impl Into<String>) -> CliError {
@@ -246,6 +270,8 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             retime_max: args.retime_max,
             interleaved: !args.back_to_back,
             confirm_rounds: args.confirm_rounds,
+            max_steal: args.max_steal,
+            steal_attempts: args.steal_attempts,
         },
         incremental: args.incremental.then_some(IncrementalStop {
             iterations: args.iterations,
@@ -355,6 +381,10 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         "test_inputs": test.len(),
         "tuned_vs_exhaustive": eval.tuned_vs_exhaustive,
         "tuned_vs_exhaustive_unconfirmed": eval.tuned_vs_exhaustive_unconfirmed,
+        "disturbance": {
+            "training": disturbance_summary(store.inputs.iter().map(|r| r.disturbance)),
+            "test": disturbance_summary(eval.results.iter().map(|r| r.disturbance)),
+        },
         "default_vs_exhaustive": eval.default_vs_exhaustive,
         "exact_accuracy": eval.exact_accuracy,
         "mean_feature_us": eval.mean_feature_us,
@@ -423,6 +453,18 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             eval.default_vs_exhaustive * 100.0,
             eval.exact_accuracy * 100.0
         );
+        for (set, d) in [
+            ("training", &summary["disturbance"]["training"]),
+            ("test", &summary["disturbance"]["test"]),
+        ] {
+            if let Some(m) = d["max_steal_kept"].as_f64() {
+                println!(
+                    "  steal ({set}): {} inputs re-measured, largest steal kept {:.1}%",
+                    d["inputs_remeasured"],
+                    m * 100.0
+                );
+            }
+        }
         if let Some(s) = &selection {
             println!(
                 "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs, select beyond the features {:.2} µs",

@@ -227,6 +227,7 @@ mod tests {
                 })
                 .collect(),
             best: None,
+            disturbance: Default::default(),
         }
     }
 

@@ -126,8 +126,57 @@ impl TuningBackend for CpuBackend {
         Some(run())
     }
 
+    /// Linux: the `steal` column of `/proc/stat`'s `cpu` line (USER_HZ ticks, 100 per second
+    /// on every Linux architecture Surge builds for), over the `cpuN` lines' count.
+    fn stolen(&self) -> Option<(Duration, usize)> {
+        proc_stat_steal(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
     fn default_variant(&self, input: &TuneInput) -> Result<String> {
         let k = self.kernels(input).map_err(crate::SurgeError::Tune)?;
         Ok(k.default_variant().id())
+    }
+}
+
+/// The machine's steal time and CPU count from the text of `/proc/stat`.
+fn proc_stat_steal(stat: &str) -> Option<(Duration, usize)> {
+    const USER_HZ: u64 = 100;
+    let mut lines = stat.lines();
+    let total = lines.next()?;
+    let mut fields = total.split_whitespace();
+    if fields.next()? != "cpu" {
+        return None;
+    }
+    // user nice system idle iowait irq softirq steal
+    let steal: u64 = fields.nth(7)?.parse().ok()?;
+    let cpus = lines
+        .filter(|l| {
+            l.strip_prefix("cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count();
+    (cpus > 0).then(|| (Duration::from_millis(steal * 1000 / USER_HZ), cpus))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steal_is_read_from_proc_stat() {
+        let stat = "cpu  4871828 210942 312031 1901913 20587 0 3755 89140 0 0\n\
+                    cpu0 2381565 100888 147870 1021001 6537 0 1560 45206 0 0\n\
+                    cpu1 2490262 110054 164160 880911 14050 0 2195 43934 0 0\n\
+                    intr 1 2 3\n";
+        assert_eq!(
+            proc_stat_steal(stat),
+            Some((Duration::from_millis(891_400), 2))
+        );
+        assert_eq!(proc_stat_steal("cpu 1 2 3\n"), None);
+        assert_eq!(proc_stat_steal(""), None);
+        // This machine's, where there is one.
+        if let Ok(s) = std::fs::read_to_string("/proc/stat") {
+            assert!(proc_stat_steal(&s).is_some());
+        }
     }
 }

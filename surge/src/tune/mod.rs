@@ -40,7 +40,7 @@ pub use features::{FeatureSet, FeatureValues};
 pub use model::{Model, ModelKind, SvmSearch};
 pub use select::{Selection, Tuned, execute_tuned};
 pub use store::{StoreKey, TuningStore};
-pub use training::{Measurement, Outcome, TrainingConfig};
+pub use training::{Disturbance, Measurement, Outcome, TrainingConfig};
 pub use tuner::{Progress, TuneOptions, labels, tune};
 
 use crate::apps::{App, AppInput, BuiltApp, MatrixShape};
@@ -148,6 +148,12 @@ pub trait TuningBackend {
     }
     /// The variant used when no model is available (no store, corrupt store, mismatched key).
     fn default_variant(&self, input: &TuneInput) -> Result<String>;
+    /// CPU time taken from this machine by others so far (a hypervisor's *steal* time, summed
+    /// over its CPUs) and the CPU count. A measurement during which it grows was disturbed
+    /// (see [`TrainingConfig::max_steal`]). None where unknown (the default).
+    fn stolen(&self) -> Option<(Duration, usize)> {
+        None
+    }
     /// The time of a vendor reference (MKL, cuSPARSE) on this input, if the backend has one.
     fn reference(&self, _input: &TuneInput) -> Option<std::result::Result<Duration, String>> {
         None

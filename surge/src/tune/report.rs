@@ -37,6 +37,8 @@ pub struct TestResult {
     /// it where it succeeded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub confirmation: Vec<Measurement>,
+    /// How disturbed the measurement was (steal by other guests, attempts discarded for it).
+    pub disturbance: training::Disturbance,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,7 +95,28 @@ pub fn evaluate(
         // The tuned choice and the default are re-timed with the contenders, interleaved, so
         // best and tuned times come from the same round.
         let always = [sel.variant.as_str(), default.as_str()];
-        let measurements = training::measure_all(backend, input, &variants, cfg, &always, step);
+        // The exhaustive rounds and the confirmation are one measurement for the steal guard.
+        let ((measurements, confirmation), disturbance) = training::guarded(backend, cfg, || {
+            let measurements = training::measure_all(backend, input, &variants, cfg, &always, step);
+            let ran = |v: &str| {
+                measurements
+                    .iter()
+                    .any(|m| m.variant == v && m.seconds().is_some())
+            };
+            let confirmation = match training::best(&measurements) {
+                Some(b) if cfg.confirm_rounds > 0 => {
+                    let mut names = vec![b];
+                    for v in [sel.variant.as_str(), default.as_str()] {
+                        if !names.contains(&v) && ran(v) {
+                            names.push(v);
+                        }
+                    }
+                    training::confirm(backend, input, &names, cfg, cfg.confirm_rounds)
+                }
+                _ => Vec::new(),
+            };
+            (measurements, confirmation)
+        });
         let round_time = |v: &str| {
             measurements
                 .iter()
@@ -106,18 +129,6 @@ pub fn evaluate(
             .and_then(round_time)
             .zip(round_time(&sel.variant))
             .map(|(b, t)| (b / t).min(1.0));
-        let confirmation = match &best {
-            Some(b) if cfg.confirm_rounds > 0 => {
-                let mut names = vec![b.as_str()];
-                for v in [sel.variant.as_str(), default.as_str()] {
-                    if !names.contains(&v) && round_time(v).is_some() {
-                        names.push(v);
-                    }
-                }
-                training::confirm(backend, input, &names, cfg, cfg.confirm_rounds)
-            }
-            _ => Vec::new(),
-        };
         // Confirmed times where the confirmation succeeded (for all three, else none: one
         // failing there, e.g. a timeout under load, leaves the exhaustive rounds' times).
         let confirmed =
@@ -165,6 +176,7 @@ pub fn evaluate(
             warnings,
             measurements,
             confirmation,
+            disturbance,
         });
     }
     let n = results.len() as f64;

@@ -60,6 +60,9 @@ pub struct InputRecord {
     pub measurements: Vec<Measurement>,
     /// The fastest successful variant (None if every variant failed; then not trained on).
     pub best: Option<String>,
+    /// How disturbed the measurement was (steal by other guests, attempts discarded for it).
+    #[serde(default)]
+    pub disturbance: super::training::Disturbance,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

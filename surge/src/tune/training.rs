@@ -53,6 +53,21 @@ pub struct TrainingConfig {
     /// [`confirm`]); 0 skips it. Unused in training.
     #[serde(default)]
     pub confirm_rounds: usize,
+    /// An input's measurement during which more than this fraction of the machine's CPU time
+    /// was stolen by others ([`TuningBackend::stolen`]: a hypervisor running another guest on
+    /// our cores) is discarded and repeated after a pause; negative disables. On the shared
+    /// 2-core VMs this was built on, steal comes in episodes of seconds at 20-30%, and during
+    /// one a 2-thread variant measured 4× slower than it is.
+    #[serde(default = "no_guard")]
+    pub max_steal: f64,
+    /// Attempts per input under `max_steal`; the last is kept whatever its steal (and the
+    /// steal is recorded with it).
+    #[serde(default)]
+    pub steal_attempts: usize,
+}
+
+fn no_guard() -> f64 {
+    -1.0
 }
 
 fn no_retime() -> f64 {
@@ -71,6 +86,8 @@ impl Default for TrainingConfig {
             retime_max: 16,
             interleaved: true,
             confirm_rounds: 9,
+            max_steal: 0.02,
+            steal_attempts: 4,
         }
     }
 }
@@ -88,12 +105,64 @@ impl TrainingConfig {
             retime_max: 0,
             interleaved: false,
             confirm_rounds: 0,
+            max_steal: no_guard(),
+            steal_attempts: 1,
         }
     }
 
     fn retimes(&self) -> bool {
         self.retime_within >= 0.0 && self.retime_rounds > 0 && self.retime_max > 0
     }
+}
+
+/// How disturbed the kept measurement of one input was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Disturbance {
+    /// Fraction of the machine's CPU time stolen by others while it was measured (None:
+    /// unknown on this backend, or a store written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<f64>,
+    /// Earlier attempts discarded for a steal over [`TrainingConfig::max_steal`].
+    #[serde(default)]
+    pub discarded: usize,
+}
+
+/// Runs `work` (the measurement of one input) and repeats it, after a pause of a second per
+/// discarded attempt, while the machine's steal during it exceeds `cfg.max_steal`, up to
+/// `cfg.steal_attempts` attempts; returns the kept result and its [`Disturbance`].
+pub fn guarded<T>(
+    backend: &dyn TuningBackend,
+    cfg: &TrainingConfig,
+    mut work: impl FnMut() -> T,
+) -> (T, Disturbance) {
+    let guard = cfg.max_steal >= 0.0;
+    let attempts = if guard { cfg.steal_attempts.max(1) } else { 1 };
+    let mut discarded = 0;
+    loop {
+        let before = backend.stolen();
+        let t = std::time::Instant::now();
+        let out = work();
+        let steal = steal_fraction(before, backend.stolen(), t.elapsed());
+        let over = guard && steal.is_some_and(|f| f > cfg.max_steal);
+        if !over || discarded + 1 >= attempts {
+            return (out, Disturbance { steal, discarded });
+        }
+        discarded += 1;
+        // Steal only accrues while we want the CPU, so a quiet spell cannot be watched for
+        // while idle; the next attempt is the check.
+        std::thread::sleep(Duration::from_secs(discarded as u64));
+    }
+}
+
+/// Stolen CPU time between two readings over the CPU time the machine had in `wall`.
+fn steal_fraction(
+    before: Option<(Duration, usize)>,
+    after: Option<(Duration, usize)>,
+    wall: Duration,
+) -> Option<f64> {
+    let ((a, cpus), (b, _)) = (before?, after?);
+    let total = wall.as_secs_f64() * cpus as f64;
+    (total > 0.0).then(|| b.saturating_sub(a).as_secs_f64() / total)
 }
 
 /// The result of timing one variant on one input.

@@ -65,10 +65,12 @@ pub(crate) fn label(
     cfg: &TrainingConfig,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> InputRecord {
-    let measurements = training::measure_all(backend, input, variants, cfg, &[], &mut |i, v| {
-        progress(Progress::Measured {
-            input: i,
-            variant: v,
+    let (measurements, disturbance) = training::guarded(backend, cfg, || {
+        training::measure_all(backend, input, variants, cfg, &[], &mut |i, v| {
+            progress(Progress::Measured {
+                input: i,
+                variant: v,
+            })
         })
     });
     let best = training::best(&measurements).map(String::from);
@@ -78,6 +80,7 @@ pub(crate) fn label(
         feature_seconds: features.seconds,
         measurements,
         best,
+        disturbance,
     }
 }
 
