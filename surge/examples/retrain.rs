@@ -17,12 +17,17 @@
 //! - `--knn K`: answer test queries with the least summed slowdown over the K nearest training
 //!   inputs directly (fixed K), among the classes, or among all variants with `--all`.
 //! - `--drop a,b`: train and query without these features (by name).
+//! - `--max N`: at most N classes (as `surge tune --max-classes`; default here 0, no cap).
+//! - `--merge`: train one model on all the stores' training inputs together, each input's
+//!   time per variant the geometric mean over the stores that measured it (the first store's
+//!   variants and features), and score it on every report.
 //! - `-v`: list each own-run test input below 0.9 of its best.
 
 use surge::tune::model::{Model, ModelKind, SvmSearch};
 use surge::tune::store::InputRecord;
-use surge::tune::{Measurement, TuningStore, cover};
+use surge::tune::{Measurement, TuningStore};
 
+#[derive(Clone)]
 struct Test {
     name: String,
     features: Vec<f64>,
@@ -44,7 +49,7 @@ fn main() {
     let mut flag = |name: &str| -> Option<String> {
         let i = args.iter().position(|a| a == name)?;
         args.remove(i);
-        if name.starts_with("--") && !matches!(name, "--accuracy" | "--all") {
+        if name.starts_with("--") && !matches!(name, "--accuracy" | "--all" | "--merge") {
             Some(args.remove(i))
         } else {
             Some(String::new())
@@ -58,6 +63,8 @@ fn main() {
     let smooth: usize = flag("--smooth").map_or(0, |s| s.parse().unwrap());
     let knn: usize = flag("--knn").map_or(0, |s| s.parse().unwrap());
     let all_variants = flag("--all").is_some();
+    let merge = flag("--merge").is_some();
+    let max_classes: usize = flag("--max").map_or(0, |s| s.parse().unwrap());
     let drop: Vec<String> =
         flag("--drop").map_or(Vec::new(), |s| s.split(',').map(String::from).collect());
     let mut search = SvmSearch::default();
@@ -88,10 +95,15 @@ fn main() {
             (store, tests)
         })
         .collect();
+    let all_tests: Vec<Vec<Test>> = runs
+        .iter()
+        .map(|r| r.1.iter().map(Test::clone).collect())
+        .collect();
+    let runs = if merge { vec![merged(runs)] } else { runs };
     let mut diag = Vec::new();
     let mut cross = Vec::new();
     for (i, (store, _)) in runs.iter().enumerate() {
-        let cov = cover(&store.inputs, tol, min);
+        let cov = surge::tune::cover::cover_capped(&store.inputs, tol, min, max_classes);
         let (used, mut y): (Vec<&InputRecord>, Vec<String>) = store
             .inputs
             .iter()
@@ -157,7 +169,9 @@ fn main() {
         )
         .unwrap();
         let train_s = t.elapsed().as_secs_f64();
-        for (j, (_, tests)) in runs.iter().enumerate() {
+        for (j, tests) in all_tests.iter().enumerate() {
+            // A merged model was trained on every run: each report is its own.
+            let own = i == j || merge;
             let mut logs = 0.0;
             for t in tests {
                 let knn_pick;
@@ -169,7 +183,7 @@ fn main() {
                 };
                 let p = time(&t.measurements, pick).map_or(1e-3, |s| best(&t.measurements) / s);
                 logs += p.ln();
-                if verbose && i == j && p < 0.9 {
+                if verbose && own && p < 0.9 {
                     println!(
                         "  {:28} {p:.3} {}",
                         t.name,
@@ -178,7 +192,7 @@ fn main() {
                 }
             }
             let g = (logs / tests.len() as f64).exp();
-            if i == j {
+            if own {
                 if let surge::tune::model::Classifier::Neighbours { k, .. } = &m.classifier {
                     print!("k={k} ");
                 }
@@ -207,4 +221,38 @@ fn main() {
         diag.iter().copied().fold(f64::INFINITY, f64::min),
         gm(&cross)
     );
+}
+
+/// One store whose inputs are those of the first, each variant's time the geometric mean over
+/// the stores that measured the input (by name); the first run's tests.
+fn merged(runs: Vec<(TuningStore, Vec<Test>)>) -> (TuningStore, Vec<Test>) {
+    use std::collections::HashMap;
+    let mut it = runs.into_iter();
+    let (mut first, tests) = it.next().expect("a store");
+    let others: Vec<TuningStore> = it.map(|r| r.0).collect();
+    for rec in &mut first.inputs {
+        let mut logs: HashMap<String, (f64, usize)> = HashMap::new();
+        for r in std::iter::once(&*rec).chain(
+            others
+                .iter()
+                .flat_map(|s| s.inputs.iter().filter(|o| o.name == rec.name)),
+        ) {
+            for m in &r.measurements {
+                if let Some(t) = m.seconds() {
+                    let e = logs.entry(m.variant.clone()).or_insert((0.0, 0));
+                    e.0 += t.ln();
+                    e.1 += 1;
+                }
+            }
+        }
+        rec.measurements = rec
+            .measurements
+            .iter()
+            .map(|m| match logs.get(&m.variant) {
+                Some(&(l, n)) => Measurement::ok(m.variant.clone(), (l / n as f64).exp()),
+                None => m.clone(),
+            })
+            .collect();
+    }
+    (first, tests)
 }

@@ -58,6 +58,10 @@ pub struct TuneArgs {
     /// training inputs not yet covered (1: cover every input within --tolerance).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub min_class_inputs: usize,
+    /// Class pruning: keep at most this many classes, those the cover took first (near-best
+    /// on the most inputs); 0: no cap. Bounds the SVM's query cost (quadratic in classes).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_classes: usize,
     /// Timed samples per variant and input (the median is kept).
     #[arg(long, default_value_t = 5)]
     pub repetitions: usize,
@@ -279,6 +283,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         }),
         label_tolerance: args.tolerance,
         min_class_inputs: args.min_class_inputs.max(1),
+        max_classes: args.max_classes,
         ..TuneOptions::default()
     };
     let features = FeatureSet::for_app(app);
@@ -361,6 +366,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             "method": "near-tie greedy set cover",
             "tolerance": c.tolerance,
             "min_class_inputs": c.min_inputs,
+            "max_classes": c.max_classes,
             "classes": c.variants.len(),
             "uncovered_inputs": c.uncovered,
             "cover": c.variants,

@@ -30,6 +30,9 @@ pub struct Cover {
     /// so is the winner of an input no class covers within [`RELAX_LIMIT`]).
     #[serde(default = "one")]
     pub min_inputs: usize,
+    /// At most this many classes (0: no cap; see [`cover_capped`]).
+    #[serde(default)]
+    pub max_classes: usize,
     /// Labelled inputs no chosen variant is within `tolerance` of (covered at a relaxed
     /// tolerance; 0 when `min_inputs` is 1).
     #[serde(default)]
@@ -55,6 +58,19 @@ fn one() -> usize {
 
 /// The near-tie set cover of `records` (see the module documentation).
 pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cover {
+    cover_capped(records, tolerance, min_inputs, 0)
+}
+
+/// [`cover`] keeping at most `max_classes` classes (0: no cap), the first the greedy cover
+/// took: those near-best on the most inputs. Inputs covered only by a dropped class are
+/// labelled with the fastest kept one (the bound reports the cost). The cap bounds the
+/// one-vs-one SVM's query cost, which grows with the square of the classes.
+pub fn cover_capped(
+    records: &[InputRecord],
+    tolerance: f64,
+    min_inputs: usize,
+    max_classes: usize,
+) -> Cover {
     let tolerance = tolerance.max(0.0);
     // Every variant that succeeded somewhere, in id order (deterministic whatever the order
     // of measurements), and the time table.
@@ -173,6 +189,9 @@ pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cove
         tol = (tol * 2.0).clamp(0.01, RELAX_LIMIT);
     }
     pass(tolerance, 1, &mut chosen);
+    if max_classes > 0 {
+        chosen.truncate(max_classes);
+    }
     let left = (0..records.len())
         .filter(|&i| best[i].is_some() && !chosen.iter().any(|&j| near(i, j, tolerance)))
         .count();
@@ -198,6 +217,7 @@ pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cove
     Cover {
         tolerance,
         min_inputs,
+        max_classes,
         uncovered: left,
         variants: chosen.iter().map(|&j| ids[j].to_string()).collect(),
         labels: labels
@@ -246,6 +266,29 @@ mod tests {
     }
 
     const X: f64 = f64::INFINITY; // failed
+
+    #[test]
+    fn a_class_cap_keeps_the_widest_classes_and_relabels() {
+        // `a` is near-best on three inputs, `b` on two, `c` on one: capped at two classes,
+        // `c`'s input gets the faster of `a` and `b` there.
+        let r = table(&[
+            &[1.00, 2.0, 3.0],
+            &[1.00, 2.0, 3.0],
+            &[1.00, 2.0, 3.0],
+            &[2.00, 1.0, 3.0],
+            &[2.00, 1.0, 3.0],
+            &[1.50, 1.2, 1.0],
+        ]);
+        assert_eq!(cover(&r, 0.03, 1).variants, ["a", "b", "c"]);
+        let c = cover_capped(&r, 0.03, 1, 2);
+        assert_eq!(
+            (c.variants.clone(), c.max_classes),
+            (vec!["a".to_string(), "b".into()], 2)
+        );
+        assert_eq!(c.labels[5].as_deref(), Some("b"));
+        assert!((c.worst - 1.0 / 1.2).abs() < 1e-12, "{}", c.worst);
+        assert_eq!(c.uncovered, 1);
+    }
 
     #[test]
     fn finds_the_planted_minimal_cover() {

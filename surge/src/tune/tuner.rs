@@ -23,6 +23,9 @@ pub struct TuneOptions {
     /// A variant becomes a class only if it newly covers at least this many training inputs
     /// (1: every input is covered within `label_tolerance`).
     pub min_class_inputs: usize,
+    /// At most this many classes (0: no cap): the first the cover takes, which are near-best
+    /// on the most training inputs. Bounds the SVM's query cost (its one-vs-one pairs).
+    pub max_classes: usize,
 }
 
 impl Default for TuneOptions {
@@ -34,7 +37,20 @@ impl Default for TuneOptions {
             incremental: None,
             label_tolerance: 0.03,
             min_class_inputs: 2,
+            max_classes: 10,
         }
+    }
+}
+
+impl TuneOptions {
+    /// The classes and labels of `records` under these options.
+    pub fn cover(&self, records: &[InputRecord]) -> super::cover::Cover {
+        super::cover::cover_capped(
+            records,
+            self.label_tolerance,
+            self.min_class_inputs,
+            self.max_classes,
+        )
     }
 }
 
@@ -92,7 +108,7 @@ pub(crate) fn train_model(
 ) -> Result<Model> {
     let (used, y): (Vec<&InputRecord>, Vec<String>) = records
         .iter()
-        .zip(super::cover::cover(records, opts.label_tolerance, opts.min_class_inputs).labels)
+        .zip(opts.cover(records).labels)
         .filter_map(|(r, l)| l.map(|l| (r, l)))
         .unzip();
     let x: Vec<Vec<f64>> = used.iter().map(|r| r.features.clone()).collect();
@@ -160,7 +176,7 @@ pub fn tune(
         )?,
     };
     let model = train_model(features, &records, opts)?;
-    let mut labelling = super::cover::cover(&records, opts.label_tolerance, opts.min_class_inputs);
+    let mut labelling = opts.cover(&records);
     labelling.labels.clear();
     Ok(TuningStore {
         labelling: Some(labelling),
