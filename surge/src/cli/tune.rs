@@ -101,12 +101,12 @@ pub struct TuneArgs {
     #[arg(
         long,
         value_name = "FRACTION",
-        default_value_t = 0.02,
+        default_value_t = 0.10,
         allow_negative_numbers = true
     )]
     pub max_steal: f64,
     /// Attempts per input under --max-steal (the last is kept, with its steal recorded).
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 3)]
     pub steal_attempts: usize,
     /// Untimed warm-up runs per variant and input.
     #[arg(long, default_value_t = 1)]

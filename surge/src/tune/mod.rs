@@ -6,6 +6,13 @@
 //! the CPU and CUDA backends plug in by implementing one small trait, and the simulated backend
 //! ([`simulated`]) tests the tuner without hardware noise.
 //!
+//! Measuring on a shared machine (see [`training`]): each input's variants are sampled in
+//! interleaved passes, the contenders re-timed in an interleaved second round, and the whole
+//! input measured again when the hypervisor stole CPU time during it ([`TrainingConfig::max_steal`]).
+//! Evaluating on test inputs adds a confirmation round ([`training::confirm`]) that times
+//! exhaustive search's pick, the tuned pick and the default afresh, because the least of many
+//! noisy times flatters exhaustive search.
+//!
 //! ```
 //! use surge::apps::App;
 //! use surge::tune::{self, simulated::SimulatedBackend, FeatureSet, TuneInput, TuneOptions};
