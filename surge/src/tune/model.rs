@@ -269,6 +269,9 @@ pub struct CompiledSvm {
     /// Distinct support vectors, row-major.
     points: Vec<f64>,
     pairs: Vec<CompiledPair>,
+    /// Every pair's (support vector index in `points`, coefficient) terms, in linfa's order,
+    /// one pair after another (one allocation, read front to back by a query).
+    terms: Vec<(u32, f64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -276,8 +279,8 @@ struct CompiledPair {
     a: usize,
     b: usize,
     rho: f64,
-    /// (support vector index in `points`, coefficient), in linfa's order.
-    terms: Vec<(u32, f64)>,
+    /// This pair's range of [`CompiledSvm::terms`].
+    terms: std::ops::Range<usize>,
 }
 
 /// Kernel values a query keeps on the stack (more distinct support vectors: one allocation).
@@ -296,6 +299,7 @@ impl CompiledSvm {
         let mut points: Vec<f64> = Vec::new();
         let mut index: HashMap<Vec<u64>, u32> = HashMap::new();
         let mut out = Vec::with_capacity(pairs.len());
+        let mut all_terms: Vec<(u32, f64)> = Vec::new();
         for p in pairs {
             let v = serde_json::to_value(&p.svm).ok()?;
             let e = v.get("kernel_method")?.get("Gaussian")?.as_f64()?;
@@ -330,25 +334,22 @@ impl CompiledSvm {
             if data.len() != n * d || alphas.len() != n {
                 return None;
             }
-            let terms = data
-                .chunks(d.max(1))
-                .take(n)
-                .zip(alphas)
-                .map(|(row, a)| {
-                    let key: Vec<u64> = row.iter().map(|x| x.to_bits()).collect();
-                    let next = index.len() as u32;
-                    let i = *index.entry(key).or_insert_with(|| {
-                        points.extend_from_slice(row);
-                        next
-                    });
-                    (i, a)
-                })
-                .collect();
+            let start = all_terms.len();
+            let terms = data.chunks(d.max(1)).take(n).zip(alphas).map(|(row, a)| {
+                let key: Vec<u64> = row.iter().map(|x| x.to_bits()).collect();
+                let next = index.len() as u32;
+                let i = *index.entry(key).or_insert_with(|| {
+                    points.extend_from_slice(row);
+                    next
+                });
+                (i, a)
+            });
+            all_terms.extend(terms);
             out.push(CompiledPair {
                 a: p.a,
                 b: p.b,
                 rho: p.svm.rho,
-                terms,
+                terms: start..start + n,
             });
         }
         Some(CompiledSvm {
@@ -356,6 +357,7 @@ impl CompiledSvm {
             eps: eps.unwrap_or(1.0),
             points,
             pairs: out,
+            terms: all_terms,
         })
     }
 
@@ -385,7 +387,11 @@ impl CompiledSvm {
         let dv = zeroed_scratch(&mut dstack, &mut dheap, self.pairs.len());
         let mut votes = [0u32; STACK_CLASSES];
         for (p, d) in self.pairs.iter().zip(dv.iter_mut()) {
-            *d = p.terms.iter().map(|&(i, a)| k[i as usize] * a).sum::<f64>() - p.rho;
+            *d = self.terms[p.terms.clone()]
+                .iter()
+                .map(|&(i, a)| k[i as usize] * a)
+                .sum::<f64>()
+                - p.rho;
             if *d >= 0.0 {
                 votes[p.a] += 1;
             } else {
