@@ -6,7 +6,7 @@
 //! the same with chunks that shrink with the remaining work (never below `chunk`).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Loop schedule of a parallel level.
@@ -49,7 +49,8 @@ pub fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
 
 /// Runs `f(lo, hi)` over chunks covering `0..n` by `plan`, on `threads` workers: the calling
 /// thread and `threads - 1` tasks spawned on `pool` (so a sequential or one-thread level costs no
-/// hand-off at all). Stops handing out chunks after the first error and returns it.
+/// hand-off at all; see [`run_team`] for how a late worker is handled). Stops handing out
+/// chunks after the first error and returns it.
 pub fn for_chunks<E: Send>(
     pool: &rayon::ThreadPool,
     n: usize,
@@ -111,16 +112,106 @@ pub fn for_chunks<E: Send>(
             }
         },
     };
-    pool.in_place_scope(|s| {
-        for t in 1..workers {
-            let worker = &worker;
-            s.spawn(move |_| worker(t));
-        }
-        worker(0);
-    });
+    run_team(pool, workers, &worker);
     match first.into_inner().expect("error slot") {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// The state of one spawned team member, shared with its job (which may outlive the call).
+struct Member {
+    /// [`OPEN`] until the job enters ([`ENTERED`]) or the caller closes it first ([`CLOSED`]).
+    state: AtomicU8,
+    done: AtomicBool,
+    caller: std::thread::Thread,
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+const OPEN: u8 = 0;
+const ENTERED: u8 = 1;
+const CLOSED: u8 = 2;
+
+/// The team's body, lifetime erased so a `'static` pool job can hold it.
+struct Body(*const (dyn Fn(usize) + Sync + 'static));
+// SAFETY: the pointee is `Sync`, and a job dereferences it only between entering (a successful
+// OPEN -> ENTERED exchange) and setting `done`, while `run_team` is still running (it waits for
+// every entered member before returning or unwinding).
+unsafe impl Send for Body {}
+
+/// Runs `worker(0)` on the calling thread and `worker(t)`, `t` in `1..workers`, as jobs on
+/// `pool`, and returns when all have run.
+///
+/// Why not a rayon scope: a scope waits for its jobs to *run*, so when a pool worker is asleep
+/// (between calls of a loop, or its vCPU descheduled by the hypervisor), a call of a few
+/// microseconds waited for the wake-up: 2-thread variants measured 3-4× slower than 1-thread
+/// ones on matrices of a few hundred rows. Here the caller, once its own share is done, closes
+/// every job that has not started yet and does that member's share itself (with `dynamic` and
+/// `guided` schedules there is usually nothing left); it waits only for members already
+/// running. A closed job runs later and does nothing.
+fn run_team(pool: &rayon::ThreadPool, workers: usize, worker: &(dyn Fn(usize) + Sync)) {
+    use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+    // SAFETY: lifetime erasure only; see `Body`.
+    let body: *const (dyn Fn(usize) + Sync + 'static) =
+        unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), _>(worker as *const _) };
+    let members: Vec<Arc<Member>> = (1..workers)
+        .map(|t| {
+            let m = Arc::new(Member {
+                state: AtomicU8::new(OPEN),
+                done: AtomicBool::new(false),
+                caller: std::thread::current(),
+                panic: Mutex::new(None),
+            });
+            let (job, body) = (m.clone(), Body(body));
+            pool.spawn(move || {
+                let body = body;
+                if job
+                    .state
+                    .compare_exchange(OPEN, ENTERED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    // SAFETY: entered, so `run_team` waits for `done` (see `Body`).
+                    let w = unsafe { &*body.0 };
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| w(t))) {
+                        *job.panic.lock().expect("panic slot") = Some(p);
+                    }
+                    job.done.store(true, Ordering::Release);
+                    job.caller.unpark();
+                }
+            });
+            m
+        })
+        .collect();
+    let mut panic = catch_unwind(AssertUnwindSafe(|| worker(0))).err();
+    for (t, m) in members.iter().enumerate().map(|(i, m)| (i + 1, m)) {
+        if m.state
+            .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            // Never started: its share is ours (static chunks; nothing left for the others).
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| worker(t))) {
+                panic.get_or_insert(p);
+            }
+        }
+    }
+    for m in &members {
+        if m.state.load(Ordering::Acquire) == ENTERED {
+            let mut spins = 0u32;
+            while !m.done.load(Ordering::Acquire) {
+                if spins < 1 << 12 {
+                    spins += 1;
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::park();
+                }
+            }
+            if let Some(p) = m.panic.lock().expect("panic slot").take() {
+                panic.get_or_insert(p);
+            }
+        }
+    }
+    if let Some(p) = panic {
+        resume_unwind(p);
     }
 }
 
@@ -158,6 +249,72 @@ mod tests {
                     "{schedule:?} n={n} chunk={chunk}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_busy_pool_does_not_hold_up_the_caller() {
+        // The pool's only worker is busy for as long as the test wants: the caller closes the
+        // member that never started and does its static share itself, for every schedule.
+        let p = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let release = Arc::new(AtomicBool::new(false));
+        let r = release.clone();
+        p.spawn(move || {
+            while !r.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+        });
+        for schedule in [
+            LoopSchedule::Static,
+            LoopSchedule::Dynamic,
+            LoopSchedule::Guided,
+        ] {
+            let hits: Vec<AtomicUsize> = (0..1000).map(|_| AtomicUsize::new(0)).collect();
+            for_chunks::<()>(
+                &p,
+                1000,
+                LevelPlan::Parallel { schedule, chunk: 7 },
+                2,
+                &|lo, hi| {
+                    for h in &hits[lo..hi] {
+                        h.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                "{schedule:?}"
+            );
+        }
+        release.store(true, Ordering::Release);
+    }
+
+    #[test]
+    fn a_panic_in_any_member_reaches_the_caller() {
+        for at in [0, 999] {
+            let r = std::panic::catch_unwind(|| {
+                for_chunks::<()>(
+                    &pool(2),
+                    1000,
+                    LevelPlan::Parallel {
+                        schedule: LoopSchedule::Static,
+                        chunk: 10,
+                    },
+                    2,
+                    &|lo, hi| {
+                        assert!(!(lo..hi).contains(&at), "planted at {at}");
+                        Ok(())
+                    },
+                )
+            });
+            let e = r.expect_err("the planted panic");
+            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains(&format!("planted at {at}")), "{msg}");
         }
     }
 
