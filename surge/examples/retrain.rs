@@ -186,9 +186,9 @@ fn main() {
                 regret[a][b] += perf(i, c).max(1e-3).ln();
             }
         }
-        for a in 0..nc {
-            for b in 0..nc {
-                regret[a][b] /= count[a].max(1) as f64;
+        for (row, n) in regret.iter_mut().zip(&count) {
+            for r in row.iter_mut() {
+                *r /= (*n).max(1) as f64;
             }
         }
         let bayes_pick = |raw: &[f64]| -> String {

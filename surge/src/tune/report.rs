@@ -134,10 +134,8 @@ pub fn evaluate(
         let confirmed =
             !confirmation.is_empty() && confirmation.iter().all(|m| m.seconds().is_some());
         let time_of = |v: &str| {
-            if confirmed {
-                if let Some(m) = confirmation.iter().find(|m| m.variant == v) {
-                    return m.seconds();
-                }
+            if confirmed && let Some(m) = confirmation.iter().find(|m| m.variant == v) {
+                return m.seconds();
             }
             round_time(v)
         };
