@@ -219,6 +219,19 @@ fn run_team(pool: &rayon::ThreadPool, workers: usize, worker: &(dyn Fn(usize) + 
 mod tests {
     use super::*;
 
+    /// Whether `for_chunks` visits every index of `0..n` exactly once.
+    fn covers_once(p: &rayon::ThreadPool, n: usize, plan: LevelPlan, threads: usize) -> bool {
+        let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+        for_chunks::<()>(p, n, plan, threads, &|lo, hi| {
+            for h in &hits[lo..hi] {
+                h.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .unwrap();
+        hits.iter().all(|h| h.load(Ordering::Relaxed) == 1)
+    }
+
     #[test]
     fn every_schedule_covers_the_range_once() {
         for schedule in [
@@ -227,25 +240,9 @@ mod tests {
             LoopSchedule::Guided,
         ] {
             for (n, chunk, threads) in [(0, 4, 2), (1, 4, 2), (1000, 7, 3), (17, 64, 2)] {
-                let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-                pool(threads)
-                    .install(|| {
-                        for_chunks::<()>(
-                            &pool(threads),
-                            n,
-                            LevelPlan::Parallel { schedule, chunk },
-                            threads,
-                            &|lo, hi| {
-                                for h in &hits[lo..hi] {
-                                    h.fetch_add(1, Ordering::Relaxed);
-                                }
-                                Ok(())
-                            },
-                        )
-                    })
-                    .unwrap();
+                let plan = LevelPlan::Parallel { schedule, chunk };
                 assert!(
-                    hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                    pool(threads).install(|| covers_once(&pool(threads), n, plan, threads)),
                     "{schedule:?} n={n} chunk={chunk}"
                 );
             }
@@ -272,24 +269,8 @@ mod tests {
             LoopSchedule::Dynamic,
             LoopSchedule::Guided,
         ] {
-            let hits: Vec<AtomicUsize> = (0..1000).map(|_| AtomicUsize::new(0)).collect();
-            for_chunks::<()>(
-                &p,
-                1000,
-                LevelPlan::Parallel { schedule, chunk: 7 },
-                2,
-                &|lo, hi| {
-                    for h in &hits[lo..hi] {
-                        h.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(())
-                },
-            )
-            .unwrap();
-            assert!(
-                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
-                "{schedule:?}"
-            );
+            let plan = LevelPlan::Parallel { schedule, chunk: 7 };
+            assert!(covers_once(&p, 1000, plan, 2), "{schedule:?}");
         }
         release.store(true, Ordering::Release);
     }
