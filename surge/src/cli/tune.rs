@@ -131,13 +131,23 @@ pub struct TuneArgs {
     pub json: bool,
 }
 
+/// One (input, variant) pair measured. An input measured again (see `--max-steal`) reports
+/// its variants again, so the bar grows by an input's worth when it would overflow.
+fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
+    if bar.length().is_some_and(|l| bar.position() >= l) {
+        bar.inc_length(nv);
+    }
+    bar.inc(1);
+    bar.set_message(format!("{input} {variant}"));
+}
+
 /// Inputs re-measured for steal, the largest steal kept, and the inputs kept over the limit.
 fn disturbance_summary(d: impl Iterator<Item = Disturbance>) -> serde_json::Value {
     let d: Vec<Disturbance> = d.collect();
     json!({
         "inputs_remeasured": d.iter().filter(|x| x.discarded > 0).count(),
         "attempts_discarded": d.iter().map(|x| x.discarded).sum::<usize>(),
-        "max_steal_kept": d.iter().filter_map(|x| x.steal).fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s)))),
+        "max_steal_kept": d.iter().filter_map(|x| x.steal).reduce(f64::max),
     })
 }
 
@@ -289,10 +299,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let features = FeatureSet::for_app(app);
     let mut iterations = Vec::new();
     let store = surge::tune::tune(backend, app, &features, &train, &opts, &mut |p| match p {
-        Progress::Measured { input, variant } => {
-            bar.inc(1);
-            bar.set_message(format!("{input} {variant}"));
-        }
+        Progress::Measured { input, variant } => advance(&bar, nv, input, variant),
         Progress::Iteration {
             labelled,
             cv_accuracy,
@@ -315,8 +322,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let mut tuned = Tuned::from_store(app, store.clone(), backend, features.clone());
     tuned.print_warnings = false;
     let eval = report::evaluate(&tuned, backend, &test, &opts.training, &mut |i, v| {
-        bar.inc(1);
-        bar.set_message(format!("{i} {v}"));
+        advance(&bar, nv, i, v)
     })
     .map_err(|e| {
         bar.finish_and_clear();

@@ -29,8 +29,9 @@ pub enum Set {
     Test,
 }
 
-/// Generated spmv matrices: stencils, banded, power-law, block-diagonal, arrowhead, random; a wide spread
-/// of rows (10^2..10^5, and two stencils of ~10^6 at full scale) and row lengths (1..~100, power-law tails far beyond).
+/// Generated spmv matrices: stencils, banded, power-law, block-diagonal, arrowhead, random; a
+/// wide spread of rows (10^2..10^5, and two stencils of ~10^6 at full scale) and row lengths
+/// (1..~100, power-law tails far beyond).
 ///
 /// Every family reaches down to a few hundred rows (a few thousand nonzeros), irregular ones
 /// included: below about 10 µs a run is dominated by the cost of waking a second thread, and

@@ -8,10 +8,10 @@
 //!
 //! Measuring on a shared machine (see [`training`]): each input's variants are sampled in
 //! interleaved passes, the contenders re-timed in an interleaved second round, and the whole
-//! input measured again when the hypervisor stole CPU time during it ([`TrainingConfig::max_steal`]).
-//! Evaluating on test inputs adds a confirmation round ([`training::confirm`]) that times
-//! exhaustive search's pick, the tuned pick and the default afresh, because the least of many
-//! noisy times flatters exhaustive search.
+//! input measured again when the hypervisor stole CPU time during it
+//! ([`TrainingConfig::max_steal`]). Evaluating on test inputs adds a confirmation round
+//! ([`training::confirm`]) that times exhaustive search's pick, the tuned pick and the default
+//! afresh, because the least of many noisy times flatters exhaustive search.
 //!
 //! ```
 //! use surge::apps::App;

@@ -47,7 +47,8 @@ pub struct Evaluation {
     /// Geometric mean over test inputs of best time / tuned-choice time (each at most 1),
     /// from the confirmation round when there is one.
     pub tuned_vs_exhaustive: f64,
-    /// The same from the exhaustive rounds alone (biased low, see [`TestResult::tuned_vs_best_unconfirmed`]).
+    /// The same from the exhaustive rounds alone (biased low, see
+    /// [`TestResult::tuned_vs_best_unconfirmed`]).
     pub tuned_vs_exhaustive_unconfirmed: f64,
     /// The same for the default variant.
     pub default_vs_exhaustive: f64,
@@ -71,8 +72,9 @@ fn geomean(v: impl Iterator<Item = f64>) -> f64 {
 /// Exhaustive search's pick, the tuned choice and the default are then timed afresh in a
 /// confirmation round (`cfg.confirm_rounds`, see [`training::confirm`]), and the scores use
 /// those times, each ratio capped at 1 (a tuned choice that comes out faster than exhaustive
-/// search's pick counts as equal). A tuned choice that fails on an input counts with the default variant's time (what a
-/// careful run time would fall back to) and is flagged in `warnings`.
+/// search's pick counts as equal). A tuned choice that fails on an input counts with the
+/// default variant's time (what a careful run time would fall back to) and is flagged in
+/// `warnings`.
 pub fn evaluate(
     tuned: &Tuned<'_>,
     backend: &dyn TuningBackend,
