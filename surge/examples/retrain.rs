@@ -26,6 +26,7 @@
 //!   measurements (per label class, each class's mean log performance on its inputs). An
 //!   experiment: the pairwise confidences are poor probabilities, and it did not help (0.70 at
 //!   T = 1 up to 0.889 at T = 64, against 0.897 without, over seven runs).
+//! - `--c 1,10`, `--gamma 0.1,0.5`: the SVM's parameter grid (default: `surge tune`'s).
 //! - `-v`: list each own-run test input below 0.9 of its best.
 
 use surge::tune::model::{Model, ModelKind, SvmSearch};
@@ -80,6 +81,12 @@ fn main() {
     }
     if let Some(f) = folds {
         search.folds = f.parse().unwrap();
+    }
+    if let Some(c) = flag("--c") {
+        search.c = c.split(',').map(|v| v.parse().unwrap()).collect();
+    }
+    if let Some(g) = flag("--gamma") {
+        search.gamma = g.split(',').map(|v| v.parse().unwrap()).collect();
     }
     let runs: Vec<(TuningStore, Vec<Test>)> = args
         .chunks(2)

@@ -29,9 +29,9 @@ pub enum Set {
     Test,
 }
 
-/// Generated spmv matrices: stencils, banded, power-law, block-diagonal, arrowhead, random; a
-/// wide spread of rows (10^2..10^5, and two stencils of ~10^6 at full scale) and row lengths
-/// (1..~100, power-law tails far beyond).
+/// Generated spmv matrices: stencils, banded, scattered-band, power-law, block-diagonal,
+/// arrowhead, random; a wide spread of rows (10^2..10^5, and two stencils of ~10^6 at full
+/// scale) and row lengths (1..~100, power-law tails far beyond).
 ///
 /// Every family reaches down to a few hundred rows (a few thousand nonzeros), irregular ones
 /// included: below about 10 µs a run is dominated by the cost of waking a second thread, and
@@ -85,6 +85,26 @@ pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
                     matgen::power_law(rows + s, min_len, a, (rows + min_len) as u64 + s as u64),
                 ));
             }
+        }
+    }
+    // Locally irregular matrices (finite elements, circuits, chemical processes after a
+    // bandwidth-reducing ordering): their diagonals are sparsely filled, so they look neither
+    // like `banded` (where one thread on the diagonal layout wins up to ~10^4 nonzeros) nor like
+    // `power_law`/`random` (whose fill-ins are in the hundreds). Without them, real matrices of
+    // 500-2000 rows with a fill-in of 2-100 took the banded label and lost up to 2x to a second
+    // thread.
+    let bands: &[(usize, usize)] = if test {
+        &[(6, 4), (40, 10), (150, 5), (20, 24)]
+    } else {
+        &[(10, 6), (60, 6), (30, 16), (300, 8)]
+    };
+    for rows in pick(&[700], &[600, 1500, 5000, 20000]) {
+        let rows = rows + s / 3;
+        for &(w, k) in bands {
+            out.push((
+                format!("scattered_band-{rows}-hw{w}-k{k}"),
+                matgen::scattered_band(rows, w, k, (rows * 17 + w * 5 + k) as u64),
+            ));
         }
     }
     let blocks: &[(usize, usize)] = match (big, test) {
