@@ -290,7 +290,7 @@ struct CompiledPair {
     a: usize,
     b: usize,
     rho: f64,
-    /// This pair's range of [`CompiledSvm::terms`].
+    /// This pair's range of [`CompiledSvm::term_points`] and [`CompiledSvm::term_weights`].
     terms: std::ops::Range<usize>,
 }
 
