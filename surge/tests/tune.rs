@@ -802,3 +802,89 @@ fn an_interleaved_first_round_spreads_a_load_burst_over_the_variants() {
     // Every variant reported once, when its last sample is taken.
     assert_eq!(steps, ["a", "b"]);
 }
+
+/// The simulated spmv backend, whose steal counter reads 1000 s during one stretch of readings
+/// only: a burst that a window around it does not see (the counter is not monotonic, which
+/// a real one is, so the enclosing window can be kept undisturbed).
+struct BurstAt {
+    sim: SimulatedBackend,
+    burst: std::ops::Range<usize>,
+    reads: std::sync::atomic::AtomicUsize,
+    runs: std::sync::atomic::AtomicUsize,
+}
+impl TuningBackend for BurstAt {
+    fn platform(&self) -> String {
+        self.sim.platform()
+    }
+    fn variants(&self, input: &TuneInput) -> surge::Result<Vec<String>> {
+        self.sim.variants(input)
+    }
+    fn run_once(&self, input: &TuneInput, variant: &str) -> Result<Duration, String> {
+        self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sim.run_once(input, variant)
+    }
+    fn default_variant(&self, input: &TuneInput) -> surge::Result<String> {
+        self.sim.default_variant(input)
+    }
+    fn stolen(&self) -> Option<(Duration, usize)> {
+        let r = self
+            .reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let s = if self.burst.contains(&r) { 1000 } else { 0 };
+        Some((Duration::from_secs(s), 2))
+    }
+}
+
+#[test]
+fn a_burst_during_the_confirmation_alone_repeats_the_confirmation() {
+    let features = FeatureSet::for_app(App::Spmv);
+    let sim = SimulatedBackend::planted(App::Spmv);
+    let store = tune(
+        &sim,
+        App::Spmv,
+        &features,
+        &train_set(),
+        &quick(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let cfg = TrainingConfig {
+        max_steal: 0.10,
+        steal_attempts: 3,
+        confirm_rounds: 3,
+        ..quick().training
+    };
+    let input = &test_set()[..1];
+    let evaluate = |burst: std::ops::Range<usize>| {
+        let b = BurstAt {
+            sim: SimulatedBackend::planted(App::Spmv),
+            burst,
+            reads: Default::default(),
+            runs: Default::default(),
+        };
+        let mut tuned = Tuned::from_store(App::Spmv, store.clone(), &b, features.clone());
+        tuned.print_warnings = false;
+        let e = report::evaluate(&tuned, &b, input, &cfg, &mut |_, _| {}).unwrap();
+        let runs = b.runs.load(std::sync::atomic::Ordering::Relaxed);
+        (
+            e.results[0].disturbance,
+            e.results[0].confirmation.len(),
+            runs,
+        )
+    };
+    // Readings: 0 before the input, 1 and 2 around the confirmation, 3 after the input.
+    let (quiet, n, quiet_runs) = evaluate(0..0);
+    assert_eq!((quiet.discarded, quiet.steal), (0, Some(0.0)));
+    assert!(n >= 1);
+    // A burst between readings 1 and 2 only: the confirmation is discarded and repeated
+    // (readings 3 and 4), the exhaustive rounds are kept (reading 5 sees no steal).
+    let (burst, n, burst_runs) = evaluate(2..3);
+    assert_eq!((burst.discarded, burst.steal), (1, Some(0.0)), "{burst:?}");
+    assert!(n >= 1);
+    // One more confirmation (at most three variants), not a second pass over every variant.
+    let extra = burst_runs - quiet_runs;
+    assert!(
+        extra > 0 && extra < quiet_runs / 2,
+        "{extra} of {quiet_runs}"
+    );
+}

@@ -29,8 +29,8 @@ pub enum Set {
     Test,
 }
 
-/// Generated spmv matrices: stencils, banded, scattered-band, power-law, block-diagonal,
-/// arrowhead, random; a wide spread of rows (10^2..10^5, and two stencils of ~10^6 at full
+/// Generated spmv matrices: stencils, banded, variable-band, scattered-band, power-law,
+/// block-diagonal, arrowhead, random; a wide spread of rows (10^2..10^5, and two stencils of ~10^6 at full
 /// scale) and row lengths (1..~100, power-law tails far beyond).
 ///
 /// Every family reaches down to a few hundred rows (a few thousand nonzeros), irregular ones
@@ -70,6 +70,18 @@ pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
             out.push((
                 format!("banded-{rows}-hw{w}"),
                 matgen::banded(rows, w, 7 + s as u64),
+            ));
+        }
+    }
+    // Skyline profiles: banded in shape, but with a diagonal-layout fill-in of about 1.5, which
+    // moves the point where one thread on the diagonal layout stops beating two on rows.
+    let skylines: &[usize] = if test { &[5, 15] } else { &[4, 10, 25] };
+    for rows in pick(&[900], &[400, 1200, 4000, 30000]) {
+        let rows = rows + s / 5;
+        for &w in skylines {
+            out.push((
+                format!("variable_band-{rows}-hw{w}"),
+                matgen::variable_band(rows, w, (rows + w) as u64),
             ));
         }
     }

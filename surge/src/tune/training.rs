@@ -119,13 +119,26 @@ impl TrainingConfig {
 /// How disturbed the kept measurement of one input was.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Disturbance {
-    /// Fraction of the machine's CPU time stolen by others while it was measured (None:
-    /// unknown on this backend, or a store written before it was recorded).
+    /// Fraction of the machine's CPU time stolen by others while it was measured (for a test
+    /// input, the larger of the whole measurement's and its confirmation's; None: unknown on
+    /// this backend, or a store written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<f64>,
     /// Earlier attempts discarded for a steal over [`TrainingConfig::max_steal`].
     #[serde(default)]
     pub discarded: usize,
+}
+
+impl Disturbance {
+    /// Adds a guarded part's disturbance (e.g. the confirmation's, guarded on its own): its
+    /// discarded attempts count too, and the steal is the larger of the two windows'.
+    pub fn absorb(&mut self, part: Disturbance) {
+        self.discarded += part.discarded;
+        self.steal = match (self.steal, part.steal) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 /// Runs `work` (the measurement of one input) and repeats it, after a pause of a second per
