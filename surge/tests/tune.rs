@@ -44,6 +44,21 @@ fn test_set() -> Vec<TuneInput> {
     v
 }
 
+/// A store tuned on the simulated spmv backend's planted rule, quickly.
+fn planted_spmv_store() -> TuningStore {
+    let backend = SimulatedBackend::planted(App::Spmv);
+    let features = FeatureSet::for_app(App::Spmv);
+    tune(
+        &backend,
+        App::Spmv,
+        &features,
+        &train_set(),
+        &quick(),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
 fn quick() -> TuneOptions {
     TuneOptions {
         training: TrainingConfig {
@@ -685,17 +700,7 @@ fn a_measurement_during_steal_is_repeated_and_its_steal_recorded() {
 fn the_labels_are_the_set_covers_classes() {
     // The simulated spmv store: the model's classes are exactly the cover's variants, few of
     // them, and the cover's bound is reported.
-    let backend = SimulatedBackend::planted(App::Spmv);
-    let features = FeatureSet::for_app(App::Spmv);
-    let store = tune(
-        &backend,
-        App::Spmv,
-        &features,
-        &train_set(),
-        &quick(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let store = planted_spmv_store();
     let c = store
         .labelling
         .as_ref()
@@ -838,16 +843,7 @@ impl TuningBackend for BurstAt {
 #[test]
 fn a_burst_during_the_confirmation_alone_repeats_the_confirmation() {
     let features = FeatureSet::for_app(App::Spmv);
-    let sim = SimulatedBackend::planted(App::Spmv);
-    let store = tune(
-        &sim,
-        App::Spmv,
-        &features,
-        &train_set(),
-        &quick(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let store = planted_spmv_store();
     let cfg = TrainingConfig {
         max_steal: 0.10,
         steal_attempts: 3,

@@ -199,13 +199,14 @@ pub fn banded(rows: usize, half_width: usize, seed: u64) -> CsrMatrix {
     from_rows(
         rows,
         rows,
-        |i, out| {
-            let lo = i.saturating_sub(half_width);
-            let hi = (i + half_width).min(rows.saturating_sub(1));
-            out.extend((lo..=hi).map(|c| c as u32));
-        },
+        |i, out| out.extend(band(i, half_width, rows).map(|c| c as u32)),
         seed,
     )
+}
+
+/// The columns within `half_width` of row `i`'s diagonal, clipped to `0..rows`.
+fn band(i: usize, half_width: usize, rows: usize) -> std::ops::RangeInclusive<usize> {
+    i.saturating_sub(half_width)..=(i + half_width).min(rows.saturating_sub(1))
 }
 
 /// A square matrix whose row lengths follow a power law (Pareto with exponent `alpha`, at least
@@ -275,9 +276,7 @@ pub fn variable_band(rows: usize, half_width: usize, seed: u64) -> CsrMatrix {
         rows,
         |i, out| {
             let w = narrow + rng.below((half_width - narrow + 1) as u64) as usize;
-            let lo = i.saturating_sub(w);
-            let hi = (i + w).min(rows.saturating_sub(1));
-            out.extend((lo..=hi).map(|c| c as u32));
+            out.extend(band(i, w, rows).map(|c| c as u32));
         },
         seed,
     )
@@ -296,9 +295,8 @@ pub fn scattered_band(rows: usize, half_width: usize, per_row: usize, seed: u64)
         rows,
         rows,
         |i, out| {
-            let lo = i.saturating_sub(half_width);
-            let hi = (i + half_width).min(rows.saturating_sub(1));
-            let span = (hi - lo + 1) as u64;
+            let cols = band(i, half_width, rows);
+            let (lo, span) = (*cols.start(), cols.count() as u64);
             let len = per_row / 2 + rng.below(per_row as u64 + 1) as usize;
             out.push(i as u32);
             for _ in 1..len.min(span as usize) {
