@@ -408,6 +408,8 @@ pub struct DeviceTiming {
     pub median_ms: f64,
     pub min_ms: f64,
     pub max_ms: f64,
+    /// The sum of all repetitions (a tuner's sample of back-to-back runs).
+    pub total_ms: f64,
     pub runs: usize,
 }
 
@@ -416,6 +418,7 @@ impl DeviceTiming {
     pub fn of(mut ms: Vec<f64>) -> DeviceTiming {
         ms.sort_by(f64::total_cmp);
         let n = ms.len();
+        let total_ms = if n == 0 { f64::NAN } else { ms.iter().sum() };
         let median_ms = match n {
             0 => f64::NAN,
             n if n % 2 == 1 => ms[n / 2],
@@ -425,6 +428,7 @@ impl DeviceTiming {
             median_ms,
             min_ms: ms.first().copied().unwrap_or(f64::NAN),
             max_ms: ms.last().copied().unwrap_or(f64::NAN),
+            total_ms,
             runs: n,
         }
     }

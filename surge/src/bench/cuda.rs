@@ -165,10 +165,14 @@ impl Expected {
     }
 }
 
-/// The CUDA variants of each phase of `c` on `dev`.
-pub fn variant_lists(dev: &Device, c: &Computation) -> Result<Vec<Vec<Variant>>> {
+/// The CUDA variants of each phase of `c` on a device described by `info` (pure codegen: no
+/// GPU needed to list them).
+pub fn variant_lists(
+    info: &surge_codegen::target::CudaDevice,
+    c: &Computation,
+) -> Result<Vec<Vec<Variant>>> {
     let analysis = c.analyze()?;
-    let phases = surge_codegen::passes::run(&analysis, &Platform::Cuda(dev.info.clone()))?;
+    let phases = surge_codegen::passes::run(&analysis, &Platform::Cuda(info.clone()))?;
     let lists: Vec<Vec<Variant>> = phases
         .iter()
         .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
@@ -221,7 +225,7 @@ pub fn time_variants(
     opts: &BenchOptions,
     work: f64,
 ) -> Result<Timed> {
-    let lists = variant_lists(dev, c)?;
+    let lists = variant_lists(&dev.info, c)?;
     let combos = candidates(&lists);
     if let Some(t) = &opts.total {
         t(combos.len() as u64 + 1);
@@ -299,7 +303,7 @@ pub fn time_variants(
     })
 }
 
-fn csr_i32(m: &CsrMatrix) -> Result<(Vec<i32>, Vec<i32>)> {
+pub(crate) fn csr_i32(m: &CsrMatrix) -> Result<(Vec<i32>, Vec<i32>)> {
     let big = |what: &str| {
         SurgeError::Usage(format!(
             "cuSPARSE takes 32-bit indices; this matrix's {what} do not fit"

@@ -95,8 +95,9 @@ pub struct TuneArgs {
     #[arg(long, value_name = "N", default_value_t = 9)]
     pub confirm_rounds: usize,
     /// Repeat an input's measurement when more than this fraction of the machine's CPU time
-    /// was stolen by other guests of the hypervisor during it (Linux `/proc/stat` steal; on a
-    /// shared VM it comes in episodes that make 2-thread variants look several times slower);
+    /// was taken by others during it: stolen by other guests of the hypervisor (Linux
+    /// `/proc/stat` steal; on a shared VM it comes in episodes that make 2-thread variants
+    /// look several times slower) or used by other processes (a build, another benchmark);
     /// negative: never.
     #[arg(
         long,
@@ -181,13 +182,11 @@ fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError
             }))
         }
         "cpu" => Ok(Box::new(surge::tune::cpu::CpuBackend::new())),
-        "cuda" => Err(CliError {
-            code: 1,
-            message: format!(
-                "the {} tuning backend is not available in this build yet; use --platform sim",
-                args.platform
-            ),
-        }),
+        // No GPU (or no driver, no NVRTC) is a usage error that says why, as for `bench`.
+        "cuda" => Ok(Box::new(
+            surge::tune::cuda::CudaBackend::open(0)
+                .map_err(|e| usage(format!("no CUDA device: {e}")))?,
+        )),
         p => Err(usage(format!(
             "unknown platform `{p}`; choose sim, cpu or cuda"
         ))),

@@ -126,10 +126,14 @@ impl TuningBackend for CpuBackend {
         Some(run())
     }
 
-    /// Linux: the `steal` column of `/proc/stat`'s `cpu` line (USER_HZ ticks, 100 per second
-    /// on every Linux architecture Surge builds for), over the `cpuN` lines' count.
+    /// Linux: CPU time others took from this process: the hypervisor's steal (`/proc/stat`)
+    /// plus the busy time of every other process (the machine's busy time in `/proc/stat` less
+    /// this process's own and its waited-for children's, e.g. rustc, from `/proc/self/stat`).
+    /// A build or another benchmark on the same cores disturbs a measurement as steal does.
     fn stolen(&self) -> Option<(Duration, usize)> {
-        proc_stat_steal(&std::fs::read_to_string("/proc/stat").ok()?)
+        let (steal, busy, cpus) = proc_stat_times(&std::fs::read_to_string("/proc/stat").ok()?)?;
+        let own = proc_self_cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+        Some((steal + busy.saturating_sub(own), cpus))
     }
 
     fn default_variant(&self, input: &TuneInput) -> Result<String> {
@@ -138,24 +142,58 @@ impl TuningBackend for CpuBackend {
     }
 }
 
-/// The machine's steal time and CPU count from the text of `/proc/stat`.
-fn proc_stat_steal(stat: &str) -> Option<(Duration, usize)> {
-    const USER_HZ: u64 = 100;
+/// `/proc/stat` and `/proc/[pid]/stat` count in USER_HZ ticks, 100 per second on every Linux
+/// architecture Surge builds for.
+const USER_HZ: u64 = 100;
+
+fn ticks(t: u64) -> Duration {
+    Duration::from_millis(t * 1000 / USER_HZ)
+}
+
+/// The machine's steal time, busy time (user, nice, system, irq, softirq; guest time is part of
+/// user) and CPU count from the text of `/proc/stat`.
+fn proc_stat_times(stat: &str) -> Option<(Duration, Duration, usize)> {
     let mut lines = stat.lines();
-    let total = lines.next()?;
-    let mut fields = total.split_whitespace();
+    let mut fields = lines.next()?.split_whitespace();
     if fields.next()? != "cpu" {
         return None;
     }
     // user nice system idle iowait irq softirq steal
-    let steal: u64 = fields.nth(7)?.parse().ok()?;
+    let v: Vec<u64> = fields
+        .take(8)
+        .map(str::parse)
+        .collect::<std::result::Result<_, _>>()
+        .ok()?;
+    let &[user, nice, system, _idle, _iowait, irq, softirq, steal] = v.as_slice() else {
+        return None;
+    };
     let cpus = lines
         .filter(|l| {
             l.strip_prefix("cpu")
                 .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
         })
         .count();
-    (cpus > 0).then(|| (Duration::from_millis(steal * 1000 / USER_HZ), cpus))
+    (cpus > 0).then(|| {
+        (
+            ticks(steal),
+            ticks(user + nice + system + irq + softirq),
+            cpus,
+        )
+    })
+}
+
+/// This process's user and system time plus its waited-for children's, from the text of
+/// `/proc/self/stat` (fields 14-17; the command name before them may hold spaces and parens).
+fn proc_self_cpu(stat: &str) -> Option<Duration> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // Field 3 (the state) is the first after the name.
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let sum = f
+        .get(11..15)?
+        .iter()
+        .map(|x| x.parse::<u64>().ok())
+        .sum::<Option<u64>>()?;
+    Some(ticks(sum))
 }
 
 #[cfg(test)]
@@ -163,20 +201,75 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steal_is_read_from_proc_stat() {
+    fn steal_and_busy_time_are_read_from_proc_stat() {
         let stat = "cpu  4871828 210942 312031 1901913 20587 0 3755 89140 0 0\n\
                     cpu0 2381565 100888 147870 1021001 6537 0 1560 45206 0 0\n\
                     cpu1 2490262 110054 164160 880911 14050 0 2195 43934 0 0\n\
                     intr 1 2 3\n";
         assert_eq!(
-            proc_stat_steal(stat),
-            Some((Duration::from_millis(891_400), 2))
+            proc_stat_times(stat),
+            Some((
+                Duration::from_millis(891_400),
+                Duration::from_millis((4_871_828 + 210_942 + 312_031 + 3_755) * 10),
+                2
+            ))
         );
-        assert_eq!(proc_stat_steal("cpu 1 2 3\n"), None);
-        assert_eq!(proc_stat_steal(""), None);
+        assert_eq!(proc_stat_times("cpu 1 2 3\n"), None);
+        assert_eq!(proc_stat_times("cpu 1 2 3 4 5 6 x 8\ncpu0 1\n"), None);
+        assert_eq!(proc_stat_times(""), None);
         // This machine's, where there is one.
         if let Ok(s) = std::fs::read_to_string("/proc/stat") {
-            assert!(proc_stat_steal(&s).is_some());
+            assert!(proc_stat_times(&s).is_some());
         }
+    }
+
+    #[test]
+    fn own_cpu_time_is_read_from_proc_self_stat() {
+        // A command name with a space and a paren; utime 250, stime 50, cutime 100, cstime 0.
+        let stat = "4242 (surge (x) y) R 1 4242 4242 0 -1 4194304 1000 0 0 0 \
+                    250 50 100 0 20 0 3 0 12345 1000000 500";
+        assert_eq!(proc_self_cpu(stat), Some(Duration::from_millis(4000)));
+        assert_eq!(proc_self_cpu("4242 (surge) R 1 2"), None);
+        assert_eq!(proc_self_cpu("no parens"), None);
+        if let Ok(s) = std::fs::read_to_string("/proc/self/stat") {
+            assert!(proc_self_cpu(&s).is_some());
+        }
+    }
+
+    /// Another process busy on this machine's cores is counted as taken from us; our own
+    /// threads are not.
+    #[test]
+    fn other_processes_busy_time_counts_as_taken() {
+        let b = CpuBackend::new();
+        let Some((t0, cpus)) = b.stolen() else {
+            eprintln!("skipping: no /proc/stat here");
+            return;
+        };
+        // Our own busy thread for 300 ms: not taken from us.
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(300) {
+            std::hint::black_box(0u64.wrapping_add(1));
+        }
+        let (t1, _) = b.stolen().unwrap();
+        let own_window = t1.saturating_sub(t0).as_secs_f64();
+        // A busy child process for 300 ms (not yet waited for): taken.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .expect("sh");
+        let (t2, _) = b.stolen().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let (t3, _) = b.stolen().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let child_window = t3.saturating_sub(t2).as_secs_f64();
+        eprintln!(
+            "{cpus} cpus: own 300 ms -> {own_window:.3} s taken, child -> {child_window:.3} s"
+        );
+        // Tick accounting (10 ms) and the machine's other processes leave some slack.
+        assert!(
+            child_window > own_window + 0.1,
+            "{own_window} vs {child_window}"
+        );
     }
 }

@@ -31,6 +31,7 @@
 
 pub mod cover;
 pub mod cpu;
+pub mod cuda;
 pub mod features;
 pub mod incremental;
 pub mod inputs;
@@ -155,9 +156,10 @@ pub trait TuningBackend {
     }
     /// The variant used when no model is available (no store, corrupt store, mismatched key).
     fn default_variant(&self, input: &TuneInput) -> Result<String>;
-    /// CPU time taken from this machine by others so far (a hypervisor's *steal* time, summed
-    /// over its CPUs) and the CPU count. A measurement during which it grows was disturbed
-    /// (see [`TrainingConfig::max_steal`]). None where unknown (the default).
+    /// CPU time taken from the tuner by others so far (a hypervisor's *steal* time and, where
+    /// the backend can tell, other processes' busy time, summed over the CPUs) and the CPU
+    /// count. A measurement during which it grows was disturbed (see
+    /// [`TrainingConfig::max_steal`]). None where unknown (the default).
     fn stolen(&self) -> Option<(Duration, usize)> {
         None
     }

@@ -273,17 +273,6 @@ impl Tuned<'_> {
         target: &crate::Target,
     ) -> Result<(crate::Output, Selection)> {
         let c = &input.built.computation;
-        if let crate::Target::Cuda(_) = target {
-            let mut sel = self.default_selection(
-                input,
-                "no CUDA tuning backend yet: running the default CUDA variant",
-            )?;
-            sel.variant.clear();
-            if self.print_warnings {
-                eprintln!("warning: {}", sel.warnings[0]);
-            }
-            return Ok((crate::execute(c, target)?, sel));
-        }
         let mut sel = self.select(input)?;
         match crate::execute_variant(c, target, &sel.variant) {
             Ok(out) => Ok((out, sel)),
@@ -298,7 +287,18 @@ impl Tuned<'_> {
                 sel.warnings.push(w);
                 sel.from_model = false;
                 let out = crate::execute(c, target)?;
-                sel.variant = self.backend.default_variant(input)?;
+                // The default's id where the model's platform is the target's (a CPU model
+                // on a CUDA target ran CUDA's default, which this backend cannot name).
+                let target_platform = match target {
+                    crate::Target::Cuda(_) => "cuda",
+                    _ => "cpu",
+                };
+                sel.variant =
+                    if super::split_platform(&self.backend.platform()).0 == target_platform {
+                        self.backend.default_variant(input)?
+                    } else {
+                        String::new()
+                    };
                 Ok((out, sel))
             }
             Err(e) => Err(e),

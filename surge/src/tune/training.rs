@@ -54,11 +54,13 @@ pub struct TrainingConfig {
     #[serde(default)]
     pub confirm_rounds: usize,
     /// An input's measurement during which more than this fraction of the machine's CPU time
-    /// was stolen by others ([`TuningBackend::stolen`]: a hypervisor running another guest on
-    /// our cores) is discarded and repeated after a pause; negative disables. On the shared
-    /// 2-core VMs this was built on, steal runs at 0-10% for minutes with bursts of 30-45%
-    /// lasting seconds, and during one a 2-thread variant measured 4× slower than it is; a
-    /// limit of 2% re-measured most inputs there, 10% only the bursts.
+    /// was taken by others ([`TuningBackend::stolen`]: a hypervisor running another guest on
+    /// our cores, or on the CPU backend another process) is discarded and repeated after a
+    /// pause; negative disables. On the shared 2-core VMs this was built on, steal runs at
+    /// 0-10% for minutes with bursts of 30-45% lasting seconds, and during one a 2-thread
+    /// variant measured 4× slower than it is; a limit of 2% re-measured most inputs there,
+    /// 10% only the bursts. Before other processes were counted, a cargo build beside a
+    /// tuning run took the score on real matrices from 0.97 to 0.90 and 0.92 (two runs).
     #[serde(default = "no_guard")]
     pub max_steal: f64,
     /// Attempts per input under `max_steal`; the last is kept whatever its steal (and the
@@ -119,9 +121,10 @@ impl TrainingConfig {
 /// How disturbed the kept measurement of one input was.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Disturbance {
-    /// Fraction of the machine's CPU time stolen by others while it was measured (for a test
-    /// input, the larger of the whole measurement's and its confirmation's; None: unknown on
-    /// this backend, or a store written before it was recorded).
+    /// Fraction of the machine's CPU time taken by others (steal, other processes) while it
+    /// was measured (for a test input, the larger of the whole measurement's and its
+    /// confirmation's; None: unknown on this backend, or a store written before it was
+    /// recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal: Option<f64>,
     /// Earlier attempts discarded for a steal over [`TrainingConfig::max_steal`].

@@ -1,0 +1,102 @@
+//! The tuner on the real backends, written once and run per backend: tune reduce on a few small
+//! generated inputs (every variant compiled, checked where the backend checks, and timed), keep
+//! the store, and run the model's pick through `Tuned::execute` against the interpreter. The
+//! CPU backend runs everywhere; the CUDA backend where a GPU is present, else the test says why
+//! it skipped (and checks that the backend's error says why too).
+
+use std::time::Duration;
+use surge::apps::App;
+use surge::tune::cpu::CpuBackend;
+use surge::tune::cuda::CudaBackend;
+use surge::tune::{
+    FeatureSet, Outcome, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend, tune,
+};
+use surge::{Output, Target, Value};
+
+fn flat(o: &Output) -> Vec<f64> {
+    match o {
+        Output::Scalar(s) => vec![s.as_f64().unwrap()],
+        Output::Seq(b) => (0..b.len())
+            .map(|i| b.get(i).unwrap().as_f64().unwrap())
+            .collect(),
+        Output::Nested { data, .. } => (0..data.len())
+            .map(|i| data.get(i).unwrap().as_f64().unwrap())
+            .collect(),
+    }
+}
+
+fn tunes_reduce_and_runs_the_pick(backend: &dyn TuningBackend, target: &Target, prefix: &str) {
+    let inputs: Vec<TuneInput> = [100, 3_000, 40_000, 200_000]
+        .into_iter()
+        .map(|n| TuneInput::sized(App::Reduce, n).unwrap())
+        .collect();
+    let features = FeatureSet::for_app(App::Reduce);
+    let opts = TuneOptions {
+        training: TrainingConfig {
+            warmup: 1,
+            repetitions: 3,
+            min_sample_time: Duration::ZERO,
+            timeout: Duration::from_secs(10),
+            ..TrainingConfig::default()
+        },
+        ..TuneOptions::default()
+    };
+    let store = tune(backend, App::Reduce, &features, &inputs, &opts, &mut |_| {}).unwrap();
+    assert_eq!(store.key.platform, prefix, "{:?}", store.key);
+    assert!(store.variants.len() > 1, "{:?}", store.variants);
+    assert!(store.variants.contains(&store.default_variant));
+    for r in &store.inputs {
+        assert_eq!(r.measurements.len(), store.variants.len(), "{}", r.name);
+        for m in &r.measurements {
+            match &m.outcome {
+                Outcome::Ok { median_seconds, .. } => assert!(*median_seconds > 0.0),
+                Outcome::Failed { reason } => {
+                    panic!("`{}` failed on {}: {reason}", m.variant, r.name)
+                }
+            }
+        }
+        assert!(store.variants.contains(r.best.as_ref().unwrap()));
+    }
+    let mut tuned = Tuned::from_store(App::Reduce, store, backend, features);
+    tuned.print_warnings = false;
+    for input in [&inputs[1], &TuneInput::sized(App::Reduce, 77_777).unwrap()] {
+        let (out, sel) = tuned.execute(input, target).unwrap();
+        assert!(sel.from_model, "{:?}", sel.warnings);
+        assert!(
+            sel.variant.starts_with(&format!("{prefix}:")),
+            "{}",
+            sel.variant
+        );
+        let want = match input.built.computation.interpret().unwrap() {
+            Value::Scalar(s) => vec![s.as_f64().unwrap()],
+            v => v.to_f64_vec().unwrap(),
+        };
+        let got = flat(&out);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "{g} vs {w}");
+        }
+    }
+}
+
+#[test]
+fn the_cpu_backend_tunes_reduce_and_runs_the_pick() {
+    tunes_reduce_and_runs_the_pick(&CpuBackend::new(), &Target::cpu(), "cpu");
+}
+
+#[test]
+fn the_cuda_backend_tunes_reduce_and_runs_the_pick_or_says_why_not() {
+    match CudaBackend::open(0) {
+        Ok(b) => tunes_reduce_and_runs_the_pick(&b, &Target::cuda(0), "cuda"),
+        Err(e) => {
+            let m = e.to_string();
+            assert!(
+                ["libcuda", "NVRTC", "nvrtc", "device"]
+                    .iter()
+                    .any(|w| m.contains(w)),
+                "the error should say what is missing: {m}"
+            );
+            eprintln!("skipping the CUDA tuning backend: {m}");
+        }
+    }
+}
