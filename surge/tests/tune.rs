@@ -696,6 +696,61 @@ fn a_measurement_during_steal_is_repeated_and_its_steal_recorded() {
     assert_eq!((d.discarded, d.steal), (0, None));
 }
 
+/// A backend whose every reading finds `step` more CPU time taken by others.
+struct Ticking {
+    sim: SimulatedBackend,
+    step: Duration,
+    reads: std::sync::atomic::AtomicU32,
+}
+
+impl TuningBackend for Ticking {
+    fn platform(&self) -> String {
+        self.sim.platform()
+    }
+    fn variants(&self, input: &TuneInput) -> surge::Result<Vec<String>> {
+        self.sim.variants(input)
+    }
+    fn run_once(&self, input: &TuneInput, variant: &str) -> Result<Duration, String> {
+        self.sim.run_once(input, variant)
+    }
+    fn default_variant(&self, input: &TuneInput) -> surge::Result<String> {
+        self.sim.default_variant(input)
+    }
+    fn stolen(&self) -> Option<(Duration, usize)> {
+        let r = self
+            .reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some((self.step * r, 2))
+    }
+}
+
+/// CPU time is counted in 10 ms ticks: a short window that reads a tick or two taken is not
+/// judged disturbed however large the fraction, three ticks are.
+#[test]
+fn a_short_measurement_is_not_repeated_for_a_tick_or_two() {
+    use surge::tune::training::{MIN_TAKEN, guarded};
+    let cfg = TrainingConfig {
+        max_steal: 0.10,
+        steal_attempts: 3,
+        ..quick().training
+    };
+    let run = |step: Duration| {
+        let b = Ticking {
+            sim: SimulatedBackend::planted(App::Reduce),
+            step,
+            reads: Default::default(),
+        };
+        guarded(&b, &cfg, || std::thread::sleep(Duration::from_millis(2))).1
+    };
+    let d = run(Duration::from_millis(20));
+    assert_eq!(d.discarded, 0, "{d:?}");
+    assert!(
+        d.steal.unwrap() > cfg.max_steal,
+        "the fraction is still recorded: {d:?}"
+    );
+    assert_eq!(run(MIN_TAKEN).discarded, 2);
+}
+
 #[test]
 fn the_labels_are_the_set_covers_classes() {
     // The simulated spmv store: the model's classes are exactly the cover's variants, few of

@@ -145,8 +145,9 @@ impl Disturbance {
 }
 
 /// Runs `work` (the measurement of one input) and repeats it, after a pause of a second per
-/// discarded attempt, while the machine's steal during it exceeds `cfg.max_steal`, up to
-/// `cfg.steal_attempts` attempts; returns the kept result and its [`Disturbance`].
+/// discarded attempt, while the CPU time others took during it exceeds `cfg.max_steal` of the
+/// machine's (and [`MIN_TAKEN`]), up to `cfg.steal_attempts` attempts; returns the kept
+/// result and its [`Disturbance`].
 pub fn guarded<T>(
     backend: &dyn TuningBackend,
     cfg: &TrainingConfig,
@@ -159,8 +160,9 @@ pub fn guarded<T>(
         let before = backend.stolen();
         let t = std::time::Instant::now();
         let out = work();
-        let steal = steal_fraction(before, backend.stolen(), t.elapsed());
-        let over = guard && steal.is_some_and(|f| f > cfg.max_steal);
+        let taken = taken_by_others(before, backend.stolen(), t.elapsed());
+        let steal = taken.map(|(f, _)| f);
+        let over = guard && taken.is_some_and(|(f, d)| f > cfg.max_steal && d >= MIN_TAKEN);
         if !over || discarded + 1 >= attempts {
             return (out, Disturbance { steal, discarded });
         }
@@ -171,15 +173,24 @@ pub fn guarded<T>(
     }
 }
 
-/// Stolen CPU time between two readings over the CPU time the machine had in `wall`.
-fn steal_fraction(
+/// The least CPU time taken by others that marks a measurement as disturbed, whatever its
+/// length. Linux counts CPU time in ticks of 10 ms, and the machine's count (`/proc/stat`) and
+/// a process's own are sampled apart, so a window of a few ticks (a confirmation round of a few
+/// tens of milliseconds) can read a tick or two taken that nobody took: with the CPU backend
+/// counting other processes, 9 of 24 confirmations were repeated on a quiet machine for that.
+pub const MIN_TAKEN: Duration = Duration::from_millis(30);
+
+/// CPU time taken by others between two readings: its fraction of the CPU time the machine
+/// had in `wall`, and the time itself.
+fn taken_by_others(
     before: Option<(Duration, usize)>,
     after: Option<(Duration, usize)>,
     wall: Duration,
-) -> Option<f64> {
+) -> Option<(f64, Duration)> {
     let ((a, cpus), (b, _)) = (before?, after?);
     let total = wall.as_secs_f64() * cpus as f64;
-    (total > 0.0).then(|| b.saturating_sub(a).as_secs_f64() / total)
+    let taken = b.saturating_sub(a);
+    (total > 0.0).then(|| (taken.as_secs_f64() / total, taken))
 }
 
 /// The result of timing one variant on one input.
