@@ -696,34 +696,6 @@ fn a_measurement_during_steal_is_repeated_and_its_steal_recorded() {
     assert_eq!((d.discarded, d.steal), (0, None));
 }
 
-/// A backend whose every reading finds `step` more CPU time taken by others.
-struct Ticking {
-    sim: SimulatedBackend,
-    step: Duration,
-    reads: std::sync::atomic::AtomicU32,
-}
-
-impl TuningBackend for Ticking {
-    fn platform(&self) -> String {
-        self.sim.platform()
-    }
-    fn variants(&self, input: &TuneInput) -> surge::Result<Vec<String>> {
-        self.sim.variants(input)
-    }
-    fn run_once(&self, input: &TuneInput, variant: &str) -> Result<Duration, String> {
-        self.sim.run_once(input, variant)
-    }
-    fn default_variant(&self, input: &TuneInput) -> surge::Result<String> {
-        self.sim.default_variant(input)
-    }
-    fn stolen(&self) -> Option<(Duration, usize)> {
-        let r = self
-            .reads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some((self.step * r, 2))
-    }
-}
-
 /// CPU time is counted in 10 ms ticks: a short window that reads a tick or two taken is not
 /// judged disturbed however large the fraction, three ticks are.
 #[test]
@@ -735,11 +707,8 @@ fn a_short_measurement_is_not_repeated_for_a_tick_or_two() {
         ..quick().training
     };
     let run = |step: Duration| {
-        let b = Ticking {
-            sim: SimulatedBackend::planted(App::Reduce),
-            step,
-            reads: Default::default(),
-        };
+        // Every reading finds `step` more taken.
+        let b = Disturbed::new(App::Reduce, move |r| step * r as u32);
         guarded(&b, &cfg, || std::thread::sleep(Duration::from_millis(2))).1
     };
     let d = run(Duration::from_millis(20));
@@ -863,16 +832,25 @@ fn an_interleaved_first_round_spreads_a_load_burst_over_the_variants() {
     assert_eq!(steps, ["a", "b"]);
 }
 
-/// The simulated spmv backend, whose steal counter reads 1000 s during one stretch of readings
-/// only: a burst that a window around it does not see (the counter is not monotonic, which
-/// a real one is, so the enclosing window can be kept undisturbed).
-struct BurstAt {
+/// A simulated backend whose reading `r` of the CPU time taken by others is `taken(r)`.
+struct Disturbed {
     sim: SimulatedBackend,
-    burst: std::ops::Range<usize>,
+    taken: Box<dyn Fn(usize) -> Duration>,
     reads: std::sync::atomic::AtomicUsize,
     runs: std::sync::atomic::AtomicUsize,
 }
-impl TuningBackend for BurstAt {
+
+impl Disturbed {
+    fn new(app: App, taken: impl Fn(usize) -> Duration + 'static) -> Disturbed {
+        Disturbed {
+            sim: SimulatedBackend::planted(app),
+            taken: Box::new(taken),
+            reads: Default::default(),
+            runs: Default::default(),
+        }
+    }
+}
+impl TuningBackend for Disturbed {
     fn platform(&self) -> String {
         self.sim.platform()
     }
@@ -890,8 +868,7 @@ impl TuningBackend for BurstAt {
         let r = self
             .reads
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let s = if self.burst.contains(&r) { 1000 } else { 0 };
-        Some((Duration::from_secs(s), 2))
+        Some(((self.taken)(r), 2))
     }
 }
 
@@ -907,12 +884,12 @@ fn a_burst_during_the_confirmation_alone_repeats_the_confirmation() {
     };
     let input = &test_set()[..1];
     let evaluate = |burst: std::ops::Range<usize>| {
-        let b = BurstAt {
-            sim: SimulatedBackend::planted(App::Spmv),
-            burst,
-            reads: Default::default(),
-            runs: Default::default(),
-        };
+        // 1000 s during one stretch of readings only: a burst that a window around it does
+        // not see (not monotonic, which a real counter is, so the enclosing window can be
+        // kept undisturbed).
+        let b = Disturbed::new(App::Spmv, move |r| {
+            Duration::from_secs(if burst.contains(&r) { 1000 } else { 0 })
+        });
         let mut tuned = Tuned::from_store(App::Spmv, store.clone(), &b, features.clone());
         tuned.print_warnings = false;
         let e = report::evaluate(&tuned, &b, input, &cfg, &mut |_, _| {}).unwrap();
