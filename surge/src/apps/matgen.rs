@@ -307,58 +307,9 @@ pub fn scattered_band(rows: usize, half_width: usize, per_row: usize, seed: u64)
     )
 }
 
-/// A square matrix of two row populations: most rows hold their diagonal and up to two
-/// neighbours, and about `long_percent` % of the rows hold `long_len / 2 ..= 3 · long_len / 2`
-/// entries at random columns: the shape of augmented and Gröbner-basis matrices
-/// (`Groebner_id2003_aug`: median row length 2, 90th percentile 91, longest 829), where the
-/// long rows carry most of the work, so what suits long rows (unrolling) wins although the
-/// typical row is short.
-pub fn bimodal(rows: usize, long_len: usize, long_percent: u64, seed: u64) -> CsrMatrix {
-    let mut rng = Rng::new(seed);
-    let long_len = long_len.max(2);
-    from_rows(
-        rows,
-        rows,
-        |i, out| {
-            out.push(i as u32);
-            if rng.below(100) < long_percent {
-                let len = long_len / 2 + rng.below(long_len as u64 + 1) as usize;
-                for _ in 1..len.min(rows) {
-                    out.push(rng.below(rows as u64) as u32);
-                }
-            } else {
-                for _ in 0..rng.below(3) {
-                    let c = (i as u64 + rng.below(5)).saturating_sub(2);
-                    out.push(c.min(rows as u64 - 1) as u32);
-                }
-            }
-        },
-        seed,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_bimodal_matrix_has_short_rows_and_a_share_of_long_ones() {
-        let m = bimodal(4000, 100, 15, 9);
-        assert_eq!((m.rows, m.cols), (4000, 4000));
-        let lens: Vec<usize> = m
-            .row_offsets
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as usize)
-            .collect();
-        let long = lens.iter().filter(|&&l| l > 10).count();
-        assert!((400..=800).contains(&long), "{long} long rows");
-        assert!(lens.iter().all(|&l| (1..=150).contains(&l)));
-        let mut sorted = lens.clone();
-        sorted.sort_unstable();
-        assert!(sorted[2000] <= 3, "median row length {}", sorted[2000]);
-        assert!(m.col_indices.iter().all(|&c| (c as usize) < 4000));
-        assert_eq!(bimodal(4000, 100, 15, 9), m, "reproducible from its seed");
-    }
 
     #[test]
     fn a_scattered_band_stays_in_its_band_holds_its_diagonal_and_is_reproducible() {

@@ -30,7 +30,7 @@ pub enum Set {
 }
 
 /// Generated spmv matrices: stencils, banded, variable-band, scattered-band, power-law,
-/// bimodal, block-diagonal, arrowhead, random; a wide spread of rows (10^2..10^5, and two
+/// block-diagonal, arrowhead, random; a wide spread of rows (10^2..10^5, and two
 /// stencils of ~10^6 at full scale) and row lengths (1..~100, power-law tails far beyond).
 ///
 /// Every family reaches down to a few hundred rows (a few thousand nonzeros), irregular ones
@@ -118,28 +118,6 @@ pub fn spmv_matrices(scale: Scale, set: Set) -> Vec<(String, CsrMatrix)> {
                 matgen::scattered_band(rows, w, k, (rows * 17 + w * 5 + k) as u64),
             ));
         }
-    }
-    // Two row populations (augmented and Gröbner-basis matrices): short rows and a share of
-    // long ones that carry most of the work. Without them, Groebner_id2003_aug lost 1.7x to an
-    // unrolled variant that no generated matrix of its average row length preferred.
-    // Full scale only: the small sets stay as the tests know them.
-    let bimodals: &[(usize, usize, u64)] = match (big, test) {
-        (false, _) => &[],
-        (true, false) => &[
-            (1000, 60, 20),
-            (4000, 60, 20),
-            (20000, 60, 20),
-            (1000, 200, 10),
-            (4000, 200, 10),
-            (20000, 200, 10),
-        ],
-        (true, true) => &[(1500, 100, 15), (8000, 100, 15)],
-    };
-    for &(rows, long_len, pct) in bimodals {
-        out.push((
-            format!("bimodal-{rows}-long{long_len}-p{pct}"),
-            matgen::bimodal(rows, long_len, pct, (rows + long_len) as u64 + s as u64),
-        ));
     }
     let blocks: &[(usize, usize)] = match (big, test) {
         (false, false) => &[(300, 2), (60, 8), (12, 48)],
