@@ -27,6 +27,13 @@ impl Target {
     pub fn cuda(ordinal: usize) -> Target {
         Target::Cuda(ordinal)
     }
+    /// `cpu` or `cuda`: the platform half of the variant ids and tuning-store keys that run here.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Target::Cpu(_) => "cpu",
+            Target::Cuda(_) => "cuda",
+        }
+    }
 }
 
 /// The compiled variants of one computation on one target.

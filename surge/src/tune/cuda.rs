@@ -74,8 +74,8 @@ impl CudaBackend {
     }
 
     /// The compiled variants of the input's program (built on first use; a build failure is
-    /// kept and returned again).
-    fn program(&self, input: &TuneInput) -> std::result::Result<&'static Program, String> {
+    /// kept and returned again), with its key: the IR structure hash, which `with_input` reuses.
+    fn program(&self, input: &TuneInput) -> std::result::Result<(u128, &'static Program), String> {
         let c = &input.built.computation;
         let key = c.ir().structure_hash();
         let mut map = self
@@ -99,17 +99,17 @@ impl CudaBackend {
                 })
             })
             .clone()
+            .map(|p| (key, p))
     }
 
     /// Runs `f` with `input` on the device (uploaded when another input was there).
     fn with_input<T>(
         &self,
         input: &TuneInput,
-        program: &'static Program,
+        (key, program): (u128, &'static Program),
         f: impl FnOnce(&mut Current) -> std::result::Result<T, String>,
     ) -> std::result::Result<T, String> {
         let c = &input.built.computation;
-        let key = c.ir().structure_hash();
         let mut slot = self
             .current
             .lock()
@@ -149,7 +149,7 @@ impl TuningBackend for CudaBackend {
     }
 
     fn variants(&self, input: &TuneInput) -> Result<Vec<String>> {
-        let p = self.program(input).map_err(crate::SurgeError::Tune)?;
+        let (_, p) = self.program(input).map_err(crate::SurgeError::Tune)?;
         Ok(p.ids.clone())
     }
 
@@ -165,14 +165,14 @@ impl TuningBackend for CudaBackend {
         variant: &str,
         runs: u32,
     ) -> std::result::Result<Duration, String> {
-        let program = self.program(input)?;
+        let keyed @ (_, program) = self.program(input)?;
         let i = program
             .ids
             .iter()
             .position(|v| v == variant)
             .ok_or_else(|| format!("unknown CUDA variant `{variant}`"))?;
         let chosen = program.chosen(i);
-        self.with_input(input, program, |cur| {
+        self.with_input(input, keyed, |cur| {
             if !cur.checked.contains_key(&i) {
                 if cur.expected.is_none() {
                     cur.expected =
@@ -199,7 +199,7 @@ impl TuningBackend for CudaBackend {
     }
 
     fn default_variant(&self, input: &TuneInput) -> Result<String> {
-        let p = self.program(input).map_err(crate::SurgeError::Tune)?;
+        let (_, p) = self.program(input).map_err(crate::SurgeError::Tune)?;
         Ok(p.ids[0].clone())
     }
 

@@ -289,16 +289,12 @@ impl Tuned<'_> {
                 let out = crate::execute(c, target)?;
                 // The default's id where the model's platform is the target's (a CPU model
                 // on a CUDA target ran CUDA's default, which this backend cannot name).
-                let target_platform = match target {
-                    crate::Target::Cuda(_) => "cuda",
-                    _ => "cpu",
+                sel.variant = if super::split_platform(&self.backend.platform()).0 == target.kind()
+                {
+                    self.backend.default_variant(input)?
+                } else {
+                    String::new()
                 };
-                sel.variant =
-                    if super::split_platform(&self.backend.platform()).0 == target_platform {
-                        self.backend.default_variant(input)?
-                    } else {
-                        String::new()
-                    };
                 Ok((out, sel))
             }
             Err(e) => Err(e),

@@ -176,8 +176,9 @@ pub fn guarded<T>(
 /// The least CPU time taken by others that marks a measurement as disturbed, whatever its
 /// length. Linux counts CPU time in ticks of 10 ms, and the machine's count (`/proc/stat`) and
 /// a process's own are sampled apart, so a window of a few ticks (a confirmation round of a few
-/// tens of milliseconds) can read a tick or two taken that nobody took: with the CPU backend
-/// counting other processes, 9 of 24 confirmations were repeated on a quiet machine for that.
+/// tens of milliseconds) can read a tick or two taken that nobody took. With the CPU backend
+/// counting other processes and no such floor, 9 of 24 test inputs were measured again on a
+/// quiet machine, keeping fractions of 0-1.5%.
 pub const MIN_TAKEN: Duration = Duration::from_millis(30);
 
 /// CPU time taken by others between two readings: its fraction of the CPU time the machine
