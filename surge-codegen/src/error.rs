@@ -14,6 +14,14 @@ pub enum CodegenError {
         node: crate::ir::NodeId,
         message: String,
     },
+    /// The reference interpreter failed on these inputs (an index out of range, a ragged
+    /// transpose, ...): names the operator and node whose check failed.
+    #[error("`{op}` (node {node}) failed: {message}")]
+    Eval {
+        op: &'static str,
+        node: crate::ir::NodeId,
+        message: String,
+    },
     /// Input data does not match the computation's input declarations.
     #[error("input `{input}`: {message}")]
     Input { input: String, message: String },

@@ -1,12 +1,9 @@
-//! Surge's CPU backend: the reference interpreter (the correctness oracle every backend is checked
-//! against) and native execution of emitted Rust kernels, compiled by rustc and driven by rayon
-//! skeletons ([`native`]).
+//! Surge's CPU backend: native execution of emitted Rust kernels, compiled by rustc and driven by
+//! rayon skeletons ([`native`]), and the MKL/rayon baselines. The reference interpreter (the
+//! correctness oracle every backend is checked against) is `surge_codegen::ir::interpret`.
 
 pub mod baseline;
-pub mod interpret;
 pub mod native;
-
-pub use interpret::{Value, interpret};
 
 use surge_codegen::CodegenError;
 use surge_codegen::ir::NodeId;

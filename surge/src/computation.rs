@@ -6,7 +6,7 @@ use crate::dsel::{Element, Scalar, Seq, Sym};
 use surge_codegen::analysis::{self, Analysis, Features};
 use surge_codegen::data::Buffer;
 use surge_codegen::ir;
-use surge_cpu::Value;
+use surge_codegen::ir::Value;
 
 /// One nested data-parallel computation, ready to analyze or run.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ impl Computation {
 
     /// Evaluates with the reference interpreter (the correctness oracle; slow).
     pub fn interpret(&self) -> Result<Value> {
-        Ok(surge_cpu::interpret(&self.ir, &self.buffers)?)
+        Ok(surge_codegen::ir::interpret(&self.ir, &self.buffers)?)
     }
 }
 

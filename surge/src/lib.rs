@@ -35,7 +35,7 @@ pub use error::{Result, SurgeError};
 pub use execute::{Kernels, Target, Workspace, execute, execute_into, execute_variant};
 pub use surge_codegen as codegen;
 pub use surge_codegen::data::{Buffer, Output};
-pub use surge_cpu::Value;
+pub use surge_codegen::ir::Value;
 pub use tune::execute_tuned;
 
 /// Everything a user of the combinators needs.

@@ -82,34 +82,7 @@ pub fn features(
     })
 }
 
-/// Checks that bound buffers match the declared inputs.
-pub fn check_buffers(c: &Computation, buffers: &[Buffer]) -> Result<(), CodegenError> {
-    if buffers.len() != c.inputs.len() {
-        return Err(CodegenError::Input {
-            input: "(all)".into(),
-            message: format!(
-                "{} buffers bound to {} declared inputs",
-                buffers.len(),
-                c.inputs.len()
-            ),
-        });
-    }
-    for (d, b) in c.inputs.iter().zip(buffers) {
-        if d.elem != b.elem() || d.len != b.len() as u64 {
-            return Err(CodegenError::Input {
-                input: d.name.clone(),
-                message: format!(
-                    "declared {} elements of {}, bound {} elements of {}",
-                    d.len,
-                    d.elem,
-                    b.len(),
-                    b.elem()
-                ),
-            });
-        }
-    }
-    Ok(())
-}
+pub use crate::ir::check_buffers;
 
 enum Shape {
     Flat(u64),

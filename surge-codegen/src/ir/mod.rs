@@ -5,16 +5,26 @@
 //! passed to operators are traced into the same list: their parameters are [`Op::Param`] nodes and
 //! their bodies ordinary nodes, so nesting (a `reduce` inside the function of a `map`) is explicit.
 //! Scalar lambda bodies are [`ScalarExpr`] trees.
+//!
+//! Each operator's typing rule, run-time checks and reference semantics sit together in its
+//! family's file under `ops/`; [`interpret`] (the correctness oracle) is the engine that runs
+//! those semantics over a whole computation.
 
 mod infer;
+pub mod interpret;
 mod op;
+mod ops;
 mod scalar;
 mod types;
+mod value;
 
-pub use infer::{ValueInfo, infer, infer_scalar, range_len};
-pub use op::{Lambda, Node, NodeId, Op, OpKind};
-pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp};
+pub use infer::{Typing, ValueInfo, range_len};
+pub use interpret::interpret;
+pub use op::{Family, Lambda, Node, NodeId, Op, OpKind};
+pub use ops::{check_offsets, infer};
+pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp, infer_scalar};
 pub use types::{Elem, Type};
+pub use value::Value;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -218,6 +228,38 @@ impl Computation {
         }
         seen
     }
+}
+
+/// Checks that bound buffers match the declared inputs.
+pub fn check_buffers(
+    c: &Computation,
+    buffers: &[crate::data::Buffer],
+) -> Result<(), crate::CodegenError> {
+    if buffers.len() != c.inputs.len() {
+        return Err(crate::CodegenError::Input {
+            input: "(all)".into(),
+            message: format!(
+                "{} buffers bound to {} declared inputs",
+                buffers.len(),
+                c.inputs.len()
+            ),
+        });
+    }
+    for (d, b) in c.inputs.iter().zip(buffers) {
+        if d.elem != b.elem() || d.len != b.len() as u64 {
+            return Err(crate::CodegenError::Input {
+                input: d.name.clone(),
+                message: format!(
+                    "declared {} elements of {}, bound {} elements of {}",
+                    d.len,
+                    d.elem,
+                    b.len(),
+                    b.elem()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// 128-bit FNV-1a.

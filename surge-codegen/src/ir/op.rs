@@ -197,6 +197,40 @@ impl OpKind {
     }
 }
 
+/// The family an operator's typing rule and reference semantics live in (`ir/ops/<family>.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `input`, `param`: leaves whose value the interpreter binds itself.
+    Leaf,
+    Values,
+    Map,
+    Fold,
+    Indexing,
+    Generate,
+    Reshape,
+}
+
+impl OpKind {
+    /// The family whose file holds this operator's typing rule, checks and semantics.
+    pub fn family(self) -> Family {
+        match self {
+            OpKind::Input | OpKind::Param => Family::Leaf,
+            OpKind::Scalar | OpKind::Tuple | OpKind::Project | OpKind::Length => Family::Values,
+            OpKind::Map => Family::Map,
+            OpKind::Reduce | OpKind::ReduceByKey | OpKind::Scan => Family::Fold,
+            OpKind::Index | OpKind::Gather | OpKind::Scatter => Family::Indexing,
+            OpKind::Range | OpKind::Replicate => Family::Generate,
+            OpKind::Zip
+            | OpKind::Join
+            | OpKind::Split
+            | OpKind::Striding
+            | OpKind::Reverse
+            | OpKind::Nest
+            | OpKind::Transpose => Family::Reshape,
+        }
+    }
+}
+
 impl fmt::Display for OpKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -1,6 +1,6 @@
 //! Scalar lambda bodies: an expression tree over constants and scalar-typed IR values.
 
-use super::{Elem, NodeId};
+use super::{Elem, NodeId, Type};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -195,4 +195,82 @@ impl fmt::Display for ScalarExpr {
             ScalarExpr::Cast(e, a) => write!(f, "({a} as {e})"),
         }
     }
+}
+
+/// The element type of a scalar expression, or a message saying which part is ill-typed.
+pub fn infer_scalar(e: &ScalarExpr, ty: &dyn Fn(NodeId) -> Type) -> Result<Elem, String> {
+    Ok(match e {
+        ScalarExpr::Const(l) => l.elem(),
+        ScalarExpr::Value(n) => match ty(*n) {
+            Type::Scalar(e) => e,
+            other => return Err(format!("{n} is used as a scalar but has type {other}")),
+        },
+        ScalarExpr::Unary(op, a) => {
+            let t = infer_scalar(a, ty)?;
+            let ok = match op {
+                UnaryOp::Neg => t.is_signed(),
+                UnaryOp::Not => t == Elem::Bool,
+                UnaryOp::Abs => t != Elem::Bool,
+                UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log => t.is_float(),
+            };
+            if !ok {
+                return Err(format!("`{}` is not defined on {t}", op.name()));
+            }
+            t
+        }
+        ScalarExpr::Binary(op, a, b) => {
+            let (ta, tb) = (infer_scalar(a, ty)?, infer_scalar(b, ty)?);
+            if ta != tb {
+                return Err(format!(
+                    "`{}` on {ta} and {tb}; convert one side with a cast",
+                    op.symbol()
+                ));
+            }
+            if op.is_comparison() {
+                Elem::Bool
+            } else if op.is_logical() {
+                if ta != Elem::Bool {
+                    return Err(format!("`{}` needs bool operands, got {ta}", op.symbol()));
+                }
+                Elem::Bool
+            } else {
+                if ta == Elem::Bool {
+                    return Err(format!("`{}` is not defined on bool", op.symbol()));
+                }
+                ta
+            }
+        }
+        ScalarExpr::Fma(a, b, c) => {
+            let ts = [
+                infer_scalar(a, ty)?,
+                infer_scalar(b, ty)?,
+                infer_scalar(c, ty)?,
+            ];
+            if !(ts[0] == ts[1] && ts[1] == ts[2] && ts[0].is_float()) {
+                return Err(format!(
+                    "fma needs three operands of one float type, got {}, {}, {}",
+                    ts[0], ts[1], ts[2]
+                ));
+            }
+            ts[0]
+        }
+        ScalarExpr::Select(c, a, b) => {
+            let tc = infer_scalar(c, ty)?;
+            if tc != Elem::Bool {
+                return Err(format!("select condition must be bool, got {tc}"));
+            }
+            let (ta, tb) = (infer_scalar(a, ty)?, infer_scalar(b, ty)?);
+            if ta != tb {
+                return Err(format!("select branches differ: {ta} and {tb}"));
+            }
+            ta
+        }
+        ScalarExpr::Cast(to, a) => {
+            infer_scalar(a, ty)?;
+            if *to == Elem::Bool {
+                return Err("cast to bool; compare with zero instead".into());
+            }
+            *to
+        }
+    })
 }

@@ -60,6 +60,7 @@ impl From<SurgeError> for CliError {
     fn from(e: SurgeError) -> Self {
         let code = match &e {
             SurgeError::Cpu(surge_cpu::CpuError::Runtime { .. })
+            | SurgeError::Codegen(surge_codegen::CodegenError::Eval { .. })
             | SurgeError::Cuda(surge_cuda::CudaError::Runtime { .. }) => 1,
             _ => 2,
         };

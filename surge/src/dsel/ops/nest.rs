@@ -21,7 +21,7 @@ pub fn nest<T: Item, I: IndexElement>(s: &Seq<T>, offsets: &Seq<I>) -> Result<Ne
         let off: Vec<i128> = (0..data.buffer.len())
             .map(|i| data.buffer.get_int(i).expect("integer buffer"))
             .collect();
-        surge_cpu::interpret::check_offsets(&off, len as usize).map_err(|m| {
+        surge_codegen::ir::check_offsets(&off, len as usize).map_err(|m| {
             SurgeError::Build(IrError::new(
                 "nest",
                 format!("{m} (offsets `{}`)", data.name),

@@ -4,8 +4,8 @@
 //! integer division or remainder by zero is an error. Float `min`/`max` ignore a NaN operand.
 //! Casts follow Rust's `as` (float to integer saturates).
 
-use surge_codegen::data::ScalarValue as V;
-use surge_codegen::ir::{BinaryOp, Elem, UnaryOp};
+use crate::data::ScalarValue as V;
+use crate::ir::{BinaryOp, Elem, UnaryOp};
 
 pub fn unary(op: UnaryOp, a: V) -> Result<V, String> {
     Ok(match (op, a) {

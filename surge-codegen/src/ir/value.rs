@@ -1,7 +1,7 @@
 //! Values of the reference interpreter: deliberately the most obvious representation.
 
-use surge_codegen::data::{Buffer, ScalarValue};
-use surge_codegen::ir::Elem;
+use super::Elem;
+use crate::data::{Buffer, Output, ScalarValue};
 
 /// A runtime value: a scalar, a sequence of values, or a tuple.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,8 +20,7 @@ impl Value {
         )
     }
     /// A backend's output as a value, for comparison with the interpreter.
-    pub fn from_output(o: &surge_codegen::data::Output) -> Value {
-        use surge_codegen::data::Output;
+    pub fn from_output(o: &Output) -> Value {
         match o {
             Output::Scalar(s) => Value::Scalar(*s),
             Output::Seq(b) => Value::from_buffer(b),
