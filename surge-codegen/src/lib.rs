@@ -8,6 +8,7 @@ pub mod data;
 pub mod emit;
 pub mod error;
 pub mod ir;
+pub mod oracle;
 pub mod passes;
 pub mod policy;
 pub mod schedule;

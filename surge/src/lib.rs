@@ -36,6 +36,8 @@ pub use execute::{Kernels, Target, Workspace, execute, execute_into, execute_var
 pub use surge_codegen as codegen;
 pub use surge_codegen::data::{Buffer, Output};
 pub use surge_codegen::ir::Value;
+/// The oracle comparison (one tolerance rule) that run, bench, tune and the tests check results with.
+pub use surge_codegen::oracle;
 pub use tune::execute_tuned;
 
 /// Everything a user of the combinators needs.

@@ -2,16 +2,13 @@
 //! [`backend_conformance!`](crate::backend_conformance). Every body runs **every** variant a
 //! backend enumerates against the reference interpreter.
 //!
-//! Tolerance: variants reassociate floating-point sums (tree reductions, split accumulators,
-//! two-pass scans). For a sum of `n` terms any association order is within
-//! `(n - 1)·u·Σ|xᵢ|` of the exact value (u = 2⁻⁵³), so two orders differ by at most twice that.
-//! Σ|xᵢ| per output element is computed by interpreting the same computation on the inputs'
-//! absolute values; `n` is bounded by the longest input. Integer results must match exactly.
+//! Results are compared by `surge::oracle` (one tolerance rule for run, bench, tune and tests:
+//! exact shapes and integers, floats within the reassociation bound `n·ε·Σ|x|`).
 
 use surge::apps::{matgen, reduce_app, scan_app, spmv_app};
 use surge::mtx::CsrMatrix;
 use surge::prelude::*;
-use surge::{Buffer, Output, Value};
+use surge::{Output, oracle};
 
 /// Per variant: its id and its result (or the error's text).
 pub type VariantResults = Vec<(String, Result<Output, String>)>;
@@ -97,83 +94,21 @@ fn skip(b: &dyn Backend) -> bool {
     }
 }
 
-fn flat(v: &Value) -> Vec<Value> {
-    match v {
-        Value::Seq(items) if items.iter().any(|i| matches!(i, Value::Seq(_))) => {
-            items.iter().flat_map(flat).collect()
-        }
-        Value::Seq(items) => items.clone(),
-        other => vec![other.clone()],
-    }
-}
-
-/// Shape of a value (lengths of every sequence), to compare structure exactly.
-fn shape(v: &Value) -> Vec<usize> {
-    match v {
-        Value::Seq(items) => {
-            let mut s = vec![items.len()];
-            for i in items {
-                s.extend(shape(i));
-            }
-            s
-        }
-        _ => vec![],
-    }
-}
-
-/// Checks every variant of `c` against the interpreter; returns how many variants ran.
+/// Checks every variant of `c` against the interpreter under the oracle's tolerance rule
+/// (`surge::oracle`); returns how many variants ran.
 pub fn check_all(b: &dyn Backend, what: &str, c: &Computation) -> usize {
-    let want = c
-        .interpret()
+    let expected = oracle::Expected::interpret(c.ir(), c.buffers())
         .unwrap_or_else(|e| panic!("{what}: interpreter: {e}"));
-    let abs = Computation::from_ir(
-        c.ir().clone(),
-        c.buffers().iter().map(Buffer::abs).collect(),
-    )
-    .and_then(|a| a.interpret())
-    .unwrap_or_else(|e| panic!("{what}: interpreter on |x|: {e}"));
-    let n = c
-        .buffers()
-        .iter()
-        .map(Buffer::len)
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
-    let gamma = 2.0 * n * f64::EPSILON / 2.0;
-    let (want_flat, abs_flat) = (flat(&want), flat(&abs));
     let results = b
         .run_all(c)
         .unwrap_or_else(|e| panic!("{what}: {} backend: {e}", b.name()));
     assert!(!results.is_empty(), "{what}: no variants");
     for (id, r) in &results {
-        let got = Value::from_output(
-            r.as_ref()
-                .unwrap_or_else(|e| panic!("{what}: variant {id} failed: {e}")),
-        );
-        assert_eq!(shape(&got), shape(&want), "{what}: variant {id}: shape");
-        for (i, ((g, w), a)) in flat(&got).iter().zip(&want_flat).zip(&abs_flat).enumerate() {
-            let (g, w, a) = (
-                g.as_scalar().unwrap(),
-                w.as_scalar().unwrap(),
-                a.as_scalar().unwrap(),
-            );
-            if w.elem().is_float() {
-                let (g, w, a) = (
-                    g.as_f64().unwrap(),
-                    w.as_f64().unwrap(),
-                    a.as_f64().unwrap(),
-                );
-                let tol = gamma * a + f64::MIN_POSITIVE;
-                assert!(
-                    (g - w).abs() <= tol || (g.is_nan() && w.is_nan()),
-                    "{what}: variant {id}: element {i}: got {g:e}, interpreter {w:e}, bound {tol:e}"
-                );
-            } else {
-                assert_eq!(
-                    g, w,
-                    "{what}: variant {id}: element {i} (integers match exactly)"
-                );
-            }
+        let got = r
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{what}: variant {id} failed: {e}"));
+        if let Err(m) = expected.check(&oracle::Flat::of_output(got)) {
+            panic!("{what}: variant {id}: {m}");
         }
     }
     results.len()

@@ -5,7 +5,8 @@ use super::{AppArgs, CliError, print_json};
 use serde_json::json;
 use std::time::Instant;
 use surge::apps::App;
-use surge::{Kernels, Output, Target, Value};
+use surge::oracle::{self, Flat};
+use surge::{Kernels, Output, SurgeError, Target, Value};
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -104,18 +105,6 @@ fn summary(
     o
 }
 
-/// Largest relative difference, scaled by the largest magnitude in the reference.
-fn max_rel_diff(got: &[f64], want: &[f64]) -> f64 {
-    if got.len() != want.len() {
-        return f64::INFINITY;
-    }
-    let scale = want.iter().fold(1e-300f64, |m, v| m.max(v.abs()));
-    got.iter()
-        .zip(want)
-        .map(|(g, w)| (g - w).abs() / scale)
-        .fold(0.0, f64::max)
-}
-
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let built = args.app.build()?;
     let c = &built.computation;
@@ -132,45 +121,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let kernels = Kernels::build(c, &Target::cpu())?;
     let build_seconds = start.elapsed().as_secs_f64();
     if args.all {
-        let want = flatten(&c.interpret()?);
-        let mut rows = Vec::new();
-        let mut worst = 0.0f64;
-        for v in kernels.variants() {
-            // The warm-up builds what the variant keeps per input (its data layout), as repeated
-            // calls on one computation would.
-            let mut ws = surge::Workspace::default();
-            kernels.run_in(c, v, &mut ws)?;
-            let t = Instant::now();
-            kernels.run_in(c, v, &mut ws)?;
-            let secs = t.elapsed().as_secs_f64();
-            let got = ws.take_output().expect("a finished run has an output");
-            let d = max_rel_diff(&flatten(&Value::from_output(&got)), &want);
-            worst = worst.max(d);
-            rows.push(json!({"variant": v.id(), "seconds": secs, "max_rel_diff": d}));
-            if !args.app.json {
-                println!("{:>10.3} ms  diff {d:.1e}  {v}", secs * 1e3);
-            }
-        }
-        let ok = worst <= 1e-10;
-        if args.app.json {
-            print_json(&json!({
-                "app": built.app.name(), "input": built.input_name, "build_seconds": build_seconds,
-                "variants": rows, "max_rel_diff": worst, "all_match_interpreter": ok,
-            }));
-        } else {
-            println!(
-                "{} variants, kernels built in {build_seconds:.2} s, largest relative difference from the interpreter {worst:.1e}",
-                rows.len()
-            );
-        }
-        return if ok {
-            Ok(())
-        } else {
-            Err(CliError {
-                code: 1,
-                message: format!("a variant differs from the interpreter by {worst:.1e}"),
-            })
-        };
+        return run_all(args, &built, &kernels, build_seconds);
     }
     let mut selection = None;
     let v = match &args.variant {
@@ -194,6 +145,60 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     o.insert("build_seconds".into(), json!(build_seconds));
     o.insert("seconds".into(), json!(seconds));
     report(args, &built, o)
+}
+
+/// `--all`: every variant, timed once after a warm-up and checked against the interpreter under
+/// the oracle's tolerance rule (`surge_codegen::oracle`).
+fn run_all(
+    args: &RunArgs,
+    built: &surge::apps::BuiltApp,
+    kernels: &Kernels,
+    build_seconds: f64,
+) -> Result<(), CliError> {
+    let c = &built.computation;
+    let expected = oracle::Expected::interpret(c.ir(), c.buffers()).map_err(SurgeError::from)?;
+    let mut rows = Vec::new();
+    let mut worst = 0.0f64;
+    let mut first_mismatch: Option<(String, String)> = None;
+    for v in kernels.variants() {
+        // The warm-up builds what the variant keeps per input (its data layout), as repeated
+        // calls on one computation would.
+        let mut ws = surge::Workspace::default();
+        kernels.run_in(c, v, &mut ws)?;
+        let t = Instant::now();
+        kernels.run_in(c, v, &mut ws)?;
+        let secs = t.elapsed().as_secs_f64();
+        let got = Flat::of_output(&ws.take_output().expect("a finished run has an output"));
+        let d = expected.max_rel_diff(&got);
+        worst = worst.max(d);
+        let check = expected.check(&got);
+        rows.push(json!({"variant": v.id(), "seconds": secs, "max_rel_diff": d, "matches": check.is_ok()}));
+        if let Err(m) = check {
+            first_mismatch.get_or_insert((v.id(), m.to_string()));
+        }
+        if !args.app.json {
+            println!("{:>10.3} ms  diff {d:.1e}  {v}", secs * 1e3);
+        }
+    }
+    let ok = first_mismatch.is_none();
+    if args.app.json {
+        print_json(&json!({
+            "app": built.app.name(), "input": built.input_name, "build_seconds": build_seconds,
+            "variants": rows, "max_rel_diff": worst, "all_match_interpreter": ok,
+        }));
+    } else {
+        println!(
+            "{} variants, kernels built in {build_seconds:.2} s, largest relative difference from the interpreter {worst:.1e}",
+            rows.len()
+        );
+    }
+    match first_mismatch {
+        None => Ok(()),
+        Some((id, m)) => Err(CliError {
+            code: 1,
+            message: format!("variant {id} differs from the interpreter: {m}"),
+        }),
+    }
 }
 
 fn report(
