@@ -248,6 +248,41 @@ pub fn bad_indices_are_errors(b: &dyn Backend) {
     }
 }
 
+/// Every row of the operator table through compiled kernels, every variant, against the
+/// interpreter; a row the backend's emitter does not generate yet must fail naming its operator.
+pub fn operator_table_matches_interpreter(b: &dyn Backend) {
+    use crate::operator_table::{OPERATORS, not_emitted};
+    if skip(b) {
+        return;
+    }
+    let pending = not_emitted(b.name());
+    for row in OPERATORS {
+        let c = (row.build)().unwrap_or_else(|e| panic!("operator {}: building: {e}", row.op));
+        if pending.contains(&row.op) {
+            let e = b.run_all(&c).err().unwrap_or_else(|| {
+                panic!(
+                    "operator {} is emitted now: remove it from not_emitted",
+                    row.op
+                )
+            });
+            let named = format!("cannot generate `{}`", row.op);
+            assert!(
+                e.contains(&named),
+                "operator {}: expected the emitter's refusal, got: {e}",
+                row.op
+            );
+            eprintln!("{}: operator {} is not emitted yet: {e}", b.name(), row.op);
+            continue;
+        }
+        let n = check_all(b, &format!("operator {}", row.op), &c);
+        eprintln!(
+            "{}: operator {}: {n} variants match the interpreter",
+            b.name(),
+            row.op
+        );
+    }
+}
+
 /// Instantiates the conformance tests for a backend: `backend_conformance!(cpu, CpuBackend);`.
 #[macro_export]
 macro_rules! backend_conformance {
@@ -273,6 +308,10 @@ macro_rules! backend_conformance {
             #[test]
             fn integers_exact_every_variant() {
                 integer_results_match_exactly(&$backend)
+            }
+            #[test]
+            fn operator_table_every_variant() {
+                operator_table_matches_interpreter(&$backend)
             }
             #[test]
             fn bad_indices_are_errors_every_variant() {
