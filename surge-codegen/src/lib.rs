@@ -15,5 +15,6 @@ pub mod schedule;
 pub mod space;
 pub mod target;
 pub mod variant;
+pub mod variant_set;
 
 pub use error::CodegenError;

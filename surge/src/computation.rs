@@ -7,6 +7,7 @@ use surge_codegen::analysis::{self, Analysis, Features};
 use surge_codegen::data::Buffer;
 use surge_codegen::ir;
 use surge_codegen::ir::Value;
+use surge_codegen::variant_set::VariantSet;
 
 /// One nested data-parallel computation, ready to analyze or run.
 #[derive(Debug, Clone)]
@@ -63,6 +64,12 @@ impl Computation {
     }
 
     /// The inferred input features (length, aspect ratio, average row length).
+    /// The computation's variants on `platform` (every phase's pruned space, the default, lookup
+    /// by id): what `Kernels`, `surge variants`, `surge emit`, bench and the tuners enumerate.
+    pub fn variants(&self, platform: &surge_codegen::target::Platform) -> Result<VariantSet> {
+        Ok(VariantSet::new(&self.analyze()?, platform)?)
+    }
+
     pub fn features(&self) -> Result<Features> {
         let a = self.analyze()?;
         Ok(analysis::features(&self.ir, &a, &self.buffers)?)

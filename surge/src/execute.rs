@@ -4,10 +4,11 @@
 
 use crate::{Computation, Result, SurgeError};
 use surge_codegen::data::{Buffer, Output};
-use surge_codegen::target::CpuMachine;
+use surge_codegen::target::{CpuMachine, Platform};
 use surge_codegen::variant::Variant;
+use surge_codegen::variant_set::cpu_default;
+use surge_cpu::native::NativeKernels;
 pub use surge_cpu::native::Workspace;
-use surge_cpu::native::{self, NativeKernels};
 
 /// Where a computation runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,9 +47,8 @@ impl Kernels {
     /// Enumerates the computation's variants on `target` and compiles all of them (one rustc
     /// call, cached on disk under `$SURGE_CACHE` or the user cache directory).
     pub fn build(c: &Computation, target: &Target) -> Result<Kernels> {
-        let machine = cpu_machine(target)?;
-        let variants = native::variants(c.ir(), machine)?;
-        Self::build_variants(c, &variants)
+        let set = c.variants(&Platform::Cpu(cpu_machine(target)?.clone()))?;
+        Self::build_variants(c, set.variants())
     }
 
     /// Compiles just `variants`.
@@ -62,9 +62,10 @@ impl Kernels {
         self.inner.variants()
     }
 
-    /// The default variant (see [`surge_cpu::native::default_variant`]).
+    /// The default variant of the compiled ones (see
+    /// [`surge_codegen::variant_set::cpu_default`]).
     pub fn default_variant(&self) -> &Variant {
-        native::default_variant(self.inner.variants()).expect("a computation has variants")
+        cpu_default(self.inner.variants()).expect("a computation has variants")
     }
 
     /// The compiled variant with this id, or an error naming it.
@@ -124,36 +125,22 @@ fn cpu_machine(target: &Target) -> Result<&CpuMachine> {
     }
 }
 
-/// The CUDA variant used by default for each phase: the first pruned variant of the strongest
-/// schedule on the live device.
+/// Runs `c` on CUDA device `ordinal`: every phase at its default variant, or, with `id`, the
+/// phase that has that variant runs it and the others their default.
 fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Output> {
     let dev = surge_cuda::Device::open(ordinal)?;
-    let analysis = c.analyze()?;
-    let platform = surge_codegen::target::Platform::Cuda(dev.info.clone());
-    let phases = surge_codegen::passes::run(&analysis, &platform)?;
-    let mut chosen = Vec::new();
-    for p in &phases {
-        let all: Vec<&Variant> = p.spaces.iter().flat_map(|s| s.variants.iter()).collect();
-        let v = match id {
-            Some(id) => all.iter().find(|v| v.id() == id).copied(),
-            None => all.first().copied(),
-        };
-        let v = match (v, id) {
-            (Some(v), _) => v.clone(),
-            // A variant named for the final phase: earlier phases keep their default.
-            (None, Some(_)) if !std::ptr::eq(p, phases.last().expect("a phase")) => all
-                .first()
-                .map(|v| (*v).clone())
-                .ok_or_else(|| SurgeError::Usage("a phase without CUDA variants".into()))?,
-            (None, Some(id)) => {
-                return Err(SurgeError::Usage(format!(
+    let set = c.variants(&Platform::Cuda(dev.info.clone()))?;
+    let chosen = match id {
+        None => set.defaults(),
+        Some(id) => {
+            let (phase, v) = set.find_in_phases(id).ok_or_else(|| {
+                SurgeError::Usage(format!(
                     "unknown CUDA variant `{id}`; `surge variants APP --platform cuda` lists the valid ones"
-                )));
-            }
-            (None, None) => return Err(SurgeError::Usage("a phase without CUDA variants".into())),
-        };
-        chosen.push(v);
-    }
+                ))
+            })?;
+            set.combination(phase, v)
+        }
+    };
     Ok(surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &chosen)?)
 }
 
@@ -163,11 +150,8 @@ pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
     if let Target::Cuda(i) = target {
         return cuda_execute(c, *i, None);
     }
-    let machine = cpu_machine(target)?;
-    let variants = native::variants(c.ir(), machine)?;
-    let v = native::default_variant(&variants)
-        .expect("a computation has variants")
-        .clone();
+    let set = c.variants(&Platform::Cpu(cpu_machine(target)?.clone()))?;
+    let v = set.default_variant().clone();
     let k = Kernels::build_variants(c, std::slice::from_ref(&v))?;
     k.run(c, &v)
 }
@@ -177,15 +161,13 @@ pub fn execute_variant(c: &Computation, target: &Target, id: &str) -> Result<Out
     if let Target::Cuda(i) = target {
         return cuda_execute(c, *i, Some(id));
     }
-    let machine = cpu_machine(target)?;
-    let variants = native::variants(c.ir(), machine)?;
-    let v = variants
-        .iter()
-        .find(|v| v.id() == id)
+    let set = c.variants(&Platform::Cpu(cpu_machine(target)?.clone()))?;
+    let v = set
+        .find(id)
         .ok_or_else(|| {
             SurgeError::Usage(format!(
                 "unknown variant `{id}`; `surge variants APP --platform cpu` lists the {} valid ones",
-                variants.len()
+                set.variants().len()
             ))
         })?
         .clone();

@@ -62,19 +62,13 @@ impl Backend for CudaBackend {
     fn run_all(&self, c: &Computation) -> Result<VariantResults, String> {
         use surge_codegen::target::Platform;
         let dev = surge_cuda::Device::open(0).map_err(|e| e.to_string())?;
-        let analysis = c.analyze().map_err(|e| e.to_string())?;
-        let phases = surge_codegen::passes::run(&analysis, &Platform::Cuda(dev.info.clone()))
+        let set = c
+            .variants(&Platform::Cuda(dev.info.clone()))
             .map_err(|e| e.to_string())?;
-        let all: Vec<Vec<surge_codegen::variant::Variant>> = phases
-            .iter()
-            .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-            .collect();
-        let firsts: Vec<_> = all.iter().map(|v| v[0].clone()).collect();
         let mut out = Vec::new();
-        for (pi, vs) in all.iter().enumerate() {
+        for (pi, vs) in set.phases().iter().enumerate() {
             for v in vs {
-                let mut list = firsts.clone();
-                list[pi] = v.clone();
+                let list = set.combination(pi, v);
                 let r = surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &list)
                     .map_err(|e| e.to_string());
                 out.push((format!("phase {pi}: {v}"), r));

@@ -13,18 +13,12 @@ use surge::prelude::*;
 use surge::{Buffer, Output};
 use surge_codegen::emit::cuda::{self, ERROR_WORDS, check};
 use surge_codegen::ir::{NodeId, Op};
-use surge_codegen::passes;
 use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
 use surge_cuda::{CudaError, Device, DeviceKernels};
 
 fn lists(c: &Computation, platform: &Platform) -> Vec<Vec<Variant>> {
-    let analysis = c.analyze().unwrap();
-    passes::run(&analysis, platform)
-        .unwrap()
-        .iter()
-        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-        .collect()
+    c.variants(platform).unwrap().phases().to_vec()
 }
 
 /// One variant per distinct kernel structure (schedule, resources, block algorithm), so every

@@ -4,7 +4,6 @@
 use std::time::Instant;
 use surge::apps::{App, AppInput, BuiltApp};
 use surge_codegen::emit::cuda;
-use surge_codegen::passes;
 use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
 
@@ -14,13 +13,13 @@ fn all_variants(app: App) -> (BuiltApp, Vec<Vec<Variant>>) {
         _ => AppInput::Size(10_000),
     };
     let built = BuiltApp::new(app, &input).unwrap();
-    let analysis = built.computation.analyze().unwrap();
     let platform = Platform::from_names("cuda", Some("h200")).unwrap();
-    let phases = passes::run(&analysis, &platform).unwrap();
-    let lists = phases
-        .iter()
-        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-        .collect();
+    let lists = built
+        .computation
+        .variants(&platform)
+        .unwrap()
+        .phases()
+        .to_vec();
     (built, lists)
 }
 

@@ -86,16 +86,7 @@ pub fn variant_lists(
     info: &surge_codegen::target::CudaDevice,
     c: &Computation,
 ) -> Result<Vec<Vec<Variant>>> {
-    let analysis = c.analyze()?;
-    let phases = surge_codegen::passes::run(&analysis, &Platform::Cuda(info.clone()))?;
-    let lists: Vec<Vec<Variant>> = phases
-        .iter()
-        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-        .collect();
-    if lists.iter().any(Vec::is_empty) {
-        return Err(SurgeError::Usage("a phase without CUDA variants".into()));
-    }
-    Ok(lists)
+    Ok(c.variants(&Platform::Cuda(info.clone()))?.phases().to_vec())
 }
 
 /// The combinations timed for `lists`: every variant of each phase with the other phases at

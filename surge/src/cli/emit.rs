@@ -2,9 +2,7 @@
 //! an application's variants (all of them, or one), optionally checking it compiles with NVRTC.
 
 use super::{AppArgs, CliError};
-use surge::SurgeError;
 use surge_codegen::emit::cuda;
-use surge_codegen::passes;
 use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
 
@@ -41,11 +39,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     let platform =
         Platform::from_names("cuda", args.device.as_deref()).map_err(|e| usage(e.to_string()))?;
     let analysis = built.computation.analyze()?;
-    let phases = passes::run(&analysis, &platform).map_err(SurgeError::from)?;
-    let all: Vec<Vec<Variant>> = phases
-        .iter()
-        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-        .collect();
+    let all = built.computation.variants(&platform)?.phases().to_vec();
     let lists = match &args.variant {
         None => all,
         Some(id) => {

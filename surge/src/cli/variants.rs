@@ -45,7 +45,9 @@ pub fn run(args: &VariantsArgs) -> Result<(), CliError> {
         (p, d) => Platform::from_names(p, d).map_err(|e| usage(e.to_string()))?,
     };
     let analysis = built.computation.analyze()?;
-    let phases = passes::run(&analysis, &platform).map_err(SurgeError::from)?;
+    let set = surge::codegen::variant_set::VariantSet::new(&analysis, &platform)
+        .map_err(SurgeError::from)?;
+    let phases = set.passes();
     if let Some(pass) = &args.pass {
         if !PASSES.contains(&pass.as_str()) {
             return Err(usage(format!(
@@ -53,14 +55,14 @@ pub fn run(args: &VariantsArgs) -> Result<(), CliError> {
                 PASSES.join(", ")
             )));
         }
-        let text = passes::print_pass(pass, &phases).map_err(SurgeError::from)?;
+        let text = passes::print_pass(pass, phases).map_err(SurgeError::from)?;
         print!("{text}");
         return Ok(());
     }
     let total: usize = phases.iter().map(|p| p.total_variants()).sum();
     let before: u64 = phases.iter().map(|p| p.size_before()).sum();
     let mut pruned: BTreeMap<String, u64> = BTreeMap::new();
-    for p in &phases {
+    for p in phases {
         for (k, v) in p.pruned_by() {
             *pruned.entry(k).or_insert(0) += v;
         }
@@ -114,7 +116,7 @@ pub fn run(args: &VariantsArgs) -> Result<(), CliError> {
     } else {
         println!("app:       {}", built.app);
         println!("platform:  {platform}");
-        for p in &phases {
+        for p in phases {
             println!();
             println!(
                 "phase {} ({}): strongest {}",
