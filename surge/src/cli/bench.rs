@@ -2,10 +2,10 @@
 
 use super::{CliError, print_json};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use surge::apps::App;
+use surge::bench::report::{self, Medians};
 use surge::bench::{self, BenchOptions, InputResult, Reference};
 
 #[derive(Debug, clap::Args)]
@@ -111,14 +111,13 @@ fn progress_bar(hidden: bool) -> ProgressBar {
     bar
 }
 
-/// `surge bench APP --platform cuda`.
-fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
+/// The reference of `surge bench APP --platform cuda`: the only one for its app.
+fn cuda_reference(args: &BenchArgs, app: App) -> Result<Reference, CliError> {
     let expected = match app {
         App::Spmv => Reference::Cusparse,
         App::Reduce => Reference::Cublas,
         App::Scan => Reference::Copy,
     };
-    let name = |r: Reference| json!(r).as_str().unwrap_or("").to_string();
     let reference = match &args.vs {
         Some(r) => r.parse()?,
         None => expected,
@@ -126,8 +125,8 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
     if reference != expected {
         return Err(usage(format!(
             "--vs {}: on cuda {app} compares with {}",
-            name(reference),
-            name(expected)
+            report::reference_name(reference),
+            report::reference_name(expected)
         )));
     }
     if app != App::Spmv && (args.inputs.is_some() || args.only.is_some()) {
@@ -135,6 +134,18 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
             "--inputs and --only are for spmv; {app} takes --size"
         )));
     }
+    Ok(reference)
+}
+
+/// reduce/scan: the number of values (`--size`, else 2^27 for reduce, 2^26 for scan).
+fn sum_size(args: &BenchArgs, app: App) -> usize {
+    args.size
+        .unwrap_or(if app == App::Reduce { 1 << 27 } else { 1 << 26 })
+}
+
+/// `surge bench APP --platform cuda`.
+fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
+    let reference = cuda_reference(args, app)?;
     let dev = bench::cuda::open_device().map_err(|e| usage(format!("no CUDA device: {e}")))?;
     let inputs = if app == App::Spmv {
         selected_spmv_inputs(args)?
@@ -165,9 +176,7 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
             (out, None)
         }
         _ => {
-            let n = args
-                .size
-                .unwrap_or(if app == App::Reduce { 1 << 27 } else { 1 << 26 });
+            let n = sum_size(args, app);
             bar.set_message(format!("{n} values"));
             let (r, bw) = bench::cuda::bench_reduce_or_scan(&dev, app, n, &opts)?;
             (vec![r], Some(bw))
@@ -178,62 +187,44 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
     if let Some(path) = &args.svg {
         bench::write_svg(
             path,
-            &format!("surge bench {app} ({platform}) vs {}", name(reference)),
+            &format!(
+                "surge bench {app} ({platform}) vs {}",
+                report::reference_name(reference)
+            ),
             &plain,
         )?;
     }
     let report = match (app, bandwidth) {
         (App::Spmv, _) => {
-            let inputs: Vec<_> = results
-                .iter()
-                .map(|c| {
-                    let mut j = spmv_input_json(&c.result);
-                    j["cusparse_gflops"] = json!(c.result.reference_rate);
-                    j["timed_variants"] = json!(c.result.variants.len());
-                    j["checked_against"] = json!(c.checked_against);
-                    j["failed"] = json!(c.failed);
-                    j
-                })
-                .collect();
-            json!({
-                "app": "spmv", "platform": platform, "reference": reference, "runs": args.runs,
-                "inputs": inputs,
-                "median_ratio": median(plain.iter().map(|r| r.ratio).collect()),
-                "median_variant_ratio": median(plain.iter().map(|r| r.median_variant_ratio).collect()),
-            })
+            let m = Medians {
+                ratio: median(plain.iter().map(|r| r.ratio).collect()),
+                variant_ratio: median(plain.iter().map(|r| r.median_variant_ratio).collect()),
+            };
+            report::cuda_spmv(&platform, reference, args.runs, &results, m)
         }
         (_, bw) => {
-            let c = &results[0];
-            let r = &c.result;
-            let copy = bw.map_or(f64::NAN, |b| b.copy_gbps);
-            let mut o = json!({
-                "app": app.name(), "platform": platform, "reference": reference,
-                "n": r.rows, "runs": args.runs,
-                "best_variant": r.best_variant, "best_gbps": r.best_rate,
-                "default_variant": r.default_variant, "default_gbps": r.default_rate,
-                "worst_variant": r.worst_variant, "worst_gbps": r.worst_rate,
-                "median_variant_gbps": r.median_variant_rate,
-                "timed_variants": r.variants.len(),
-                "bandwidth_gbps": copy,
-                "fraction_of_bandwidth": r.best_rate / copy,
-                "checked_against": c.checked_against, "failed": c.failed,
-            });
-            if app == App::Reduce {
-                o["cublas_gbps"] = json!(r.reference_rate);
-                o["ratio_vs_cublas"] = json!(r.ratio);
-                o["median_variant_ratio"] = json!(r.median_variant_ratio);
-            }
-            o
+            report::cuda_reduce_or_scan(app, &platform, reference, args.runs, &results[0], bw)
         }
     };
     if args.json {
         print_json(&report);
         return Ok(());
     }
-    println!("{platform}, {} timed runs per variant", args.runs);
-    for c in &results {
+    print_cuda(&platform, args.runs, &results, &report);
+    Ok(())
+}
+
+/// The text report of `surge bench APP --platform cuda`.
+fn print_cuda(
+    platform: &str,
+    runs: usize,
+    results: &[bench::cuda::CudaInputResult],
+    report: &serde_json::Value,
+) {
+    println!("{platform}, {runs} timed runs per variant");
+    for c in results {
         let r = &c.result;
-        print_input(r);
+        println!("{}", report::input_text(r));
         println!(
             "    {} variants timed, checked against the {}",
             r.variants.len(),
@@ -243,19 +234,9 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
             println!("    FAILED {}: {}", f.variant, f.error);
         }
     }
-    for k in [
-        "median_ratio",
-        "median_variant_ratio",
-        "bandwidth_gbps",
-        "fraction_of_bandwidth",
-        "cublas_gbps",
-        "ratio_vs_cublas",
-    ] {
-        if let Some(v) = report.get(k) {
-            println!("{k}: {v}");
-        }
+    for line in report::summary_lines(report, &report::CUDA_SUMMARY) {
+        println!("{line}");
     }
-    Ok(())
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -281,6 +262,60 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             )));
         }
     }
+    let reference = cpu_reference(args, app)?;
+    let bar = progress_bar(args.json);
+    let b2 = bar.clone();
+    let opts = BenchOptions {
+        runs: args.runs,
+        warmup: 2,
+        reference,
+        progress: Some(Arc::new(move |_| b2.inc(1))),
+        total: None,
+    };
+    let results: Vec<InputResult> = match app {
+        App::Spmv => bench_cpu_spmv(args, &opts, &bar)?,
+        _ => {
+            let n = sum_size(args, app);
+            bar.set_length(124);
+            vec![bench::bench_reduce_or_scan(app, n, &opts)?]
+        }
+    };
+    bar.finish_and_clear();
+    if let Some(path) = &args.svg {
+        bench::write_svg(
+            path,
+            &format!(
+                "surge bench {app} (cpu) vs {}",
+                report::reference_name(reference)
+            ),
+            &results,
+        )?;
+    }
+    let report = match app {
+        App::Spmv => {
+            let m = Medians {
+                ratio: median(results.iter().map(|r| r.ratio).collect()),
+                variant_ratio: median(results.iter().map(|r| r.median_variant_ratio).collect()),
+            };
+            report::cpu_spmv(reference, args.runs, &results, m)
+        }
+        _ => report::cpu_reduce_or_scan(app, args.runs, &results[0], &bench::bandwidth()),
+    };
+    if args.json {
+        print_json(&report);
+    } else {
+        for r in &results {
+            println!("{}", report::input_text(r));
+        }
+        for line in report::summary_lines(&report, &report::CPU_SUMMARY) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// The reference of `surge bench APP` on cpu: mkl (spmv's default) or rayon.
+fn cpu_reference(args: &BenchArgs, app: App) -> Result<Reference, CliError> {
     let reference: Reference = match (&args.vs, app) {
         (Some(r), _) => r.parse()?,
         (None, App::Spmv) => Reference::Mkl,
@@ -294,138 +329,39 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if !matches!(reference, Reference::Mkl | Reference::Rayon) {
         return Err(usage(format!(
             "--vs {} is a cuda reference; add --platform cuda",
-            json!(reference).as_str().unwrap_or("")
+            report::reference_name(reference)
         )));
     }
-    let bar = progress_bar(args.json);
-    let b2 = bar.clone();
-    let opts = BenchOptions {
-        runs: args.runs,
-        warmup: 2,
-        reference,
-        progress: Some(Arc::new(move |_| b2.inc(1))),
-        total: None,
-    };
-    let results: Vec<InputResult> = match app {
-        App::Spmv => {
-            let inputs = selected_spmv_inputs(args)?;
-            let mut out = Vec::new();
-            for input in &inputs {
-                bar.set_message(input.0.clone());
-                // The variant count is the same for every input of one app.
-                if bar.length() == Some(0) {
-                    let probe = surge::apps::matgen::laplacian_2d(2);
-                    let x = vec![1.0; probe.cols];
-                    let c = surge::Computation::new(&surge::apps::spmv_app(&probe, &x)?)?;
-                    let n = surge_cpu::native::variants(
-                        c.ir(),
-                        &surge_codegen::target::CpuMachine::detect(),
-                    )
-                    .map_err(surge::SurgeError::from)?
-                    .len();
-                    bar.set_length((n * inputs.len()) as u64);
-                }
-                out.extend(bench::bench_spmv(std::slice::from_ref(input), &opts)?);
-            }
-            out
-        }
-        _ => {
-            let n = args
-                .size
-                .unwrap_or(if app == App::Reduce { 1 << 27 } else { 1 << 26 });
-            bar.set_length(124);
-            vec![bench::bench_reduce_or_scan(app, n, &opts)?]
-        }
-    };
-    bar.finish_and_clear();
-    if let Some(path) = &args.svg {
-        bench::write_svg(
-            path,
-            &format!(
-                "surge bench {app} (cpu) vs {}",
-                json!(reference).as_str().unwrap_or("")
-            ),
-            &results,
-        )?;
-    }
-    let report = match app {
-        App::Spmv => {
-            let inputs: Vec<_> = results.iter().map(spmv_input_json).collect();
-            json!({
-                "app": "spmv", "platform": "cpu", "reference": reference, "runs": args.runs,
-                "inputs": inputs,
-                "median_ratio": median(results.iter().map(|r| r.ratio).collect()),
-                "median_variant_ratio": median(results.iter().map(|r| r.median_variant_ratio).collect()),
-            })
-        }
-        _ => {
-            let r = &results[0];
-            let bw = bench::bandwidth();
-            let mut o = json!({
-                "app": app.name(), "platform": "cpu", "n": r.rows, "runs": args.runs,
-                "best_variant": r.best_variant, "best_gbps": r.best_rate,
-                "default_variant": r.default_variant, "default_gbps": r.default_rate,
-                "worst_variant": r.worst_variant, "worst_gbps": r.worst_rate,
-                "median_variant_gbps": r.median_variant_rate,
-                "rayon_gbps": r.reference_rate, "ratio_vs_rayon": r.ratio,
-                "bandwidth_gbps": bw.read_gbps, "triad_gbps": bw.triad_gbps,
-            });
-            if app == App::Reduce {
-                o["fraction_of_bandwidth"] = json!(r.best_rate / bw.read_gbps);
-            } else {
-                o["fraction_of_triad"] = json!(r.best_rate / bw.triad_gbps);
-            }
-            o
-        }
-    };
-    if args.json {
-        print_json(&report);
-    } else {
-        for r in &results {
-            print_input(r);
-        }
-        for k in [
-            "median_ratio",
-            "median_variant_ratio",
-            "bandwidth_gbps",
-            "fraction_of_bandwidth",
-            "triad_gbps",
-            "fraction_of_triad",
-        ] {
-            if let Some(v) = report.get(k) {
-                println!("{k}: {v}");
-            }
-        }
-    }
-    Ok(())
+    Ok(reference)
 }
 
-/// One input's line of the text report: best, default and worst variant against the reference.
-fn print_input(r: &InputResult) {
-    println!(
-        "{:<34} best {:>8.3} {} ({:.2}x {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x",
-        r.name,
-        r.best_rate,
-        r.unit,
-        r.ratio,
-        r.reference,
-        r.default_rate,
-        r.worst_rate,
-        r.median_variant_ratio
-    );
-    println!("    best: {}", r.best_variant);
+/// spmv on cpu: the selected inputs one by one, the progress bar sized by the variant count.
+fn bench_cpu_spmv(
+    args: &BenchArgs,
+    opts: &BenchOptions,
+    bar: &ProgressBar,
+) -> Result<Vec<InputResult>, CliError> {
+    let inputs = selected_spmv_inputs(args)?;
+    let mut out = Vec::new();
+    for input in &inputs {
+        bar.set_message(input.0.clone());
+        // The variant count is the same for every input of one app.
+        if bar.length() == Some(0) {
+            bar.set_length((spmv_variant_count()? * inputs.len()) as u64);
+        }
+        out.extend(bench::bench_spmv(std::slice::from_ref(input), opts)?);
+    }
+    Ok(out)
 }
 
-/// One spmv input of the JSON report: best, default, worst and median variant against the
-/// reference, in GFLOP/s.
-fn spmv_input_json(r: &InputResult) -> serde_json::Value {
-    json!({
-        "name": r.name, "rows": r.rows, "nnz": r.nnz,
-        "best_variant": r.best_variant, "best_gflops": r.best_rate,
-        "default_variant": r.default_variant, "default_gflops": r.default_rate,
-        "worst_variant": r.worst_variant, "worst_gflops": r.worst_rate,
-        "median_variant_gflops": r.median_variant_rate,
-        "reference": r.reference, "reference_gflops": r.reference_rate,
-        "ratio": r.ratio, "median_variant_ratio": r.median_variant_ratio,
-    })
+/// The number of CPU variants of spmv on this machine.
+fn spmv_variant_count() -> Result<usize, CliError> {
+    let probe = surge::apps::matgen::laplacian_2d(2);
+    let x = vec![1.0; probe.cols];
+    let c = surge::Computation::new(&surge::apps::spmv_app(&probe, &x)?)?;
+    Ok(
+        surge_cpu::native::variants(c.ir(), &surge_codegen::target::CpuMachine::detect())
+            .map_err(surge::SurgeError::from)?
+            .len(),
+    )
 }

@@ -1,0 +1,99 @@
+//! The workspace: what one run leaves for the next (each phase's result buffers, written over when
+//! their sizes match, and the diagonal layouts of keyed inputs), and the run's output read from it.
+
+use super::diagonal::DiagonalLayout;
+use std::sync::Arc;
+use surge_codegen::data::{Buffer, Output};
+use surge_codegen::emit::cpu::Shape;
+use surge_codegen::ir::Elem;
+
+/// A phase's result: its data and, for a nested phase, its offsets.
+pub(super) type PhaseResult = (Buffer, Option<Vec<u64>>);
+
+/// Phase results of the last run, reused by the next (see [`super::NativeKernels::run_in`]), and
+/// the data layouts of keyed inputs (see [`super::NativeKernels::run_in_keyed`]).
+#[derive(Debug, Default)]
+pub struct Workspace {
+    phases: Vec<Option<PhaseResult>>,
+    last: Option<(bool, Shape)>,
+    layouts: Vec<Option<(u64, Option<Arc<DiagonalLayout>>)>>,
+}
+
+impl Workspace {
+    /// The diagonal layout kept for phase `phase`, if one was built for a keyed run.
+    pub fn diagonal_layout(&self, phase: usize) -> Option<&DiagonalLayout> {
+        self.layouts.get(phase)?.as_ref()?.1.as_deref()
+    }
+    /// The last run's result (a copy; the buffers stay for reuse).
+    pub fn output(&self) -> Option<Output> {
+        let (whole, shape) = self.last?;
+        let (data, offsets) = self.phases.last()?.as_ref()?;
+        Some(to_output(whole, shape, data.clone(), offsets.clone()))
+    }
+    /// The last run's result, moved out.
+    pub fn take_output(&mut self) -> Option<Output> {
+        let (whole, shape) = self.last.take()?;
+        let (data, offsets) = self.phases.last_mut()?.take()?;
+        Some(to_output(whole, shape, data, offsets))
+    }
+
+    /// Starts a run of a program with `phases` phases (the last output is forgotten).
+    pub(super) fn begin(&mut self, phases: usize) {
+        self.phases.resize_with(phases, || None);
+        self.layouts.resize_with(phases, || None);
+        self.last = None;
+    }
+
+    /// The diagonal layout of phase `phase`: the one kept under `key`, else `build`'s (kept when
+    /// there is a key).
+    pub(super) fn layout(
+        &mut self,
+        phase: usize,
+        key: Option<u64>,
+        build: impl FnOnce() -> Option<DiagonalLayout>,
+    ) -> Option<Arc<DiagonalLayout>> {
+        match (&self.layouts[phase], key) {
+            (Some((k, l)), Some(key)) if *k == key => l.clone(),
+            _ => {
+                let l = build().map(Arc::new);
+                if let Some(key) = key {
+                    self.layouts[phase] = Some((key, l.clone()));
+                }
+                l
+            }
+        }
+    }
+
+    /// Phase `phase`'s result of the previous run, for reuse.
+    pub(super) fn take_phase(&mut self, phase: usize) -> Option<PhaseResult> {
+        self.phases[phase].take()
+    }
+
+    /// Keeps phase `phase`'s result of this run.
+    pub(super) fn put_phase(&mut self, phase: usize, r: PhaseResult) {
+        self.phases[phase] = Some(r);
+    }
+
+    /// Ends a run whose last phase is `whole` and of `shape`: its result is the output.
+    pub(super) fn finish(&mut self, whole: bool, shape: Shape) {
+        self.last = Some((whole, shape));
+    }
+}
+
+/// `old` when it holds `n` elements of `elem` (written over), else a new zeroed buffer.
+pub(super) fn reuse(elem: Elem, n: usize, old: Option<Buffer>) -> Buffer {
+    match old {
+        Some(b) if b.elem() == elem && b.len() == n => b,
+        _ => Buffer::zeroed(elem, n),
+    }
+}
+
+fn to_output(whole: bool, shape: Shape, data: Buffer, offsets: Option<Vec<u64>>) -> Output {
+    match (whole, shape, offsets) {
+        (true, Shape::Flat, _) => Output::Scalar(data.get(0).expect("one scalar")),
+        (true, Shape::Nested, _) => Output::Seq(data),
+        (false, Shape::Flat, _) => Output::Seq(data),
+        (false, Shape::Nested, Some(offsets)) => Output::Nested { data, offsets },
+        (false, Shape::Nested, None) => panic!("internal: nested phase without offsets"),
+    }
+}
