@@ -15,8 +15,8 @@ fn spmv() -> BuiltApp {
 fn a_compile_error_names_the_variant_and_keeps_the_source() {
     let b = spmv();
     let ir = b.computation.ir();
-    let variants =
-        surge_cpu::native::variants(ir, &surge_codegen::target::CpuMachine::detect()).unwrap();
+    let cpu = surge_codegen::target::Platform::Cpu(surge_codegen::target::CpuMachine::detect());
+    let variants = b.computation.variants(&cpu).unwrap().variants().to_vec();
     // Poison a variant whose module holds only unrolled inner loops.
     let victim = variants
         .iter()

@@ -24,10 +24,6 @@ use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::{CpuProgram, EmitOptions, emit};
 use surge_codegen::ir::{Computation, Elem};
-use surge_codegen::passes;
-use surge_codegen::policy::PValue;
-use surge_codegen::schedule::ScheduleElem;
-use surge_codegen::target::{CpuMachine, Platform};
 use surge_codegen::variant::Variant;
 
 /// The compiled variants of one computation.
@@ -44,42 +40,6 @@ pub struct NativeKernels {
     by_id: HashMap<String, usize>,
     /// The library's functions: per module, per phase, and its error reader.
     fns: Arc<LibraryFns>,
-}
-
-/// The CPU variants of a computation's final phase on `machine`: the computation's variants
-/// (each applies its schedule and parameters to every phase).
-pub fn variants(ir: &Computation, machine: &CpuMachine) -> Result<Vec<Variant>, CpuError> {
-    let analysis = analyze(ir)?;
-    let phases = passes::run(&analysis, &Platform::Cpu(machine.clone()))?;
-    let last = phases.last().expect("an analysis has at least one phase");
-    Ok(last
-        .spaces
-        .iter()
-        .flat_map(|s| s.variants.iter().cloned())
-        .collect())
-}
-
-/// The default variant: the outer level independent, every inner level sequential and
-/// unrolled, all cores, static schedule with the largest chunk (what a careful programmer
-/// writes first).
-pub fn default_variant(variants: &[Variant]) -> Option<&Variant> {
-    let score = |v: &Variant| -> (i64, i64, i64, i64, i64) {
-        let elems = v.schedule.elems();
-        let shape = i64::from(elems.first() == Some(&ScheduleElem::Independent))
-            + elems
-                .iter()
-                .skip(1)
-                .filter(|e| **e == ScheduleElem::Sequential)
-                .count() as i64;
-        let int = |k: &str| match v.get(k) {
-            Some(PValue::Int(i)) => *i,
-            _ => 0,
-        };
-        let sched = i64::from(v.get("sched1") == Some(&PValue::Str("static".into())));
-        let unroll: i64 = (1..=4).map(|d| int(&format!("unroll{d}"))).sum();
-        (shape, int("threads"), sched, int("chunk1"), unroll)
-    };
-    variants.iter().max_by_key(|v| score(v))
 }
 
 impl NativeKernels {

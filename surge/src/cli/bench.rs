@@ -359,9 +359,6 @@ fn spmv_variant_count() -> Result<usize, CliError> {
     let probe = surge::apps::matgen::laplacian_2d(2);
     let x = vec![1.0; probe.cols];
     let c = surge::Computation::new(&surge::apps::spmv_app(&probe, &x)?)?;
-    Ok(
-        surge_cpu::native::variants(c.ir(), &surge_codegen::target::CpuMachine::detect())
-            .map_err(surge::SurgeError::from)?
-            .len(),
-    )
+    let cpu = surge_codegen::target::Platform::Cpu(surge_codegen::target::CpuMachine::detect());
+    Ok(c.variants(&cpu)?.variants().len())
 }
