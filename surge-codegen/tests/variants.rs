@@ -17,7 +17,7 @@ fn cpu() -> Platform {
 }
 
 fn op() -> impl Strategy<Value = OpKind> {
-    prop::sample::select(OpKind::DATA_PARALLEL.to_vec())
+    prop::sample::select(OpKind::data_parallel().collect::<Vec<_>>())
 }
 
 proptest! {

@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn the_table_covers_every_data_parallel_operator() {
-        for k in OpKind::DATA_PARALLEL {
+        for k in OpKind::data_parallel() {
             assert!(
                 OPERATORS.iter().any(|r| r.op == k.name()),
                 "operator `{k}` has no row in the operator table"

@@ -105,7 +105,7 @@ struct Analyzer<'a> {
 }
 
 fn is_data_parallel(k: OpKind) -> bool {
-    OpKind::DATA_PARALLEL.contains(&k)
+    k.is_data_parallel()
 }
 
 impl Analyzer<'_> {

@@ -20,7 +20,7 @@ mod value;
 
 pub use infer::{Typing, ValueInfo, range_len};
 pub use interpret::interpret;
-pub use op::{Family, Lambda, Node, NodeId, Op, OpKind};
+pub use op::{Family, Lambda, Node, NodeId, Op, OpInfo, OpKind, Strongest};
 pub use ops::{check_offsets, infer};
 pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp, infer_scalar};
 pub use types::{Elem, Type};

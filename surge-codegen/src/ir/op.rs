@@ -123,9 +123,55 @@ pub enum OpKind {
     Transpose,
 }
 
+/// The strongest schedule of an operator (the schedule lookup table, the dissertation's
+/// Table 5.3), or `None` for the value operators, which have no schedule of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strongest {
+    None,
+    /// One independent level (`map`, `gather`, ...).
+    Independent,
+    /// Two independent levels: the operator yields a nested sequence (`split`, `nest`, ...).
+    Nested,
+    /// One cooperative level (`reduce`, `reduce_by_key`, `scan`).
+    Cooperative,
+}
+
+/// Everything Surge knows about an operator without its operands: one row per operator in
+/// [`OpKind::info`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OpInfo {
+    pub name: &'static str,
+    /// The family whose file (`ir/ops/<family>.rs`) holds its typing rule, checks and semantics.
+    pub family: Family,
+    /// Whether each element can be produced without looking at other elements, so the operator
+    /// fuses into its consumer instead of being materialized (dissertation Section 5.3.2).
+    pub elementwise: bool,
+    pub strongest: Strongest,
+}
+
+/// The family an operator's typing rule and reference semantics live in (`ir/ops/<family>.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// `input`, `param`: leaves whose value the interpreter binds itself.
+    Leaf,
+    Values,
+    Map,
+    Fold,
+    Indexing,
+    Generate,
+    Reshape,
+}
+
 impl OpKind {
-    /// The data-parallel operators of the DSEL (Table 5.1 plus `transpose`).
-    pub const DATA_PARALLEL: [OpKind; 15] = [
+    /// Every operator, in declaration order.
+    pub const ALL: [OpKind; 22] = [
+        OpKind::Input,
+        OpKind::Param,
+        OpKind::Scalar,
+        OpKind::Tuple,
+        OpKind::Project,
+        OpKind::Index,
+        OpKind::Length,
         OpKind::Map,
         OpKind::Reduce,
         OpKind::ReduceByKey,
@@ -143,91 +189,64 @@ impl OpKind {
         OpKind::Transpose,
     ];
 
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Input => "input",
-            OpKind::Param => "param",
-            OpKind::Scalar => "scalar",
-            OpKind::Tuple => "tuple",
-            OpKind::Project => "project",
-            OpKind::Index => "index",
-            OpKind::Length => "length",
-            OpKind::Map => "map",
-            OpKind::Reduce => "reduce",
-            OpKind::ReduceByKey => "reduce_by_key",
-            OpKind::Scan => "scan",
-            OpKind::Gather => "gather",
-            OpKind::Scatter => "scatter",
-            OpKind::Range => "range",
-            OpKind::Replicate => "replicate",
-            OpKind::Zip => "zip",
-            OpKind::Split => "split",
-            OpKind::Join => "join",
-            OpKind::Striding => "striding",
-            OpKind::Reverse => "reverse",
-            OpKind::Nest => "nest",
-            OpKind::Transpose => "transpose",
+    /// The operator table: one row per operator.
+    pub fn info(self) -> OpInfo {
+        use Family as F;
+        use Strongest as S;
+        let (name, family, elementwise, strongest) = match self {
+            OpKind::Input => ("input", F::Leaf, true, S::None),
+            OpKind::Param => ("param", F::Leaf, true, S::None),
+            OpKind::Scalar => ("scalar", F::Values, true, S::None),
+            OpKind::Tuple => ("tuple", F::Values, true, S::None),
+            OpKind::Project => ("project", F::Values, true, S::None),
+            OpKind::Index => ("index", F::Indexing, true, S::None),
+            OpKind::Length => ("length", F::Values, true, S::None),
+            OpKind::Map => ("map", F::Map, true, S::Independent),
+            OpKind::Reduce => ("reduce", F::Fold, false, S::Cooperative),
+            OpKind::ReduceByKey => ("reduce_by_key", F::Fold, false, S::Cooperative),
+            OpKind::Scan => ("scan", F::Fold, false, S::Cooperative),
+            OpKind::Gather => ("gather", F::Indexing, true, S::Independent),
+            OpKind::Scatter => ("scatter", F::Indexing, false, S::Independent),
+            OpKind::Range => ("range", F::Generate, true, S::Independent),
+            OpKind::Replicate => ("replicate", F::Generate, true, S::Independent),
+            OpKind::Zip => ("zip", F::Reshape, true, S::Independent),
+            OpKind::Split => ("split", F::Reshape, true, S::Nested),
+            OpKind::Join => ("join", F::Reshape, true, S::Independent),
+            OpKind::Striding => ("striding", F::Reshape, true, S::Independent),
+            OpKind::Reverse => ("reverse", F::Reshape, true, S::Independent),
+            OpKind::Nest => ("nest", F::Reshape, true, S::Nested),
+            OpKind::Transpose => ("transpose", F::Reshape, true, S::Nested),
+        };
+        OpInfo {
+            name,
+            family,
+            elementwise,
+            strongest,
         }
     }
 
-    /// Operators whose elements can each be produced without looking at other elements, so
-    /// they fuse into their consumer instead of being materialized (dissertation Section 5.3.2).
-    pub fn is_elementwise_producer(self) -> bool {
-        matches!(
-            self,
-            OpKind::Input
-                | OpKind::Param
-                | OpKind::Map
-                | OpKind::Gather
-                | OpKind::Range
-                | OpKind::Replicate
-                | OpKind::Zip
-                | OpKind::Split
-                | OpKind::Join
-                | OpKind::Striding
-                | OpKind::Reverse
-                | OpKind::Nest
-                | OpKind::Transpose
-                | OpKind::Project
-                | OpKind::Tuple
-                | OpKind::Index
-                | OpKind::Length
-                | OpKind::Scalar
-        )
+    /// The data-parallel operators of the DSEL (Table 5.1 plus `transpose`): those with a
+    /// schedule of their own.
+    pub fn data_parallel() -> impl Iterator<Item = OpKind> {
+        Self::ALL.into_iter().filter(|k| k.is_data_parallel())
     }
-}
 
-/// The family an operator's typing rule and reference semantics live in (`ir/ops/<family>.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
-    /// `input`, `param`: leaves whose value the interpreter binds itself.
-    Leaf,
-    Values,
-    Map,
-    Fold,
-    Indexing,
-    Generate,
-    Reshape,
-}
+    pub fn is_data_parallel(self) -> bool {
+        self.info().strongest != Strongest::None
+    }
 
-impl OpKind {
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
     /// The family whose file holds this operator's typing rule, checks and semantics.
     pub fn family(self) -> Family {
-        match self {
-            OpKind::Input | OpKind::Param => Family::Leaf,
-            OpKind::Scalar | OpKind::Tuple | OpKind::Project | OpKind::Length => Family::Values,
-            OpKind::Map => Family::Map,
-            OpKind::Reduce | OpKind::ReduceByKey | OpKind::Scan => Family::Fold,
-            OpKind::Index | OpKind::Gather | OpKind::Scatter => Family::Indexing,
-            OpKind::Range | OpKind::Replicate => Family::Generate,
-            OpKind::Zip
-            | OpKind::Join
-            | OpKind::Split
-            | OpKind::Striding
-            | OpKind::Reverse
-            | OpKind::Nest
-            | OpKind::Transpose => Family::Reshape,
-        }
+        self.info().family
+    }
+
+    /// See [`OpInfo::elementwise`].
+    pub fn is_elementwise_producer(self) -> bool {
+        self.info().elementwise
     }
 }
 

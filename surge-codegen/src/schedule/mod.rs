@@ -2,7 +2,7 @@
 //! resources (dissertation Section 5.2.2, Tables 5.2 and 5.3, Figure 5.2). See `README.md` here.
 
 use crate::CodegenError;
-use crate::ir::OpKind;
+use crate::ir::{OpKind, Strongest};
 use crate::target::Platform;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -158,24 +158,17 @@ impl FromStr for Schedule {
     }
 }
 
-/// The schedule lookup table (Table 5.3): the strongest schedule of one operator. `split` and
-/// `nest` (and `transpose`, which like them yields a nested sequence) give two elements.
+/// The schedule lookup table (Table 5.3): the strongest schedule of one operator, from its row of
+/// the operator table ([`OpKind::info`]). `split` and `nest` (and `transpose`, which like them
+/// yields a nested sequence) give two elements.
 /// The dissertation's `cyclic` has no counterpart among Surge's Rust operators.
 pub fn lookup(op: OpKind) -> Option<&'static [ScheduleElem]> {
     use ScheduleElem::*;
-    match op {
-        OpKind::Map
-        | OpKind::Gather
-        | OpKind::Scatter
-        | OpKind::Range
-        | OpKind::Replicate
-        | OpKind::Zip
-        | OpKind::Join
-        | OpKind::Striding
-        | OpKind::Reverse => Some(&[Independent]),
-        OpKind::Split | OpKind::Nest | OpKind::Transpose => Some(&[Independent, Independent]),
-        OpKind::Reduce | OpKind::ReduceByKey | OpKind::Scan => Some(&[Cooperative]),
-        _ => None,
+    match op.info().strongest {
+        Strongest::Independent => Some(&[Independent]),
+        Strongest::Nested => Some(&[Independent, Independent]),
+        Strongest::Cooperative => Some(&[Cooperative]),
+        Strongest::None => None,
     }
 }
 
