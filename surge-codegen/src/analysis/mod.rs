@@ -263,3 +263,6 @@ pub fn fusion_summary(p: &Phase) -> BTreeMap<String, Vec<String>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,6 +15,8 @@ pub mod interpret;
 mod op;
 mod ops;
 mod scalar;
+#[cfg(test)]
+pub(crate) mod testing;
 mod types;
 mod value;
 

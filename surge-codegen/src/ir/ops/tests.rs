@@ -1,97 +1,9 @@
 //! Each family's typing rule and reference semantics on small hand-built computations, with the
 //! exact messages users see.
 
-use crate::CodegenError;
 use crate::data::{Buffer, ScalarValue};
-use crate::ir::{
-    BinaryOp, Computation, Elem, InputDecl, Lambda, Literal, Node, NodeId, Op, ScalarExpr, Type,
-    Value, ValueInfo, interpret,
-};
-
-/// A computation under construction: nodes are typed by the IR's own inference as they are added.
-#[derive(Default)]
-struct B {
-    c: Computation,
-    bufs: Vec<Buffer>,
-}
-
-impl Default for Computation {
-    fn default() -> Self {
-        Computation {
-            inputs: vec![],
-            nodes: vec![],
-            root: NodeId(0),
-        }
-    }
-}
-
-impl B {
-    fn input(&mut self, name: &str, b: Buffer) -> NodeId {
-        let buffer = self.c.inputs.len();
-        self.c.inputs.push(InputDecl {
-            name: name.into(),
-            elem: b.elem(),
-            len: b.len() as u64,
-        });
-        self.bufs.push(b);
-        self.raw(
-            Op::Input { buffer },
-            Type::scalar_seq(self.c.inputs[buffer].elem),
-        )
-    }
-    fn raw(&mut self, op: Op, ty: Type) -> NodeId {
-        self.c.nodes.push(Node { op, ty });
-        NodeId(self.c.nodes.len() as u64 - 1)
-    }
-    /// Adds `op`, typed by inference (panics with the typing error: use `typing_error` to see it).
-    fn op(&mut self, op: Op) -> NodeId {
-        let ty = self.infer(&op).unwrap_or_else(|e| panic!("{e}"));
-        self.raw(op, ty)
-    }
-    fn infer(&self, op: &Op) -> Result<Type, crate::ir::IrError> {
-        let mut infos: Vec<ValueInfo> = vec![];
-        for n in &self.c.nodes {
-            let info = match &n.op {
-                Op::Input { buffer } => {
-                    ValueInfo::input(self.c.inputs[*buffer].elem, self.c.inputs[*buffer].len)
-                }
-                Op::Param => ValueInfo::of_type(n.ty.clone()),
-                op => crate::ir::infer(op, &|r| &infos[r.0 as usize])?,
-            };
-            infos.push(info);
-        }
-        crate::ir::infer(op, &|n| &infos[n.0 as usize]).map(|i| i.ty)
-    }
-    fn typing_error(&self, op: Op) -> String {
-        self.infer(&op).unwrap_err().to_string()
-    }
-    fn konst(&mut self, l: Literal) -> NodeId {
-        self.op(Op::Scalar {
-            expr: ScalarExpr::Const(l),
-        })
-    }
-    fn param(&mut self, ty: Type) -> NodeId {
-        self.raw(Op::Param, ty)
-    }
-    /// `|a, b| a OP b` over element type `e`.
-    fn binop(&mut self, op: BinaryOp, e: Elem) -> Lambda {
-        let (a, b) = (self.param(Type::Scalar(e)), self.param(Type::Scalar(e)));
-        let expr = ScalarExpr::Binary(
-            op,
-            Box::new(ScalarExpr::Value(a)),
-            Box::new(ScalarExpr::Value(b)),
-        );
-        let body = self.op(Op::Scalar { expr });
-        Lambda {
-            params: vec![a, b],
-            body,
-        }
-    }
-    fn run(mut self, root: NodeId) -> Result<Value, CodegenError> {
-        self.c.root = root;
-        interpret(&self.c, &self.bufs)
-    }
-}
+use crate::ir::testing::B;
+use crate::ir::{BinaryOp, Elem, Literal, Op, Value};
 
 fn f64s(v: &[f64]) -> Buffer {
     Buffer::F64(v.to_vec())
