@@ -3,7 +3,7 @@
 //! that per-constraint pruning counts come from the engine.
 
 use crate::CodegenError;
-use crate::beast::{Class, Domain, PlanOptions, RunOptions, Space, Value};
+use surge_beast::{Class, Domain, PlanOptions, RunOptions, Space, Value};
 use crate::ir::OpKind;
 use crate::policy::{PValue, Param, infer_with};
 use crate::schedule::{Schedule, ScheduleElem};
@@ -281,7 +281,7 @@ pub fn schedule_space_with(
     })
 }
 
-fn beast_err(e: crate::beast::BeastError) -> CodegenError {
+fn beast_err(e: surge_beast::BeastError) -> CodegenError {
     CodegenError::Beast(e.to_string())
 }
 

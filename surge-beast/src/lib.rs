@@ -2,7 +2,7 @@
 //! DAG-ordered, hoisted, bound-tightened, parallel enumeration. See `README.md` here.
 //!
 //! ```
-//! # use surge_codegen::beast::*;
+//! # use surge_beast::*;
 //! let space = Space::builder("demo")
 //!     .setting("max_threads", 64)
 //!     .iterator("x", "range(1, max_threads + 1)")
