@@ -761,12 +761,14 @@ impl Plan {
     }
 }
 
+#[derive(Debug)]
 enum Msg {
     Point(Vec<Value>),
     Done(Box<Result<Stats, BeastError>>),
 }
 
 /// Iterator returned by [`Plan::points`]; yields iterator values in declaration order.
+#[derive(Debug)]
 pub struct Points {
     rx: mpsc::Receiver<Msg>,
     stats: Option<Stats>,

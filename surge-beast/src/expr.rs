@@ -130,6 +130,34 @@ impl fmt::Debug for Expr {
     }
 }
 
+impl fmt::Debug for ExprKind {
+    /// The variant and its operands; a native closure shows as `<native>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExprKind::Const(v) => f.debug_tuple("Const").field(v).finish(),
+            ExprKind::Name(n) => f.debug_tuple("Name").field(n).finish(),
+            ExprKind::Slot(s) => f.debug_tuple("Slot").field(s).finish(),
+            ExprKind::Unary(op, a) => f.debug_tuple("Unary").field(op).field(a).finish(),
+            ExprKind::Binary(op, a, b) => {
+                f.debug_tuple("Binary").field(op).field(a).field(b).finish()
+            }
+            ExprKind::Compare(a, rest) => f.debug_tuple("Compare").field(a).field(rest).finish(),
+            ExprKind::And(xs) => f.debug_tuple("And").field(xs).finish(),
+            ExprKind::Or(xs) => f.debug_tuple("Or").field(xs).finish(),
+            ExprKind::IfElse(xs) => f.debug_tuple("IfElse").field(xs).finish(),
+            ExprKind::Call(b, args) => f.debug_tuple("Call").field(b).field(args).finish(),
+            ExprKind::List(xs) => f.debug_tuple("List").field(xs).finish(),
+            ExprKind::Index(a, i) => f.debug_tuple("Index").field(a).field(i).finish(),
+            ExprKind::Native(_, args) => f
+                .debug_tuple("Native")
+                .field(&format_args!("<native>"))
+                .field(args)
+                .finish(),
+            ExprKind::Cached(s, e) => f.debug_tuple("Cached").field(s).field(e).finish(),
+        }
+    }
+}
+
 impl fmt::Display for Expr {
     /// Fully parenthesised rendering (for plans and debugging).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -196,6 +224,7 @@ impl fmt::Display for Expr {
 }
 
 /// What a name resolves to during planning.
+#[derive(Clone, Debug)]
 pub enum Resolved {
     Const(Value),
     Slot(u32),

@@ -16,12 +16,6 @@
 //! assert!(stats.survivors > 0);
 //! ```
 
-// Plans and expressions hold user closures (generator iterators, native functions), which have
-// no useful Debug form.
-#![allow(missing_debug_implementations)]
-// Written before let-chains were available; nested `if let`s read fine here.
-#![allow(clippy::collapsible_if)]
-
 mod enumerate;
 mod error;
 mod expr;

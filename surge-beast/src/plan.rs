@@ -264,6 +264,21 @@ pub struct Plan {
     level_sets: Vec<Vec<String>>,
 }
 
+impl std::fmt::Debug for Plan {
+    /// The space, loop order and enabled constraints (the compiled steps hold closures).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("space_name", &self.space_name)
+            .field("iterators", &self.iter_names)
+            .field("loop_order", &self.loop_order())
+            .field("constraints", &self.constraints)
+            .field("shortcut", &self.shortcut)
+            .field("tighten", &self.tighten)
+            .field("disabled", &self.disabled)
+            .finish_non_exhaustive()
+    }
+}
+
 struct Entry {
     name: String,
     kind: Kind,
