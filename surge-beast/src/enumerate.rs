@@ -382,49 +382,48 @@ impl Plan {
         let lvl = &self.levels[d];
         let slot = lvl.slot as usize;
         let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
-        if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten) {
-            if let Some((rhs, mut divs)) = self.divisors(pair, r, env) {
-                let len = r.len();
-                // Values whose cofactor is not in the inner domain leave no candidate either.
-                let inner = &self.levels[d + 1];
-                let inner_dom = self.eval_domain(&inner.domain, env, &inner.name)?;
-                if let Dom::Range(ir) = &inner_dom {
-                    divs.retain(|&v| ir.contains(rhs / v));
-                }
-                let n_non = len - divs.len() as u64;
-                let len1 = inner_dom.len();
-                c.visited[d + 1] += n_non * len1;
-                c.rejected[pair.ci] += n_non * len1;
-                c.visited[d] += len;
-                for v in divs {
-                    env[slot] = Value::Int(v);
-                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
-                        return Ok(false);
-                    }
-                }
-                return Ok(true);
+        if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten)
+            && let Some((rhs, mut divs)) = self.divisors(pair, r, env)
+        {
+            let len = r.len();
+            // Values whose cofactor is not in the inner domain leave no candidate either.
+            let inner = &self.levels[d + 1];
+            let inner_dom = self.eval_domain(&inner.domain, env, &inner.name)?;
+            if let Dom::Range(ir) = &inner_dom {
+                divs.retain(|&v| ir.contains(rhs / v));
             }
+            let n_non = len - divs.len() as u64;
+            let len1 = inner_dom.len();
+            c.visited[d + 1] += n_non * len1;
+            c.rejected[pair.ci] += n_non * len1;
+            c.visited[d] += len;
+            for v in divs {
+                env[slot] = Value::Int(v);
+                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
         }
-        if self.tighten {
-            if let Some(sv) = &lvl.solve {
-                if let Some(cands) = self.solve(sv, &dom, env) {
-                    let n = dom.len();
-                    let vals: &[i64] = match &cands {
-                        Cands::Zero => &[],
-                        Cands::One(v) => std::slice::from_ref(v),
-                        Cands::Many(v) => v,
-                    };
-                    c.visited[d] += n;
-                    c.rejected[sv.ci] += n - vals.len() as u64;
-                    for &v in vals {
-                        env[slot] = Value::Int(v);
-                        if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
-                            return Ok(false);
-                        }
-                    }
-                    return Ok(true);
+        if self.tighten
+            && let Some(sv) = &lvl.solve
+            && let Some(cands) = self.solve(sv, &dom, env)
+        {
+            let n = dom.len();
+            let vals: &[i64] = match &cands {
+                Cands::Zero => &[],
+                Cands::One(v) => std::slice::from_ref(v),
+                Cands::Many(v) => v,
+            };
+            c.visited[d] += n;
+            c.rejected[sv.ci] += n - vals.len() as u64;
+            for &v in vals {
+                env[slot] = Value::Int(v);
+                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    return Ok(false);
                 }
             }
+            return Ok(true);
         }
         match dom {
             Dom::Range(r) => {
@@ -442,13 +441,13 @@ impl Plan {
                         if !k(env, c)? {
                             return Ok(false);
                         }
-                    } else if let Some(cl) = clip {
-                        if cl.pred.truthy_any(env) == Ok(true) {
-                            let rest = len - i - 1;
-                            c.visited[d] += rest;
-                            c.rejected[cl.ci] += rest;
-                            break;
-                        }
+                    } else if let Some(cl) = clip
+                        && cl.pred.truthy_any(env) == Ok(true)
+                    {
+                        let rest = len - i - 1;
+                        c.visited[d] += rest;
+                        c.rejected[cl.ci] += rest;
+                        break;
                     }
                     v = v.wrapping_add(r.step);
                 }
@@ -528,10 +527,10 @@ impl Plan {
         let mut items = vec![env];
         let mut depth = 0;
         while depth < max_depth && !items.is_empty() && items.len() < target {
-            if let DomainPlan::Const(d) = &self.levels[depth].domain {
-                if (items.len() as u64).saturating_mul(d.len()) > 1 << 22 {
-                    break;
-                }
+            if let DomainPlan::Const(d) = &self.levels[depth].domain
+                && (items.len() as u64).saturating_mul(d.len()) > 1 << 22
+            {
+                break;
             }
             let mut next = Vec::new();
             for mut e in items {

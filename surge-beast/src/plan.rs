@@ -652,10 +652,10 @@ impl Plan {
         let nlevels = node_level.iter().copied().max().map_or(0, |m| m + 1);
         let mut level_sets: Vec<Vec<String>> = vec![Vec::new(); nlevels];
         for (i, e) in entries.iter().enumerate() {
-            if let Kind::Constraint(c) = e.kind {
-                if disabled.contains(&c) {
-                    continue;
-                }
+            if let Kind::Constraint(c) = e.kind
+                && disabled.contains(&c)
+            {
+                continue;
             }
             level_sets[node_level[i]].push(e.name.clone());
         }
