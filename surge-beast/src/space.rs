@@ -12,7 +12,6 @@ use std::sync::Arc;
 use super::error::BeastError;
 use super::expr::NativeFn;
 use super::parse::parse_expr;
-use super::plan::{Plan, PlanOptions};
 use super::value::Value;
 
 /// Constraint classes (paper, Section IX-E).
@@ -226,11 +225,6 @@ impl Space {
                 ..Space::default()
             },
         }
-    }
-
-    /// Compile the space into an enumeration plan.
-    pub fn plan(&self, opts: &PlanOptions) -> Result<Plan, BeastError> {
-        Plan::new(self, opts)
     }
 
     /// Where `entry`'s expression starts in the TOML file, if it came from one.
