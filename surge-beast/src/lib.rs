@@ -1,5 +1,6 @@
 //! BEAST search-space engine: declarative iterators, derived values and constraints;
-//! DAG-ordered, hoisted, bound-tightened, parallel enumeration. See `README.md` here.
+//! DAG-ordered, hoisted, bound-tightened, parallel enumeration. The crate's `README.md`
+//! describes the concepts and the file layout.
 //!
 //! ```
 //! # use surge_beast::*;
