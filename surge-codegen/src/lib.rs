@@ -1,9 +1,8 @@
 //! Surge code generation: the IR, its analysis, and (in later layers) schedules, policies, the
-//! BEAST search-space engine and the emitters. Pure: nothing here runs a kernel or times anything.
+//! pruned variant space (enumerated by the BEAST engine, crate `surge-beast`) and the emitters.
+//! Pure: nothing here runs a kernel or times anything.
 
 pub mod analysis;
-/// The BEAST search-space engine (a snapshot; its own lints are its author's business).
-pub mod beast;
 pub mod data;
 pub mod emit;
 pub mod error;

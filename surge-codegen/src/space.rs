@@ -3,7 +3,6 @@
 //! that per-constraint pruning counts come from the engine.
 
 use crate::CodegenError;
-use crate::beast::{Class, Domain, PlanOptions, RunOptions, Space, Value};
 use crate::ir::OpKind;
 use crate::policy::{PValue, Param, infer_with};
 use crate::schedule::{Schedule, ScheduleElem};
@@ -11,6 +10,7 @@ use crate::target::Platform;
 use crate::variant::Variant;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use surge_beast::{Class, Domain, PlanOptions, RunOptions, Space, Value};
 
 /// The variants of one schedule.
 #[derive(Debug, Clone, Serialize)]
@@ -281,7 +281,7 @@ pub fn schedule_space_with(
     })
 }
 
-fn beast_err(e: crate::beast::BeastError) -> CodegenError {
+fn beast_err(e: surge_beast::BeastError) -> CodegenError {
     CodegenError::Beast(e.to_string())
 }
 

@@ -1,6 +1,6 @@
 //! The shipped GEMM spaces load, plan as the paper describes, and count correctly.
 
-use surge_codegen::beast::{Class, PlanOptions, RunOptions, Space};
+use surge_beast::{Class, PlanOptions, RunOptions, Space};
 
 const K40C: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/spaces/beast_gemm_k40c.toml");
 const H200: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/spaces/beast_gemm_h200.toml");

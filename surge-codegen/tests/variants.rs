@@ -281,7 +281,7 @@ fn bad_ids_name_the_bad_part() {
 /// Set `SURGE_BLESS=1` to rewrite the files after changing the policy ranges or constraints.
 #[test]
 fn shipped_policy_spaces_are_current_and_equal_the_builder_spaces() {
-    use surge_codegen::beast::{PlanOptions, RunOptions, Space};
+    use surge_beast::{PlanOptions, RunOptions, Space};
     use surge_codegen::space::{SpaceSpec, schedule_space};
     let mr = [OpKind::Map, OpKind::Reduce];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("spaces");

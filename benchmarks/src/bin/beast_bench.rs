@@ -12,7 +12,7 @@ use benchmarks::beast_baseline as baseline;
 
 use std::time::Instant;
 
-use surge_codegen::beast::{PlanOptions, RunOptions, Space};
+use surge_beast::{PlanOptions, RunOptions, Space};
 
 const K40C: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

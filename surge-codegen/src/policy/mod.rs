@@ -60,7 +60,7 @@ impl PValue {
             && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         ok.then(|| PValue::Str(s.to_string()))
     }
-    pub fn to_beast(&self) -> crate::beast::Value {
+    pub fn to_beast(&self) -> surge_beast::Value {
         match self {
             PValue::Int(i) => (*i).into(),
             PValue::Str(s) => s.as_str().into(),

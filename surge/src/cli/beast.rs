@@ -6,14 +6,13 @@
 //! unknown names, dependency cycles, unknown `--disable` name). clap's own usage errors also
 //! exit with 2.
 //!
-//! In the scratch crate this file is compiled by `examples/surge_beast.rs`; in the workspace
-//! it becomes `surge/src/cli/beast.rs` with `surge_codegen` replaced by `surge_codegen`.
+//! The engine is the `surge-beast` crate.
 
 use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use surge_codegen::beast::{BeastError, PlanOptions, RunOptions, Space};
+use surge_beast::{BeastError, PlanOptions, RunOptions, Space};
 
 /// Enumerate a BEAST search space (iterators, derived values, constraints in TOML).
 #[derive(Debug, Clone, clap::Args)]

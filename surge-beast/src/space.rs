@@ -6,12 +6,12 @@
 //! `parse.rs`) or, from Rust, closures over named arguments.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::sync::Arc;
 
 use super::error::BeastError;
 use super::expr::NativeFn;
 use super::parse::parse_expr;
-use super::plan::{Plan, PlanOptions};
 use super::value::Value;
 
 /// Constraint classes (paper, Section IX-E).
@@ -130,6 +130,24 @@ impl Domain {
     }
 }
 
+impl fmt::Debug for Domain {
+    /// The structure; a closure iterator shows its arguments and `<closure>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Domain::Expr(s) => f.debug_tuple("Expr").field(s).finish(),
+            Domain::Values(v) => f.debug_tuple("Values").field(v).finish(),
+            Domain::Generator { args, f: _ } => f
+                .debug_struct("Generator")
+                .field("args", args)
+                .field("f", &format_args!("<closure>"))
+                .finish(),
+            Domain::Union(a, b) => f.debug_tuple("Union").field(a).field(b).finish(),
+            Domain::Intersection(a, b) => f.debug_tuple("Intersection").field(a).field(b).finish(),
+            Domain::Difference(a, b) => f.debug_tuple("Difference").field(a).field(b).finish(),
+        }
+    }
+}
+
 impl From<&str> for Domain {
     fn from(s: &str) -> Domain {
         Domain::Expr(s.to_string())
@@ -151,19 +169,33 @@ pub enum Source {
     Native { args: Vec<String>, f: NativeFn },
 }
 
-#[derive(Clone)]
+impl fmt::Debug for Source {
+    /// The text, or a native closure's arguments and `<closure>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Text(s) => f.debug_tuple("Text").field(s).finish(),
+            Source::Native { args, f: _ } => f
+                .debug_struct("Native")
+                .field("args", args)
+                .field("f", &format_args!("<closure>"))
+                .finish(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
 pub struct IteratorDef {
     pub name: String,
     pub domain: Domain,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct DerivedDef {
     pub name: String,
     pub source: Source,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ConstraintDef {
     pub name: String,
     pub class: Class,
@@ -171,7 +203,7 @@ pub struct ConstraintDef {
 }
 
 /// A search space. Build one with [`Space::builder`] or load one with [`Space::from_toml_str`].
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Space {
     pub name: String,
     pub description: String,
@@ -193,11 +225,6 @@ impl Space {
                 ..Space::default()
             },
         }
-    }
-
-    /// Compile the space into an enumeration plan.
-    pub fn plan(&self, opts: &PlanOptions) -> Result<Plan, BeastError> {
-        Plan::new(self, opts)
     }
 
     /// Where `entry`'s expression starts in the TOML file, if it came from one.
@@ -278,6 +305,7 @@ pub(super) fn is_identifier(s: &str) -> bool {
 }
 
 /// Builder for [`Space`]. Expressions are checked by [`SpaceBuilder::build`].
+#[derive(Debug)]
 pub struct SpaceBuilder {
     space: Space,
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use surge_codegen::beast::{
+use surge_beast::{
     Class, Domain, Expr, GeneratorFn, PlanOptions, Resolved, RunOptions, Space, Value, parse_expr,
 };
 

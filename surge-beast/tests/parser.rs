@@ -1,7 +1,7 @@
 //! Parser and evaluator: Python 3 operators, precedence, errors with positions, fuzzing.
 
 use proptest::prelude::*;
-use surge_codegen::beast::{BeastError, Space, Value, eval_str, parse_expr};
+use surge_beast::{BeastError, Space, Value, eval_str, parse_expr};
 
 fn int(s: &str) -> i64 {
     match eval_str(s) {

@@ -1,8 +1,9 @@
 //! BEAST search-space engine: declarative iterators, derived values and constraints;
-//! DAG-ordered, hoisted, bound-tightened, parallel enumeration. See `README.md` here.
+//! DAG-ordered, hoisted, bound-tightened, parallel enumeration. The crate's `README.md`
+//! describes the concepts and the file layout.
 //!
 //! ```
-//! # use surge_codegen::beast::*;
+//! # use surge_beast::*;
 //! let space = Space::builder("demo")
 //!     .setting("max_threads", 64)
 //!     .iterator("x", "range(1, max_threads + 1)")
@@ -15,12 +16,6 @@
 //! let stats = plan.count(&RunOptions::threads(2)).unwrap();
 //! assert!(stats.survivors > 0);
 //! ```
-
-// Plans and expressions hold user closures (generator iterators, native functions), which have
-// no useful Debug form.
-#![allow(missing_debug_implementations)]
-// Written before let-chains were available; nested `if let`s read fine here.
-#![allow(clippy::collapsible_if)]
 
 mod enumerate;
 mod error;

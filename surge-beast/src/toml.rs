@@ -83,18 +83,16 @@ fn locate(src: &str, section: &str, key: &str) -> Option<(usize, usize)> {
                 .unwrap_or("")
                 .trim();
             in_section = name == section;
-        } else if in_section {
-            if let Some(rest) = t.strip_prefix(key) {
-                let rest = rest.trim_start();
-                if let Some(val) = rest.strip_prefix('=') {
-                    let val = val.trim_start();
-                    if val.starts_with('"') || val.starts_with('\'') {
-                        let quote_at = line.find(val).unwrap_or(0);
-                        let (l, c) = line_col(src, offset + quote_at);
-                        let triple = val.starts_with("\"\"\"") || val.starts_with("'''");
-                        // Column of the first character inside the quotes.
-                        return Some((l, c + if triple { 3 } else { 1 }));
-                    }
+        } else if in_section && let Some(rest) = t.strip_prefix(key) {
+            let rest = rest.trim_start();
+            if let Some(val) = rest.strip_prefix('=') {
+                let val = val.trim_start();
+                if val.starts_with('"') || val.starts_with('\'') {
+                    let quote_at = line.find(val).unwrap_or(0);
+                    let (l, c) = line_col(src, offset + quote_at);
+                    let triple = val.starts_with("\"\"\"") || val.starts_with("'''");
+                    // Column of the first character inside the quotes.
+                    return Some((l, c + if triple { 3 } else { 1 }));
                 }
             }
         }

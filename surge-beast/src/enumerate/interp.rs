@@ -1,0 +1,470 @@
+//! The loop nest interpreter: domains, evaluation steps, bound tightening at run time (solved
+//! candidates, clipped ranges, divisor pairs), and the sequential expansion of the outer loops
+//! into work items.
+
+use crate::error::BeastError;
+use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
+use crate::plan::{Clip, Dom, DomainPlan, Pair, Plan, Solve, SolveForm, Step};
+use crate::stats::Counters;
+use crate::value::{PyRange, Value};
+
+/// Where survivors go.
+pub(super) trait Visitor {
+    /// When true, survivors are only counted and trailing free loops are multiplied out.
+    const COUNT_ONLY: bool;
+    /// Receive a survivor (iterator slots); return false to stop.
+    fn emit(&mut self, point: &[Value]) -> bool;
+}
+
+pub(super) struct CountVis;
+impl Visitor for CountVis {
+    const COUNT_ONLY: bool = true;
+    fn emit(&mut self, _: &[Value]) -> bool {
+        true
+    }
+}
+
+pub(super) struct FnVis<F> {
+    pub f: F,
+}
+impl<F: FnMut(&[Value]) -> bool> Visitor for FnVis<F> {
+    const COUNT_ONLY: bool = false;
+    fn emit(&mut self, point: &[Value]) -> bool {
+        (self.f)(point)
+    }
+}
+
+enum Cands {
+    Zero,
+    One(i64),
+    Many(Vec<i64>),
+}
+
+fn eval_err(entry: &str, e: EvalError) -> BeastError {
+    BeastError::Eval {
+        entry: entry.to_string(),
+        column: e.pos as usize + 1,
+        message: e.message,
+    }
+}
+
+/// `range(a, b[, c])` over ints with a non-zero step, without building values.
+#[inline]
+fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
+    let start = args[0].int_fast(env)?;
+    let stop = args[1].int_fast(env)?;
+    let step = if args.len() == 3 {
+        args[2].int_fast(env)?
+    } else {
+        1
+    };
+    (step != 0).then_some(PyRange { start, stop, step })
+}
+
+/// Evaluate a domain expression, avoiding materialisation for `range(...)`.
+fn eval_dom_expr(e: &Expr, env: &[Value]) -> Result<Dom, EvalError> {
+    match &e.kind {
+        ExprKind::Call(Builtin::Range, args)
+            if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() =>
+        {
+            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange {
+                start: 0,
+                stop: 0,
+                step: 1,
+            })))
+        }
+        ExprKind::Call(Builtin::Range, args) if args.len() <= 3 => {
+            let mut buf = [Value::None, Value::None, Value::None];
+            for (i, a) in args.iter().enumerate() {
+                buf[i] = a.eval_fast(env)?;
+            }
+            make_range(&buf[..args.len()])
+                .map(Dom::Range)
+                .map_err(|m| EvalError {
+                    pos: e.pos,
+                    message: m,
+                })
+        }
+        ExprKind::IfElse(b) => {
+            if b[1].truthy_any(env)? {
+                eval_dom_expr(&b[0], env)
+            } else {
+                eval_dom_expr(&b[2], env)
+            }
+        }
+        _ => Ok(Dom::from_value(e.eval(env)?)),
+    }
+}
+
+impl Plan {
+    fn eval_domain(&self, d: &DomainPlan, env: &[Value], entry: &str) -> Result<Dom, BeastError> {
+        match d {
+            DomainPlan::Const(c) => Ok(c.clone()),
+            DomainPlan::Expr(e) => eval_dom_expr(e, env).map_err(|e| eval_err(entry, e)),
+            DomainPlan::Cached { slot, expr } => match &env[*slot as usize] {
+                Value::None => eval_dom_expr(expr, env).map_err(|e| eval_err(entry, e)),
+                v => Ok(Dom::from_value(v.clone())),
+            },
+            DomainPlan::Gen { f, args } => {
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(env))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| eval_err(entry, e))?;
+                let out = f(&vals).map_err(|m| BeastError::Eval {
+                    entry: entry.to_string(),
+                    column: 1,
+                    message: m,
+                })?;
+                Ok(Dom::Values(out.into()))
+            }
+            DomainPlan::Set(op, a, b) => {
+                let a = self.eval_domain(a, env, entry)?;
+                let b = self.eval_domain(b, env, entry)?;
+                let r = crate::expr::call_builtin(
+                    *op,
+                    &[Value::list(a.to_values()), Value::list(b.to_values())],
+                )
+                .map_err(|m| BeastError::Eval {
+                    entry: entry.to_string(),
+                    column: 1,
+                    message: m,
+                })?;
+                Ok(Dom::from_value(r))
+            }
+        }
+    }
+
+    #[inline]
+    fn run_steps(
+        &self,
+        steps: &[Step],
+        env: &mut [Value],
+        c: &mut Counters,
+    ) -> Result<bool, BeastError> {
+        for s in steps {
+            match s {
+                Step::Derive { slot, entry, expr } => {
+                    let v = expr.eval_fast(env).map_err(|e| eval_err(entry, e))?;
+                    env[*slot as usize] = v;
+                }
+                Step::Domain { slot, expr } => {
+                    env[*slot as usize] = match eval_dom_expr(expr, env) {
+                        Ok(Dom::Range(r)) => Value::Range(r),
+                        Ok(Dom::Values(v)) => Value::List(v),
+                        // Single values and errors are re-evaluated at the loop itself.
+                        Ok(Dom::Single(_)) | Err(_) => Value::None,
+                    };
+                }
+                Step::Cache { slot, expr } => {
+                    env[*slot as usize] = expr.eval_fast(env).unwrap_or(Value::None);
+                }
+                Step::Check { ci, expr } => {
+                    if expr
+                        .truthy_any(env)
+                        .map_err(|e| eval_err(&self.constraints[*ci].name, e))?
+                    {
+                        c.rejected[*ci] += 1;
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Candidates of a tightened level, or None to fall back to a full scan.
+    fn solve(&self, sv: &Solve, dom: &Dom, env: &[Value]) -> Option<Cands> {
+        if dom.len() == 0 {
+            return None;
+        }
+        let int = |e: &Expr| match e.int_fast(env) {
+            Some(x) => Some(x),
+            None => match e.eval(env) {
+                Ok(Value::Int(x)) => Some(x),
+                _ => None,
+            },
+        };
+        let rhs = int(&sv.rhs)?;
+        let v = match &sv.form {
+            SolveForm::Plain => rhs,
+            SolveForm::Mul(c) => {
+                let x = int(c)?;
+                if x == 0 {
+                    return None;
+                }
+                if rhs.checked_rem(x)? != 0 {
+                    return Some(Cands::Zero);
+                }
+                rhs.checked_div(x)?
+            }
+            SolveForm::Add(c) => rhs.checked_sub(int(c)?)?,
+            SolveForm::Sub(c) => rhs.checked_add(int(c)?)?,
+        };
+        match dom {
+            Dom::Range(r) => Some(if r.contains(v) {
+                Cands::One(v)
+            } else {
+                Cands::Zero
+            }),
+            Dom::Single(Value::Int(x)) => Some(if *x == v { Cands::One(v) } else { Cands::Zero }),
+            Dom::Single(_) => None,
+            Dom::Values(vs) => {
+                if !vs.iter().all(|x| matches!(x, Value::Int(_))) {
+                    return None;
+                }
+                Some(Cands::Many(
+                    vs.iter()
+                        .filter(|x| matches!(x, Value::Int(i) if *i == v))
+                        .map(|_| v)
+                        .collect(),
+                ))
+            }
+        }
+    }
+
+    /// Whether the clip's preconditions hold here: an increasing range and co-operands of the
+    /// right sign, so the predicate is non-decreasing along the range.
+    fn clip_applies(&self, cl: &Clip, r: &PyRange, env: &[Value]) -> bool {
+        r.step > 0
+            && cl.conds.iter().all(|(e, strict)| match e.eval_fast(env) {
+                Ok(Value::Int(x)) => x > 0 || (x == 0 && !strict),
+                _ => false,
+            })
+    }
+
+    /// The elements of `r` dividing the pair's right-hand side, in iteration order, or None
+    /// when the shortcut does not apply (zero in range, non-int or zero rhs, too many divisors).
+    fn divisors(&self, pair: &Pair, r: &PyRange, env: &[Value]) -> Option<(i64, Vec<i64>)> {
+        if r.contains(0) || r.is_empty() {
+            return None;
+        }
+        let rhs = match pair.rhs.int_fast(env) {
+            Some(x) => x,
+            None => match pair.rhs.eval(env) {
+                Ok(Value::Int(x)) => x,
+                _ => return None,
+            },
+        };
+        if rhs == 0 || rhs == i64::MIN {
+            return None;
+        }
+        let m = rhs.unsigned_abs();
+        let len = r.len();
+        let mut out: Vec<i64> = Vec::new();
+        if len.saturating_mul(len) <= m.saturating_mul(4) {
+            // Short range: test its elements directly (already in iteration order).
+            let mut v = r.start;
+            for _ in 0..len {
+                if v != 0 && rhs % v == 0 {
+                    out.push(v);
+                }
+                v = v.wrapping_add(r.step);
+            }
+            return Some((rhs, out));
+        }
+        let mut dv: u64 = 1;
+        while dv.saturating_mul(dv) <= m {
+            if m % dv == 0 {
+                for q in [dv, m / dv] {
+                    for v in [q as i64, -(q as i64)] {
+                        if r.contains(v) && !out.contains(&v) {
+                            out.push(v);
+                        }
+                    }
+                }
+            }
+            dv += 1;
+        }
+        out.sort_by_key(|&v| match v.checked_sub(r.start) {
+            Some(x) if r.step != -1 => x / r.step,
+            _ => ((v as i128 - r.start as i128) / r.step as i128) as i64,
+        });
+        Some((rhs, out))
+    }
+
+    /// Iterate level `d` in environment `env`, calling `k` for every value that passes the
+    /// level's steps. Returns false if `k` asked to stop.
+    fn for_level<F>(
+        &self,
+        d: usize,
+        env: &mut [Value],
+        c: &mut Counters,
+        mut k: F,
+    ) -> Result<bool, BeastError>
+    where
+        F: FnMut(&mut [Value], &mut Counters) -> Result<bool, BeastError>,
+    {
+        let lvl = &self.levels[d];
+        let slot = lvl.slot as usize;
+        let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
+        if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten)
+            && let Some((rhs, mut divs)) = self.divisors(pair, r, env)
+        {
+            let len = r.len();
+            // Values whose cofactor is not in the inner domain leave no candidate either.
+            let inner = &self.levels[d + 1];
+            let inner_dom = self.eval_domain(&inner.domain, env, &inner.name)?;
+            if let Dom::Range(ir) = &inner_dom {
+                divs.retain(|&v| ir.contains(rhs / v));
+            }
+            let n_non = len - divs.len() as u64;
+            let len1 = inner_dom.len();
+            c.visited[d + 1] += n_non * len1;
+            c.rejected[pair.ci] += n_non * len1;
+            c.visited[d] += len;
+            for v in divs {
+                env[slot] = Value::Int(v);
+                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        if self.tighten
+            && let Some(sv) = &lvl.solve
+            && let Some(cands) = self.solve(sv, &dom, env)
+        {
+            let n = dom.len();
+            let vals: &[i64] = match &cands {
+                Cands::Zero => &[],
+                Cands::One(v) => std::slice::from_ref(v),
+                Cands::Many(v) => v,
+            };
+            c.visited[d] += n;
+            c.rejected[sv.ci] += n - vals.len() as u64;
+            for &v in vals {
+                env[slot] = Value::Int(v);
+                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        match dom {
+            Dom::Range(r) => {
+                let len = r.len();
+                // Clipping: once the monotone predicate rejects, the rest of the range does too.
+                let clip = match (&lvl.clip, self.tighten) {
+                    (Some(cl), true) if self.clip_applies(cl, &r, env) => Some(cl),
+                    _ => None,
+                };
+                let mut v = r.start;
+                for i in 0..len {
+                    c.visited[d] += 1;
+                    env[slot] = Value::Int(v);
+                    if self.run_steps(&lvl.steps, env, c)? {
+                        if !k(env, c)? {
+                            return Ok(false);
+                        }
+                    } else if let Some(cl) = clip
+                        && cl.pred.truthy_any(env) == Ok(true)
+                    {
+                        let rest = len - i - 1;
+                        c.visited[d] += rest;
+                        c.rejected[cl.ci] += rest;
+                        break;
+                    }
+                    v = v.wrapping_add(r.step);
+                }
+            }
+            Dom::Values(vs) => {
+                for v in vs.iter() {
+                    c.visited[d] += 1;
+                    env[slot] = v.clone();
+                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            Dom::Single(v) => {
+                c.visited[d] += 1;
+                env[slot] = v;
+                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Run the nest from level `d` down.
+    pub(super) fn run_from<V: Visitor>(
+        &self,
+        d: usize,
+        env: &mut [Value],
+        c: &mut Counters,
+        vis: &mut V,
+    ) -> Result<bool, BeastError> {
+        let n = self.levels.len();
+        if d == n {
+            c.survivors += 1;
+            return Ok(vis.emit(&env[..self.iter_names.len()]));
+        }
+        if V::COUNT_ONLY && d >= self.shortcut {
+            let mut prod: u64 = 1;
+            for j in d..n {
+                let lvl = &self.levels[j];
+                prod = prod.saturating_mul(self.eval_domain(&lvl.domain, env, &lvl.name)?.len());
+                c.visited[j] += prod;
+                if prod == 0 {
+                    break;
+                }
+            }
+            c.survivors += prod;
+            return Ok(true);
+        }
+        self.for_level(d, env, c, |env, c| self.run_from(d + 1, env, c, vis))
+    }
+
+    pub(super) fn new_counters(&self) -> Counters {
+        Counters::new(self.levels.len(), self.constraints.len())
+    }
+
+    /// The environment after the steps that precede all loops (None if they reject everything).
+    pub(super) fn start(&self, c: &mut Counters) -> Result<Option<Vec<Value>>, BeastError> {
+        let mut env = self.init_env.clone();
+        Ok(if self.run_steps(&self.pre_steps, &mut env, c)? {
+            Some(env)
+        } else {
+            None
+        })
+    }
+
+    /// Expand the outer loops into work items: environments bound down to the returned depth.
+    pub(super) fn split(
+        &self,
+        env: Vec<Value>,
+        c: &mut Counters,
+        threads: usize,
+        max_depth: usize,
+    ) -> Result<(Vec<Vec<Value>>, usize), BeastError> {
+        let target = 64 * threads;
+        let mut items = vec![env];
+        let mut depth = 0;
+        while depth < max_depth && !items.is_empty() && items.len() < target {
+            if let DomainPlan::Const(d) = &self.levels[depth].domain
+                && (items.len() as u64).saturating_mul(d.len()) > 1 << 22
+            {
+                break;
+            }
+            let mut next = Vec::new();
+            for mut e in items {
+                self.for_level(depth, &mut e, c, |env, _| {
+                    next.push(env.to_vec());
+                    Ok(true)
+                })?;
+            }
+            items = next;
+            depth += 1;
+        }
+        Ok((items, depth))
+    }
+
+    pub(super) fn pool(threads: usize) -> Result<rayon::ThreadPool, BeastError> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| BeastError::invalid("threads", e.to_string()))
+    }
+}

@@ -1,0 +1,186 @@
+//! The compiled loop nest that the enumerator interprets: one [`Level`] per iterator with its
+//! domain ([`DomainPlan`], materialised as a [`Dom`]), its evaluation [`Step`]s and its bound
+//! tightening ([`Solve`], [`Clip`], [`Pair`]).
+
+use std::sync::Arc;
+
+use crate::expr::{Builtin, Expr};
+use crate::space::GeneratorFn;
+use crate::value::{PyRange, Value};
+
+/// A materialised iterator domain.
+#[derive(Clone, Debug)]
+pub(crate) enum Dom {
+    Range(PyRange),
+    Values(Arc<[Value]>),
+    Single(Value),
+}
+
+impl Dom {
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Dom::Range(r) => r.len(),
+            Dom::Values(v) => v.len() as u64,
+            Dom::Single(_) => 1,
+        }
+    }
+
+    pub(crate) fn from_value(v: Value) -> Dom {
+        match v {
+            Value::Range(r) => Dom::Range(r),
+            Value::List(l) => Dom::Values(l),
+            other => Dom::Single(other),
+        }
+    }
+
+    pub(crate) fn to_values(&self) -> Vec<Value> {
+        match self {
+            Dom::Range(r) => r.iter().map(Value::Int).collect(),
+            Dom::Values(v) => v.to_vec(),
+            Dom::Single(v) => vec![v.clone()],
+        }
+    }
+}
+
+/// How an iterator's domain is obtained at run time.
+#[derive(Clone)]
+pub(crate) enum DomainPlan {
+    Const(Dom),
+    Expr(Expr),
+    Gen {
+        f: GeneratorFn,
+        args: Vec<Expr>,
+    },
+    Set(Builtin, Box<DomainPlan>, Box<DomainPlan>),
+    /// A loop-invariant domain expression hoisted to an outer level (`Step::Domain` stores
+    /// its value in `slot`; `None` there means "evaluate `expr` here", e.g. after an error).
+    Cached {
+        slot: u32,
+        expr: Expr,
+    },
+}
+
+impl DomainPlan {
+    pub(crate) fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            DomainPlan::Const(_) => vec![],
+            DomainPlan::Expr(e) | DomainPlan::Cached { expr: e, .. } => vec![e],
+            DomainPlan::Gen { args, .. } => args.iter().collect(),
+            DomainPlan::Set(_, a, b) => {
+                let mut v = a.exprs();
+                v.extend(b.exprs());
+                v
+            }
+        }
+    }
+
+    pub(crate) fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            DomainPlan::Const(_) => vec![],
+            DomainPlan::Expr(e) | DomainPlan::Cached { expr: e, .. } => vec![e],
+            DomainPlan::Gen { args, .. } => args.iter_mut().collect(),
+            DomainPlan::Set(_, a, b) => {
+                let mut v = a.exprs_mut();
+                v.extend(b.exprs_mut());
+                v
+            }
+        }
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            DomainPlan::Const(d) => match d {
+                Dom::Range(r) => format!("range({}, {}, {})", r.start, r.stop, r.step),
+                Dom::Values(v) => Value::List(v.clone()).to_string(),
+                Dom::Single(v) => v.to_string(),
+            },
+            DomainPlan::Expr(e) => e.to_string(),
+            DomainPlan::Cached { slot, expr } => format!("{expr}   (hoisted into ${slot})"),
+            DomainPlan::Gen { args, .. } => {
+                format!(
+                    "<generator>({})",
+                    args.iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+            DomainPlan::Set(op, a, b) => {
+                format!("{}({}, {})", op.name(), a.describe(), b.describe())
+            }
+        }
+    }
+}
+
+/// One evaluation step at a loop level.
+#[derive(Clone)]
+pub(crate) enum Step {
+    /// Compute a derived value into its slot.
+    Derive {
+        slot: u32,
+        entry: Arc<str>,
+        expr: Expr,
+    },
+    /// Evaluate constraint `ci`; reject the point if true.
+    Check { ci: usize, expr: Expr },
+    /// Evaluate a hoisted domain expression into its slot (`None` on error).
+    Domain { slot: u32, expr: Expr },
+    /// Evaluate a hoisted loop-invariant sub-expression into its slot (`None` on error).
+    Cache { slot: u32, expr: Expr },
+}
+
+/// The solved form of a tightened equality: `it == (rhs op coef)`.
+#[derive(Clone)]
+pub(crate) enum SolveForm {
+    /// `it != rhs`
+    Plain,
+    /// `it * coef != rhs`
+    Mul(Expr),
+    /// `it + coef != rhs`
+    Add(Expr),
+    /// `it - coef != rhs`
+    Sub(Expr),
+}
+
+/// Bound tightening of one level: the level's first check is constraint `ci`, and every point
+/// it does not reject satisfies the solved equation.
+#[derive(Clone)]
+pub(crate) struct Solve {
+    pub ci: usize,
+    pub form: SolveForm,
+    pub rhs: Expr,
+}
+
+/// Range clipping of one level: the level's first check is constraint `ci`, and `pred` (one
+/// of its disjuncts, with the level's derived values inlined) is non-decreasing in the
+/// iterator whenever every `conds` expression is `>= 0` (or `> 0` when flagged strict), so
+/// once it holds it holds for the rest of an increasing range.
+#[derive(Clone)]
+pub(crate) struct Clip {
+    pub ci: usize,
+    pub pred: Expr,
+    pub conds: Vec<(Expr, bool)>,
+}
+
+/// Divisor enumeration of the outer iterator `o` of a solved product `o * it != rhs` one
+/// level deeper: only divisors of `rhs` can leave a candidate for `it`, so the other values of
+/// `o` are counted (each rejects the whole inner domain through constraint `ci`) and skipped.
+#[derive(Clone)]
+pub(crate) struct Pair {
+    pub ci: usize,
+    pub rhs: Expr,
+}
+
+/// One loop of the nest.
+#[derive(Clone)]
+pub(crate) struct Level {
+    pub pair: Option<Pair>,
+    pub name: String,
+    pub slot: u32,
+    pub domain: DomainPlan,
+    pub solve: Option<Solve>,
+    pub clip: Option<Clip>,
+    pub steps: Vec<Step>,
+    /// Position of this iterator in the Section X level sets.
+    pub level_set: usize,
+}
