@@ -2,6 +2,7 @@
 //! `cdylib` in `surge-cpu` and driven there by rayon skeletons. See `README.md` here.
 
 mod code;
+mod scalar;
 
 use crate::CodegenError;
 use crate::analysis::{Analysis, DiagonalPattern, Phase};
