@@ -1,5 +1,5 @@
 //! The CUDA emitter: CUDA C++ for the variants of a computation (compiled by NVRTC in
-//! `surge-cuda`). See `README.md` next to this file for the anatomy of an emitted kernel.
+//! `surge-cuda`). See `../README.md` (the emitters' README) for the anatomy of an emitted kernel.
 //!
 //! One [`CudaProgram`] holds, for every phase, a *shape* kernel (the phase's element count and,
 //! for nested results, its row lengths) and one `extern "C" __global__` kernel per requested
