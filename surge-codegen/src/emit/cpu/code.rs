@@ -5,9 +5,7 @@
 //! the analysis), and only reductions and scans become loops.
 
 use crate::CodegenError;
-use crate::ir::{
-    BinaryOp, Computation, Elem, Lambda, Literal, NodeId, Op, ScalarExpr, Type, UnaryOp,
-};
+use crate::ir::{Computation, Elem, Lambda, NodeId, Op, Type};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -68,32 +66,6 @@ pub(super) fn rust_ty(e: Elem) -> &'static str {
     e.name()
 }
 
-fn literal(l: Literal) -> String {
-    match l {
-        Literal::F32(b) => {
-            let v = f32::from_bits(b);
-            if v.is_finite() {
-                format!("{v:?}f32")
-            } else {
-                format!("f32::from_bits({b:#x})")
-            }
-        }
-        Literal::F64(b) => {
-            let v = f64::from_bits(b);
-            if v.is_finite() {
-                format!("{v:?}f64")
-            } else {
-                format!("f64::from_bits({b:#x})")
-            }
-        }
-        Literal::I32(v) => format!("({v}i32)"),
-        Literal::I64(v) => format!("({v}i64)"),
-        Literal::U32(v) => format!("{v}u32"),
-        Literal::U64(v) => format!("{v}u64"),
-        Literal::Bool(v) => v.to_string(),
-    }
-}
-
 /// A Rust string literal.
 pub(super) fn quote(s: &str) -> String {
     format!("{s:?}")
@@ -123,7 +95,7 @@ impl<'a> Gen<'a> {
         format!("{base}{k}")
     }
 
-    fn op_name(&self, n: NodeId) -> &'static str {
+    pub(super) fn op_name(&self, n: NodeId) -> &'static str {
         self.c.node(n).op.kind().name()
     }
 
@@ -188,16 +160,7 @@ impl<'a> Gen<'a> {
         }
         let c = self.c;
         match &c.node(n).op {
-            Op::Input { buffer } => {
-                let elem = self.elem_of_seq(n);
-                let b = format!("b{buffer}");
-                Ok(Code::Seq(Rc::new(SeqCode {
-                    slice: Some(b.clone()),
-                    len: format!("{b}.len()"),
-                    checks: vec![],
-                    elem: Box::new(move |i| Ok(Code::Scalar(format!("{b}[{i}]"), elem))),
-                })))
-            }
+            Op::Input { buffer } => self.input(n, *buffer),
             Op::Param => panic!("internal: parameter {n} used outside its lambda"),
             Op::Scalar { expr } => {
                 let (s, e) = self.scalar_expr(n, expr, env)?;
@@ -210,178 +173,20 @@ impl<'a> Gen<'a> {
                 Code::Tuple(mut items) => Ok(items.swap_remove(*index)),
                 _ => panic!("internal: validated tuple {tuple} is not a tuple"),
             },
-            Op::Index { seq, index } => {
-                let s = self.seq(*seq, env)?;
-                let i = self.int(*index, env)?;
-                let chk = format!(
-                    "chk_index({i}, {}, {}, {})",
-                    s.len,
-                    quote(self.op_name(n)),
-                    n.0
-                );
-                Ok(with_checks(s.at(&chk)?, &s.checks))
-            }
+            Op::Index { seq, index } => self.index(n, *seq, *index, env),
             Op::Length { seq } => {
                 let s = self.seq(*seq, env)?;
                 let len = Code::Scalar(format!("(({}) as u64)", s.len), Elem::U64);
                 Ok(with_checks(len, &s.checks))
             }
-            Op::Map { f, inputs } => {
-                let ins: Vec<Rc<SeqCode<'a>>> =
-                    inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
-                let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
-                checks.extend(self.equal_lengths(n, &ins));
-                let len = ins[0].len.clone();
-                let g = self.clone_gen();
-                let f = f.clone();
-                let env = env.clone();
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len,
-                    checks,
-                    elem: Box::new(move |i| {
-                        let binds = f
-                            .params
-                            .iter()
-                            .zip(&ins)
-                            .map(|(p, s)| Ok((*p, s.at(i)?)))
-                            .collect::<R<Vec<_>>>()?;
-                        g.eval(f.body, &bind(&env, binds))
-                    }),
-                })))
-            }
+            Op::Map { f, inputs } => self.map(n, f, inputs, env),
             Op::Reduce { op, input, prefix } => self.reduce(n, op, *input, *prefix, env),
-            Op::Gather { source, indices } => {
-                let src = self.seq(*source, env)?;
-                let idx = self.seq(*indices, env)?;
-                let mut checks = src.checks.clone();
-                checks.extend(idx.checks.clone());
-                let len = idx.len.clone();
-                let name = quote(self.op_name(n));
-                let node = n.0;
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len,
-                    checks,
-                    elem: Box::new(move |i| {
-                        let j = match idx.at(i)? {
-                            Code::Scalar(s, _) => s,
-                            _ => panic!("internal: gather indices are not scalars"),
-                        };
-                        src.at(&format!(
-                            "chk_gather(({j}) as i128, {i}, {}, {name}, {node})",
-                            src.len
-                        ))
-                    }),
-                })))
-            }
-            Op::Range { start, end, stride } => {
-                let elem = self.elem_of_seq(n);
-                let a = self.int(*start, env)?;
-                let b = self.int(*end, env)?;
-                let s = match stride {
-                    Some(s) => self.int(*s, env)?,
-                    None => "1i128".to_string(),
-                };
-                let len = format!(
-                    "range_len({a}, {b}, {s}, {}, {})",
-                    quote(self.op_name(n)),
-                    n.0
-                );
-                let ty = rust_ty(elem);
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len,
-                    checks: vec![],
-                    elem: Box::new(move |i| {
-                        Ok(Code::Scalar(
-                            format!("((({a}) + ({i}) as i128 * ({s})) as i64 as {ty})"),
-                            elem,
-                        ))
-                    }),
-                })))
-            }
-            Op::Replicate { value, len } => {
-                let v = self.eval(*value, env)?;
-                let l = self.int(*len, env)?;
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len: format!(
-                        "chk_len({l}, {}, {})",
-                        quote(self.op_name(n)),
-                        n.0
-                    ),
-                    checks: vec![],
-                    elem: Box::new(move |_| Ok(v.clone())),
-                })))
-            }
-            Op::Zip { inputs } => {
-                let ins: Vec<Rc<SeqCode<'a>>> =
-                    inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
-                let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
-                checks.extend(self.equal_lengths(n, &ins));
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len: ins[0].len.clone(),
-                    checks,
-                    elem: Box::new(move |i| {
-                        Ok(Code::Tuple(ins.iter().map(|s| s.at(i)).collect::<R<_>>()?))
-                    }),
-                })))
-            }
+            Op::Gather { source, indices } => self.gather(n, *source, *indices, env),
+            Op::Range { start, end, stride } => self.range(n, *start, *end, *stride, env),
+            Op::Replicate { value, len } => self.replicate(n, *value, *len, env),
+            Op::Zip { inputs } => self.zip(n, inputs, env),
             Op::Split { input, tile } | Op::Striding { input, stride: tile } => {
-                let is_split = matches!(c.node(n).op, Op::Split { .. });
-                let s = self.seq(*input, env)?;
-                let t = self.int(*tile, env)?;
-                let what = if is_split { "tile size" } else { "stride" };
-                let t = format!(
-                    "chk_positive({t}, {}, {}, {})",
-                    quote(what),
-                    quote(self.op_name(n)),
-                    n.0
-                );
-                let len = format!("({}).div_ceil({t})", s.len);
-                let checks = s.checks.clone();
-                let g = self.clone_gen();
-                if is_split {
-                    Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                        len,
-                        checks,
-                        elem: Box::new(move |i| {
-                            let s = s.clone();
-                            let start = format!("(({i}) * {t})");
-                            let rlen = format!("({t}).min(({}) - {start})", s.len);
-                            if let Some(base) = &s.slice
-                                && let Code::Scalar(_, e) = s.at("0")?
-                            {
-                                let tile = g.name("tile");
-                                let t2 = tile.clone();
-                                return Ok(Code::Seq(Rc::new(SeqCode {
-                                    slice: Some(tile.clone()),
-                                    len: format!("{tile}.len()"),
-                                    checks: vec![format!(
-                                        "let {tile} = &{base}[{start}..{start} + {rlen}];"
-                                    )],
-                                    elem: Box::new(move |k| Ok(Code::Scalar(in_bounds(&t2, k), e))),
-                                })));
-                            }
-                            Ok(Code::Seq(Rc::new(SeqCode {
-                                slice: None,
-                                len: rlen,
-                                checks: vec![],
-                                elem: Box::new(move |k| s.at(&format!("({start} + {k})"))),
-                            })))
-                        }),
-                    })))
-                } else {
-                    Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                        len,
-                        checks,
-                        elem: Box::new(move |i| s.at(&format!("(({i}) * {t})"))),
-                    })))
-                }
+                self.split_or_striding(n, *input, *tile, env)
             }
             Op::Reverse { input } => {
                 let s = self.seq(*input, env)?;
@@ -392,90 +197,8 @@ impl<'a> Gen<'a> {
                     elem: Box::new(move |i| s.at(&format!("(({}) - 1 - ({i}))", s.len))),
                 })))
             }
-            Op::Join { inputs } => {
-                let ins: Vec<Rc<SeqCode<'a>>> =
-                    inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
-                let checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
-                let len = ins
-                    .iter()
-                    .map(|s| format!("({})", s.len))
-                    .collect::<Vec<_>>()
-                    .join(" * ");
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len,
-                    checks,
-                    elem: Box::new(move |i| {
-                        // Mixed radix, the last input varying fastest.
-                        let mut items = Vec::new();
-                        for (k, s) in ins.iter().enumerate() {
-                            let inner: Vec<String> =
-                                ins[k + 1..].iter().map(|t| format!("({})", t.len)).collect();
-                            let div = if inner.is_empty() {
-                                "1".to_string()
-                            } else {
-                                inner.join(" * ")
-                            };
-                            items.push(s.at(&format!("((({i}) / ({div})) % ({}))", s.len))?);
-                        }
-                        Ok(Code::Tuple(items))
-                    }),
-                })))
-            }
-            Op::Nest { input, offsets } => {
-                let s = self.seq(*input, env)?;
-                let off = self.seq(*offsets, env)?;
-                let mut checks = s.checks.clone();
-                checks.extend(off.checks.clone());
-                let name = quote(self.op_name(n));
-                let node = n.0;
-                checks.push(format!("chk_nonempty_offsets({}, {name}, {node});", off.len));
-                let len = format!("(({}) - 1)", off.len);
-                let g = self.clone_gen();
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len,
-                    checks,
-                    elem: Box::new(move |i| {
-                        let a = g.name("lo");
-                        let b = g.name("hi");
-                        let (oa, ob) = match (off.at(i)?, off.at(&format!("(({i}) + 1)"))?) {
-                            (Code::Scalar(x, _), Code::Scalar(y, _)) => (x, y),
-                            _ => panic!("internal: offsets are not scalars"),
-                        };
-                        let s = s.clone();
-                        let a2 = a.clone();
-                        let mut checks = vec![format!(
-                            "let ({a}, {b}) = chk_segment(({oa}) as i128, ({ob}) as i128, {i}, {}, {name}, {node});",
-                            s.len
-                        )];
-                        if let Some(base) = &s.slice {
-                            // Contiguous rows become subslices: one check per row.
-                            let row = g.name("row");
-                            checks.push(format!("let {row} = &{base}[{a}..{b}];"));
-                            let r2 = row.clone();
-                            let elem = s.at("0").map(|c| match c {
-                                Code::Scalar(_, e) => Some(e),
-                                _ => None,
-                            })?;
-                            if let Some(e) = elem {
-                                return Ok(Code::Seq(Rc::new(SeqCode {
-                                    slice: Some(row.clone()),
-                                    len: format!("{row}.len()"),
-                                    checks,
-                                    elem: Box::new(move |k| Ok(Code::Scalar(in_bounds(&r2, k), e))),
-                                })));
-                            }
-                        }
-                        Ok(Code::Seq(Rc::new(SeqCode {
-                            slice: None,
-                            len: format!("({b} - {a})"),
-                            checks,
-                            elem: Box::new(move |k| s.at(&format!("({a2} + {k})"))),
-                        })))
-                    }),
-                })))
-            }
+            Op::Join { inputs } => self.join(inputs, env),
+            Op::Nest { input, offsets } => self.nest(n, *input, *offsets, env),
             Op::Scan { .. } => Err(self.unsupported(
                 n,
                 "a scan is emitted only as a phase's own level (its result written to memory), not fused into another operator",
@@ -484,6 +207,302 @@ impl<'a> Gen<'a> {
                 self.unsupported(n, "this operator is not emitted by the CPU backend yet; use the interpreter"),
             ),
         }
+    }
+
+    /// Input buffer `buffer`: the slice `b<buffer>`.
+    fn input(&self, n: NodeId, buffer: usize) -> R<Code<'a>> {
+        let elem = self.elem_of_seq(n);
+        let b = format!("b{buffer}");
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: Some(b.clone()),
+            len: format!("{b}.len()"),
+            checks: vec![],
+            elem: Box::new(move |i| Ok(Code::Scalar(format!("{b}[{i}]"), elem))),
+        })))
+    }
+
+    /// `seq[index]`, the index checked.
+    fn index(&self, n: NodeId, seq: NodeId, index: NodeId, env: &Env<'a>) -> R<Code<'a>> {
+        let s = self.seq(seq, env)?;
+        let i = self.int(index, env)?;
+        let chk = format!(
+            "chk_index({i}, {}, {}, {})",
+            s.len,
+            quote(self.op_name(n)),
+            n.0
+        );
+        Ok(with_checks(s.at(&chk)?, &s.checks))
+    }
+
+    /// An inner `map`: its body evaluated per element over its inputs' elements.
+    fn map(&self, n: NodeId, f: &Lambda, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
+        let ins: Vec<Rc<SeqCode<'a>>> =
+            inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
+        let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
+        checks.extend(self.equal_lengths(n, &ins));
+        let len = ins[0].len.clone();
+        let g = self.clone_gen();
+        let f = f.clone();
+        let env = env.clone();
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len,
+            checks,
+            elem: Box::new(move |i| {
+                let binds = f
+                    .params
+                    .iter()
+                    .zip(&ins)
+                    .map(|(p, s)| Ok((*p, s.at(i)?)))
+                    .collect::<R<Vec<_>>>()?;
+                g.eval(f.body, &bind(&env, binds))
+            }),
+        })))
+    }
+
+    /// `gather`: the source's element at the checked index.
+    fn gather(&self, n: NodeId, source: NodeId, indices: NodeId, env: &Env<'a>) -> R<Code<'a>> {
+        let src = self.seq(source, env)?;
+        let idx = self.seq(indices, env)?;
+        let mut checks = src.checks.clone();
+        checks.extend(idx.checks.clone());
+        let len = idx.len.clone();
+        let name = quote(self.op_name(n));
+        let node = n.0;
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len,
+            checks,
+            elem: Box::new(move |i| {
+                let j = match idx.at(i)? {
+                    Code::Scalar(s, _) => s,
+                    _ => panic!("internal: gather indices are not scalars"),
+                };
+                src.at(&format!(
+                    "chk_gather(({j}) as i128, {i}, {}, {name}, {node})",
+                    src.len
+                ))
+            }),
+        })))
+    }
+
+    /// `range`: elements computed from the index.
+    fn range(
+        &self,
+        n: NodeId,
+        start: NodeId,
+        end: NodeId,
+        stride: Option<NodeId>,
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let elem = self.elem_of_seq(n);
+        let a = self.int(start, env)?;
+        let b = self.int(end, env)?;
+        let s = match stride {
+            Some(s) => self.int(s, env)?,
+            None => "1i128".to_string(),
+        };
+        let len = format!(
+            "range_len({a}, {b}, {s}, {}, {})",
+            quote(self.op_name(n)),
+            n.0
+        );
+        let ty = rust_ty(elem);
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len,
+            checks: vec![],
+            elem: Box::new(move |i| {
+                Ok(Code::Scalar(
+                    format!("((({a}) + ({i}) as i128 * ({s})) as i64 as {ty})"),
+                    elem,
+                ))
+            }),
+        })))
+    }
+
+    /// `replicate`: the value at every index, the length checked.
+    fn replicate(&self, n: NodeId, value: NodeId, len: NodeId, env: &Env<'a>) -> R<Code<'a>> {
+        let v = self.eval(value, env)?;
+        let l = self.int(len, env)?;
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len: format!("chk_len({l}, {}, {})", quote(self.op_name(n)), n.0),
+            checks: vec![],
+            elem: Box::new(move |_| Ok(v.clone())),
+        })))
+    }
+
+    /// `zip`: tuples of the inputs' elements, the lengths checked equal.
+    fn zip(&self, n: NodeId, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
+        let ins: Vec<Rc<SeqCode<'a>>> =
+            inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
+        let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
+        checks.extend(self.equal_lengths(n, &ins));
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len: ins[0].len.clone(),
+            checks,
+            elem: Box::new(move |i| {
+                Ok(Code::Tuple(ins.iter().map(|s| s.at(i)).collect::<R<_>>()?))
+            }),
+        })))
+    }
+
+    /// `split` (tiles, subslices of contiguous memory) and `striding`, the tile size or stride
+    /// checked positive.
+    fn split_or_striding(
+        &self,
+        n: NodeId,
+        input: NodeId,
+        tile: NodeId,
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let is_split = matches!(self.c.node(n).op, Op::Split { .. });
+        let s = self.seq(input, env)?;
+        let t = self.int(tile, env)?;
+        let what = if is_split { "tile size" } else { "stride" };
+        let t = format!(
+            "chk_positive({t}, {}, {}, {})",
+            quote(what),
+            quote(self.op_name(n)),
+            n.0
+        );
+        let len = format!("({}).div_ceil({t})", s.len);
+        let checks = s.checks.clone();
+        let g = self.clone_gen();
+        if is_split {
+            Ok(Code::Seq(Rc::new(SeqCode {
+                slice: None,
+                len,
+                checks,
+                elem: Box::new(move |i| {
+                    let s = s.clone();
+                    let start = format!("(({i}) * {t})");
+                    let rlen = format!("({t}).min(({}) - {start})", s.len);
+                    if let Some(base) = &s.slice
+                        && let Code::Scalar(_, e) = s.at("0")?
+                    {
+                        let tile = g.name("tile");
+                        let t2 = tile.clone();
+                        return Ok(Code::Seq(Rc::new(SeqCode {
+                            slice: Some(tile.clone()),
+                            len: format!("{tile}.len()"),
+                            checks: vec![format!(
+                                "let {tile} = &{base}[{start}..{start} + {rlen}];"
+                            )],
+                            elem: Box::new(move |k| Ok(Code::Scalar(in_bounds(&t2, k), e))),
+                        })));
+                    }
+                    Ok(Code::Seq(Rc::new(SeqCode {
+                        slice: None,
+                        len: rlen,
+                        checks: vec![],
+                        elem: Box::new(move |k| s.at(&format!("({start} + {k})"))),
+                    })))
+                }),
+            })))
+        } else {
+            Ok(Code::Seq(Rc::new(SeqCode {
+                slice: None,
+                len,
+                checks,
+                elem: Box::new(move |i| s.at(&format!("(({i}) * {t})"))),
+            })))
+        }
+    }
+
+    /// `join`: the Cartesian product of the inputs as tuples, in mixed radix.
+    fn join(&self, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
+        let ins: Vec<Rc<SeqCode<'a>>> =
+            inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
+        let checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
+        let len = ins
+            .iter()
+            .map(|s| format!("({})", s.len))
+            .collect::<Vec<_>>()
+            .join(" * ");
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len,
+            checks,
+            elem: Box::new(move |i| {
+                // Mixed radix, the last input varying fastest.
+                let mut items = Vec::new();
+                for (k, s) in ins.iter().enumerate() {
+                    let inner: Vec<String> = ins[k + 1..]
+                        .iter()
+                        .map(|t| format!("({})", t.len))
+                        .collect();
+                    let div = if inner.is_empty() {
+                        "1".to_string()
+                    } else {
+                        inner.join(" * ")
+                    };
+                    items.push(s.at(&format!("((({i}) / ({div})) % ({}))", s.len))?);
+                }
+                Ok(Code::Tuple(items))
+            }),
+        })))
+    }
+
+    /// `nest`: rows between consecutive checked offsets (subslices of contiguous memory).
+    fn nest(&self, n: NodeId, input: NodeId, offsets: NodeId, env: &Env<'a>) -> R<Code<'a>> {
+        let s = self.seq(input, env)?;
+        let off = self.seq(offsets, env)?;
+        let mut checks = s.checks.clone();
+        checks.extend(off.checks.clone());
+        let name = quote(self.op_name(n));
+        let node = n.0;
+        checks.push(format!(
+            "chk_nonempty_offsets({}, {name}, {node});",
+            off.len
+        ));
+        let len = format!("(({}) - 1)", off.len);
+        let g = self.clone_gen();
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len,
+            checks,
+            elem: Box::new(move |i| {
+                let a = g.name("lo");
+                let b = g.name("hi");
+                let (oa, ob) = match (off.at(i)?, off.at(&format!("(({i}) + 1)"))?) {
+                    (Code::Scalar(x, _), Code::Scalar(y, _)) => (x, y),
+                    _ => panic!("internal: offsets are not scalars"),
+                };
+                let s = s.clone();
+                let a2 = a.clone();
+                let mut checks = vec![format!(
+                    "let ({a}, {b}) = chk_segment(({oa}) as i128, ({ob}) as i128, {i}, {}, {name}, {node});",
+                    s.len
+                )];
+                if let Some(base) = &s.slice {
+                    // Contiguous rows become subslices: one check per row.
+                    let row = g.name("row");
+                    checks.push(format!("let {row} = &{base}[{a}..{b}];"));
+                    let r2 = row.clone();
+                    let elem = s.at("0").map(|c| match c {
+                        Code::Scalar(_, e) => Some(e),
+                        _ => None,
+                    })?;
+                    if let Some(e) = elem {
+                        return Ok(Code::Seq(Rc::new(SeqCode {
+                            slice: Some(row.clone()),
+                            len: format!("{row}.len()"),
+                            checks,
+                            elem: Box::new(move |k| Ok(Code::Scalar(in_bounds(&r2, k), e))),
+                        })));
+                    }
+                }
+                Ok(Code::Seq(Rc::new(SeqCode {
+                    slice: None,
+                    len: format!("({b} - {a})"),
+                    checks,
+                    elem: Box::new(move |k| s.at(&format!("({a2} + {k})"))),
+                })))
+            }),
+        })))
     }
 
     fn elem_of_seq(&self, n: NodeId) -> Elem {
@@ -592,79 +611,6 @@ impl<'a> Gen<'a> {
         }
         out.push_str(&format!("{acc}\n}}"));
         Ok(Code::Scalar(out, elem))
-    }
-
-    fn scalar_expr(&self, n: NodeId, e: &ScalarExpr, env: &Env<'a>) -> R<(String, Elem)> {
-        Ok(match e {
-            ScalarExpr::Const(l) => (literal(*l), l.elem()),
-            ScalarExpr::Value(v) => self.scalar(*v, env)?,
-            ScalarExpr::Unary(op, a) => {
-                let (a, t) = self.scalar_expr(n, a, env)?;
-                let s = match (op, t.is_float(), t.is_signed()) {
-                    (UnaryOp::Neg, true, _) => format!("(-{a})"),
-                    (UnaryOp::Neg, false, _) => format!("({a}).wrapping_neg()"),
-                    (UnaryOp::Not, _, _) => format!("(!{a})"),
-                    (UnaryOp::Abs, true, _) => format!("({a}).abs()"),
-                    (UnaryOp::Abs, false, true) => format!("({a}).wrapping_abs()"),
-                    (UnaryOp::Abs, false, false) => a,
-                    (UnaryOp::Sqrt, ..) => format!("({a}).sqrt()"),
-                    (UnaryOp::Exp, ..) => format!("({a}).exp()"),
-                    (UnaryOp::Log, ..) => format!("({a}).ln()"),
-                };
-                (s, t)
-            }
-            ScalarExpr::Binary(op, a, b) => {
-                let (a, t) = self.scalar_expr(n, a, env)?;
-                let (b, _) = self.scalar_expr(n, b, env)?;
-                if op.is_comparison() {
-                    (format!("(({a}) {} ({b}))", op.symbol()), Elem::Bool)
-                } else {
-                    let s = match (op, t.is_float()) {
-                        (BinaryOp::Add, false) => format!("({a}).wrapping_add({b})"),
-                        (BinaryOp::Sub, false) => format!("({a}).wrapping_sub({b})"),
-                        (BinaryOp::Mul, false) => format!("({a}).wrapping_mul({b})"),
-                        (BinaryOp::Div, false) => format!(
-                            "int_div(({a}).checked_div({b}), ({b}) == 0, {}, {})",
-                            quote(self.op_name(n)),
-                            n.0
-                        ),
-                        (BinaryOp::Rem, false) => format!(
-                            "int_div(({a}).checked_rem({b}), ({b}) == 0, {}, {})",
-                            quote(self.op_name(n)),
-                            n.0
-                        ),
-                        (BinaryOp::Min, _) => format!("({a}).min({b})"),
-                        (BinaryOp::Max, _) => format!("({a}).max({b})"),
-                        (BinaryOp::And, _) => format!("(({a}) & ({b}))"),
-                        (BinaryOp::Or, _) => format!("(({a}) | ({b}))"),
-                        (op, true) => format!("(({a}) {} ({b}))", op.symbol()),
-                        _ => unreachable!("comparisons handled above"),
-                    };
-                    (s, t)
-                }
-            }
-            ScalarExpr::Fma(a, b, c) => {
-                let (a, t) = self.scalar_expr(n, a, env)?;
-                let (b, _) = self.scalar_expr(n, b, env)?;
-                let (c, _) = self.scalar_expr(n, c, env)?;
-                (format!("({a}).mul_add({b}, {c})"), t)
-            }
-            ScalarExpr::Select(c, a, b) => {
-                let (c, _) = self.scalar_expr(n, c, env)?;
-                let (a, t) = self.scalar_expr(n, a, env)?;
-                let (b, _) = self.scalar_expr(n, b, env)?;
-                (format!("(if {c} {{ {a} }} else {{ {b} }})"), t)
-            }
-            ScalarExpr::Cast(to, a) => {
-                let (a, t) = self.scalar_expr(n, a, env)?;
-                let s = if t == Elem::Bool {
-                    format!("(({a}) as u8 as {})", rust_ty(*to))
-                } else {
-                    format!("(({a}) as {})", rust_ty(*to))
-                };
-                (s, *to)
-            }
-        })
     }
 }
 

@@ -1,0 +1,442 @@
+//! One phase's functions (`templates/cpu/phase.rs.tera`): earlier phases' results bound to
+//! their slots, the outer level (a root `reduce`/`scan` has one element; a root `map` binds its
+//! parameters to element `i`), the inner level the skeleton may run cooperatively (reduce, scan,
+//! or an element-wise map writing a row), and the row writers of nested results.
+
+use super::code::{Code, Env, Gen, R, SeqCode, bind, rust_ty, scalar_of};
+use super::diagonal::emit_diagonal;
+use super::{Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
+use crate::analysis::{Analysis, Phase};
+use crate::ir::{Elem, NodeId, Op, Type};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The template context of one phase being filled, and what the host learns of its inner level.
+struct PhaseCtx {
+    ctx: tera::Context,
+    inner: Option<Inner>,
+    /// Accumulator type of the inner reduce/scan (the element type of an inner map's rows).
+    acc: Option<Elem>,
+}
+
+/// The element type of a flat sequence type, or of the rows of a nested one.
+fn seq_elem(t: &Type) -> Option<(Elem, bool)> {
+    match t {
+        Type::Seq(inner) => match &**inner {
+            Type::Scalar(e) => Some((*e, false)),
+            Type::Seq(row) => match &**row {
+                Type::Scalar(e) => Some((*e, true)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// How earlier phases' results are read: materialized buffers in their slots.
+fn phase_outputs<'a>(
+    g: &Gen<'a>,
+    analysis: &Analysis,
+    upto: usize,
+    inputs: usize,
+) -> (Env<'a>, String) {
+    let mut env: HashMap<NodeId, Code<'a>> = HashMap::new();
+    let mut prelude = String::new();
+    for i in 0..inputs {
+        let e = g.c.inputs[i].elem;
+        prelude.push_str(&format!(
+            "        let b{i}: &[{}] = unsafe {{ slot(bufs, {i}) }};\n",
+            rust_ty(e)
+        ));
+    }
+    for (k, ph) in analysis.phases.iter().enumerate().take(upto) {
+        let node = g.c.node(ph.root);
+        let s = phase_slot(inputs, k);
+        let (d, o) = (format!("p{k}"), format!("p{k}_off"));
+        let whole = matches!(node.op, Op::Reduce { .. } | Op::Scan { .. });
+        let code = match (&node.ty, whole) {
+            (Type::Scalar(e), _) => {
+                prelude.push_str(&format!(
+                    "        let {d}: &[{}] = unsafe {{ slot(bufs, {s}) }};\n",
+                    rust_ty(*e)
+                ));
+                Code::Scalar(format!("{d}[0]"), *e)
+            }
+            (t, _) => {
+                let Some((e, nested)) = seq_elem(t) else {
+                    continue;
+                };
+                prelude.push_str(&format!(
+                    "        let {d}: &[{}] = unsafe {{ slot(bufs, {s}) }};\n",
+                    rust_ty(e)
+                ));
+                if nested {
+                    prelude.push_str(&format!(
+                        "        let {o}: &[u64] = unsafe {{ slot(bufs, {}) }};\n",
+                        s + 1
+                    ));
+                    let (d2, o2) = (d.clone(), o.clone());
+                    Code::Seq(Rc::new(SeqCode {
+                        slice: None,
+                        len: format!("({o}.len() - 1)"),
+                        checks: vec![],
+                        elem: Box::new(move |i| {
+                            let (d3, o3) = (d2.clone(), o2.clone());
+                            let i = i.to_string();
+                            Ok(Code::Seq(Rc::new(SeqCode {
+                                slice: None,
+                                len: format!("(({o2}[({i}) + 1] - {o2}[{i}]) as usize)"),
+                                checks: vec![],
+                                elem: Box::new(move |k| {
+                                    Ok(Code::Scalar(format!("{d3}[{o3}[{i}] as usize + ({k})]"), e))
+                                }),
+                            })))
+                        }),
+                    }))
+                } else {
+                    Code::Seq(Rc::new(SeqCode {
+                        slice: Some(d.clone()),
+                        len: format!("{d}.len()"),
+                        checks: vec![],
+                        elem: Box::new(move |i| Ok(Code::Scalar(format!("{d}[{i}]"), e))),
+                    }))
+                }
+            }
+        };
+        env.insert(ph.root, code);
+    }
+    (Rc::new(env), prelude)
+}
+
+pub(super) fn lines(stmts: &[String]) -> String {
+    stmts
+        .iter()
+        .map(|s| format!("        {s}\n"))
+        .collect::<String>()
+}
+
+/// Emits one phase's functions.
+pub(super) fn emit_phase<'a>(
+    g: &Gen<'a>,
+    analysis: &Analysis,
+    pi: usize,
+    phase: &Phase,
+    inputs: usize,
+    prefix: &str,
+) -> R<(String, PhaseAbi)> {
+    let (env0, prelude) = phase_outputs(g, analysis, pi, inputs);
+    let root = phase.root;
+    let node = g.c.node(root);
+    let mut ctx = tera::Context::new();
+    ctx.insert("p", prefix);
+    ctx.insert("phase", &pi);
+    ctx.insert("sequence", &phase.expression_sequence());
+    ctx.insert("prelude", &prelude);
+    ctx.insert("env_i", "");
+    let mut st = PhaseCtx {
+        ctx,
+        inner: None,
+        acc: None,
+    };
+    let whole = matches!(node.op, Op::Reduce { .. } | Op::Scan { .. });
+    let (shape, elem) = match &node.op {
+        Op::Reduce { .. } => root_reduce(g, root, &env0, &mut st)?,
+        Op::Scan { .. } => root_scan(g, root, &env0, &mut st)?,
+        _ => root_map(g, phase, &env0, &mut st)?,
+    };
+    if elem == Elem::Bool {
+        return Err(g.unsupported(
+            root,
+            "a phase result of booleans cannot be stored; cast it to an integer type",
+        ));
+    }
+    let PhaseCtx {
+        mut ctx,
+        inner,
+        acc,
+    } = st;
+    ctx.insert("elem", rust_ty(elem));
+    let diagonal = match &phase.diagonal {
+        Some(pat) if pat.map == root && shape == Shape::Flat && !whole => {
+            emit_diagonal(g, pat, &env0, &mut ctx)?;
+            Some(pat.clone())
+        }
+        _ => None,
+    };
+    ctx.insert("diag", &diagonal.is_some());
+    ctx.insert(
+        "shape",
+        match shape {
+            Shape::Flat => "flat",
+            Shape::Nested => "nested",
+        },
+    );
+    ctx.insert(
+        "inner",
+        &inner.map(|i| match i {
+            Inner::Reduce => "reduce",
+            Inner::Scan => "scan",
+            Inner::Map => "map",
+        }),
+    );
+    let text = render(PHASE, &ctx)?;
+    Ok((
+        text,
+        PhaseAbi {
+            root,
+            expression_sequence: phase.expression_sequence(),
+            shape,
+            elem,
+            whole,
+            inner,
+            acc,
+            diagonal,
+        },
+    ))
+}
+
+/// A root `reduce`: one outer element, the reduction its inner level.
+fn root_reduce<'a>(
+    g: &Gen<'a>,
+    root: NodeId,
+    env0: &Env<'a>,
+    st: &mut PhaseCtx,
+) -> R<(Shape, Elem)> {
+    let Type::Scalar(e) = g.c.node(root).ty else {
+        return Err(g.unsupported(root, "reductions over tuples are not emitted yet"));
+    };
+    st.ctx.insert("outer_len", "1usize");
+    st.ctx.insert("elem_i", &scalar_of(g.eval(root, env0)?));
+    inner_reduce_scan(g, root, env0, None, st)?;
+    Ok((Shape::Flat, e))
+}
+
+/// A root `scan`: one outer element, a row written by the scan loop.
+fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
+    let Some((e, false)) = seq_elem(&g.c.node(root).ty) else {
+        return Err(g.unsupported(root, "scans over tuples are not emitted yet"));
+    };
+    st.ctx.insert("outer_len", "1usize");
+    inner_reduce_scan(g, root, env0, None, st)?;
+    let sc: Rc<SeqCode<'a>> = scan_input(g, root, env0)?;
+    st.ctx.insert("env_i", &lines(&sc.checks));
+    st.ctx.insert("row_len", &sc.len);
+    st.ctx.insert("row_write", &seq_writer(&st.ctx)?);
+    Ok((Shape::Nested, e))
+}
+
+/// Any other root (a `map`, or a sequence producer): one result element or row per outer
+/// element `i`.
+fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
+    let root = phase.root;
+    let node = g.c.node(root);
+    let Some((e, nested)) = seq_elem(&node.ty) else {
+        return Err(g.unsupported(
+            root,
+            "the CPU backend emits phases whose result is a scalar, a flat sequence or a sequence of flat sequences; this one has tuples",
+        ));
+    };
+    let r = g.seq(root, env0)?;
+    st.ctx.insert(
+        "outer_len",
+        &format!("{{\n{}        {}\n        }}", lines(&r.checks), r.len),
+    );
+    // Element i's environment: the root map's parameters bound to its inputs' elements.
+    let map = match &node.op {
+        Op::Map { f, inputs: ins } => {
+            let binds = f
+                .params
+                .iter()
+                .zip(ins)
+                .map(|(p, s)| Ok((*p, g.seq(*s, env0)?.at("i")?)))
+                .collect::<R<Vec<_>>>()?;
+            Some((f.body, bind(env0, binds)))
+        }
+        _ => None,
+    };
+    let level2 = phase.levels.get(1).map(|l| l.node);
+    if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
+        inner_level(g, l2, *body, env_i, nested, e, st)?;
+    }
+    if nested {
+        write_rows(g, &map, &r, e, st)?;
+    } else {
+        st.ctx.insert("elem_i", &scalar_of(r.at("i")?));
+    }
+    Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
+}
+
+/// The inner level `l2` of a root map with body `body`: a reduce of a flat result, or a scan or
+/// element-wise map that is the body of a nested one (anything else stays sequential).
+fn inner_level<'a>(
+    g: &Gen<'a>,
+    l2: NodeId,
+    body: NodeId,
+    env_i: &Env<'a>,
+    nested: bool,
+    e: Elem,
+    st: &mut PhaseCtx,
+) -> R<()> {
+    match &g.c.node(l2).op {
+        Op::Reduce { .. } if !nested => {
+            inner_reduce_scan(g, l2, env_i, Some(body), st)?;
+        }
+        Op::Scan { .. } if nested && body == l2 => {
+            inner_reduce_scan(g, l2, env_i, None, st)?;
+        }
+        Op::Map { .. } if nested && body == l2 => {
+            let s = g.seq(l2, env_i)?;
+            st.ctx.insert("inner_checks", &lines(&s.checks));
+            st.ctx.insert("inner_len", &s.len);
+            st.ctx.insert("acc", rust_ty(e));
+            st.ctx.insert(
+                "chunk_body",
+                &format!(
+                    "        let _ = (has_carry, carry);\n        for k in lo..hi {{\n            let v: {} = {};\n            unsafe {{ *row.add(k) = v }};\n        }}\n",
+                    rust_ty(e),
+                    scalar_of(s.at("k")?)
+                ),
+            );
+            st.inner = Some(Inner::Map);
+            st.acc = Some(e);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The row writer of a nested result: a row produced by a scan is written by the scan loop; any
+/// other row is copied element by element from its lazy code.
+fn write_rows<'a>(
+    g: &Gen<'a>,
+    map: &Option<(NodeId, Env<'a>)>,
+    r: &SeqCode<'a>,
+    e: Elem,
+    st: &mut PhaseCtx,
+) -> R<()> {
+    match map {
+        Some((body, env_i)) if matches!(g.c.node(*body).op, Op::Scan { .. }) => {
+            if st.inner != Some(Inner::Scan) {
+                inner_reduce_scan(g, *body, env_i, None, st)?;
+            }
+            let sc = scan_input(g, *body, env_i)?;
+            st.ctx.insert("env_i", &lines(&sc.checks));
+            st.ctx.insert("row_len", &sc.len);
+            st.ctx.insert("row_write", &seq_writer(&st.ctx)?);
+        }
+        _ => {
+            let Code::Seq(row) = r.at("i")? else {
+                panic!("internal: nested row is not a sequence")
+            };
+            st.ctx.insert("env_i", &lines(&row.checks));
+            st.ctx.insert("row_len", &row.len);
+            st.ctx.insert(
+                "row_write",
+                &format!(
+                    "            for k in 0..({}) {{\n                let v: {} = {};\n                unsafe {{ *row.add(k) = v }};\n            }}\n",
+                    row.len,
+                    rust_ty(e),
+                    scalar_of(row.at("k")?)
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The input sequence of a scan node.
+fn scan_input<'a>(g: &Gen<'a>, scan: NodeId, env: &Env<'a>) -> R<Rc<SeqCode<'a>>> {
+    match &g.c.node(scan).op {
+        Op::Scan { input, .. } => g.seq(*input, env),
+        _ => panic!("internal: {scan} is not a scan"),
+    }
+}
+
+/// The whole row written by the chunk body, as a sequential loop.
+fn seq_writer(ctx: &tera::Context) -> R<String> {
+    let body = ctx
+        .get("chunk_body")
+        .and_then(|v| v.as_str())
+        .expect("chunk body set before the writer")
+        .to_string();
+    let acc = ctx
+        .get("acc")
+        .and_then(|v| v.as_str())
+        .expect("accumulator type set")
+        .to_string();
+    let len = ctx
+        .get("inner_len")
+        .and_then(|v| v.as_str())
+        .expect("inner length set")
+        .to_string();
+    Ok(format!(
+        "            {{\n            let lo = 0usize;\n            let hi: usize = {len};\n            let has_carry = 0u8;\n            let carry: *const {acc} = std::ptr::null();\n{body}\n            }}\n"
+    ))
+}
+
+/// Fills the template variables of a cooperative reduce or scan level `l` (element environment
+/// `env_i`); `body` is the enclosing map's body for a reduce (`finish` binds the level to the
+/// reduced value and evaluates it).
+fn inner_reduce_scan<'a>(
+    g: &Gen<'a>,
+    l: NodeId,
+    env_i: &Env<'a>,
+    body: Option<NodeId>,
+    st: &mut PhaseCtx,
+) -> R<()> {
+    let c = g.c;
+    let ctx = &mut st.ctx;
+    let (op, input, prefix, is_scan) = match &c.node(l).op {
+        Op::Reduce { op, input, prefix } => (op, *input, *prefix, false),
+        Op::Scan { op, input, prefix } => (op, *input, *prefix, true),
+        _ => panic!("internal: {l} is neither a reduce nor a scan"),
+    };
+    let Some((a, _)) = seq_elem(&c.node(input).ty) else {
+        return Err(g.unsupported(l, "reductions and scans over tuples are not emitted yet"));
+    };
+    let s = g.seq(input, env_i)?;
+    let ty = rust_ty(a);
+    ctx.insert("acc", ty);
+    ctx.insert("inner_checks", &lines(&s.checks));
+    ctx.insert("inner_len", &s.len);
+    ctx.insert("inner_at_lo", &scalar_of(s.at("lo")?));
+    ctx.insert("inner_at_k", &scalar_of(s.at("k")?));
+    let op_acc_x = g.apply2(op, "acc", "x", a, env_i)?;
+    ctx.insert("op_acc_x", &op_acc_x);
+    let pfx = match prefix {
+        Some(p) => Some(g.scalar(p, env_i)?.0),
+        None => None,
+    };
+    if is_scan {
+        let n = &s.len;
+        let x_k = scalar_of(s.at("k")?);
+        let chunk = match &pfx {
+            Some(p) => format!(
+                "        let n: usize = {n};\n        let pfx: {ty} = {p};\n        let mut acc: {ty} = if has_carry != 0 {{\n            let x: {ty} = unsafe {{ *carry }};\n            let acc: {ty} = pfx;\n            {op_acc_x}\n        }} else {{\n            pfx\n        }};\n        for k in lo..hi {{\n            unsafe {{ *row.add(k) = acc }};\n            if k + 1 < n {{\n                let x: {ty} = {x_k};\n                acc = {op_acc_x};\n            }}\n        }}\n"
+            ),
+            None => format!(
+                "        let mut prev: Option<{ty}> = if has_carry != 0 {{ Some(unsafe {{ *carry }}) }} else {{ None }};\n        for k in lo..hi {{\n            let x: {ty} = {x_k};\n            let v: {ty} = match prev {{\n                Some(acc) => {op_acc_x},\n                None => x,\n            }};\n            unsafe {{ *row.add(k) = v }};\n            prev = Some(v);\n        }}\n"
+            ),
+        };
+        ctx.insert("chunk_body", &chunk);
+        st.inner = Some(Inner::Scan);
+    } else {
+        let reduced = match &pfx {
+            Some(p) => format!("{{ let acc: {ty} = {p}; let x: {ty} = r; {op_acc_x} }}"),
+            None => "r".to_string(),
+        };
+        ctx.insert("finish_reduced", &reduced);
+        let value = match body {
+            Some(b) => {
+                let env = bind(env_i, [(l, Code::Scalar("reduced".into(), a))]);
+                scalar_of(g.eval(b, &env)?)
+            }
+            None => "reduced".to_string(),
+        };
+        ctx.insert("finish_value", &value);
+        st.inner = Some(Inner::Reduce);
+    }
+    st.acc = Some(a);
+    Ok(())
+}

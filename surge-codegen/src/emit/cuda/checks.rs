@@ -1,0 +1,98 @@
+//! The run-time checks of the emitted kernels: the device error record's layout and codes (the
+//! `SURGE_*` constants and `surge_*` check helpers of `templates/cuda/prelude.cu`), their decoding
+//! into the interpreter's messages, and the C++ of the map-input length check.
+
+use crate::ir::NodeId;
+
+/// The device error record every kernel takes as its last parameter, `u64 *surge_err`:
+/// [`ERROR_WORDS`] words, `[node << 8 | code, a, b, c]`, all zero while no check has failed. The
+/// first failing thread claims word 0 with `atomicCAS` and writes the values; the codes are the
+/// `SURGE_*` constants of `templates/cuda/prelude.cu`.
+pub const ERROR_WORDS: usize = 4;
+
+/// The run-time check codes of the emitted kernels (`SURGE_*` in `prelude.cu`).
+pub mod check {
+    /// A gather index out of range: a = index, b = position, c = source length.
+    pub const GATHER: u64 = 1;
+    /// An `index`/`at` out of range: a = index, c = length.
+    pub const INDEX: u64 = 2;
+    /// A nest offset outside the flat sequence: a = offset, b = its position, c = flat length.
+    pub const OFFSET_RANGE: u64 = 3;
+    /// Decreasing nest offsets: a = offsets\[b\], c = offsets\[b + 1\].
+    pub const OFFSET_ORDER: u64 = 4;
+    /// A nest without offsets.
+    pub const OFFSETS_EMPTY: u64 = 5;
+    /// A reduction without a prefix over an empty row.
+    pub const EMPTY_REDUCE: u64 = 6;
+    /// A tile size (b = 0) or stride (b = 1) that is not positive: a = the value.
+    pub const NOT_POSITIVE: u64 = 7;
+    /// A range with stride 0.
+    pub const STRIDE_ZERO: u64 = 8;
+    /// A negative replicate length: a = the length.
+    pub const NEGATIVE_LEN: u64 = 9;
+    /// A map's inputs differ in length: a = input 0's length, b = the input, c = its length.
+    pub const EQUAL_LEN: u64 = 10;
+}
+
+/// Decodes a device error record: the failing node and the message the interpreter (and the CPU
+/// backend) gives for the same failure. `None` when no check failed (word 0 is zero); an unknown
+/// code still names its node.
+pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
+    if rec[0] == 0 {
+        return None;
+    }
+    let (node, code) = (NodeId(rec[0] >> 8), rec[0] & 0xff);
+    let (a, b, c) = (rec[1] as i64, rec[2] as i64, rec[3] as i64);
+    let message = match code {
+        check::GATHER => {
+            format!("index {a} at position {b} is out of range for a source of length {c}")
+        }
+        check::INDEX => format!("index {a} is out of range for a sequence of length {c}"),
+        check::OFFSET_RANGE => {
+            format!("offsets[{b}] = {a} is out of range for a sequence of length {c}")
+        }
+        check::OFFSET_ORDER => format!(
+            "offsets are not monotone: offsets[{b}] = {a} > offsets[{}] = {c}",
+            b + 1
+        ),
+        check::OFFSETS_EMPTY => {
+            "offsets are empty; a nested sequence of n rows needs n + 1 offsets".into()
+        }
+        check::EMPTY_REDUCE => "reduction of an empty sequence without a prefix".into(),
+        check::NOT_POSITIVE => format!(
+            "{} must be positive, got {a}",
+            if b == 0 { "tile size" } else { "stride" }
+        ),
+        check::STRIDE_ZERO => "stride is 0".into(),
+        check::NEGATIVE_LEN => format!("length {a} is negative"),
+        check::EQUAL_LEN => {
+            format!("input lengths differ: input 0 has length {a}, input {b} has length {c}")
+        }
+        other => format!("run-time check {other} failed (values {a}, {b}, {c})"),
+    };
+    Some((node, message))
+}
+
+/// The common length of a map's inputs: input 0's, checked against every other input's (a
+/// difference is recorded and the shorter length used, so nothing reads past an input).
+pub(super) fn equal_lengths(lens: &[String], node: NodeId) -> String {
+    let checks: Vec<String> = lens
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, l)| {
+            format!(
+                "surge_equal_len({}, {l}, {k}, {}, surge_err)",
+                lens[0], node.0
+            )
+        })
+        .collect();
+    match checks.as_slice() {
+        [] => lens[0].clone(),
+        [one] => one.clone(),
+        _ => checks
+            .iter()
+            .skip(1)
+            .fold(checks[0].clone(), |a, b| format!("surge_min({a}, {b})")),
+    }
+}

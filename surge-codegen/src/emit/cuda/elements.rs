@@ -1,0 +1,453 @@
+//! The element translator: IR values of one phase as C++ expressions. A scalar becomes an
+//! expression; a flat sequence ([`SeqV`]) a length and an element template over the placeholder
+//! index `@I@`; a nested sequence ([`RowsV`]) a row count and row `@R@` as (begin, length) into
+//! a flat sequence. Producers (`gather`, element-wise `map`, `range`, `replicate`, `reverse`,
+//! `striding`, `index` of a nested sequence, `nest`, `split`) are substituted into their
+//! consumers' templates, never materialized.
+
+use super::checks::equal_lengths;
+use super::{ArgSlot, cuda_type};
+use crate::CodegenError;
+use crate::ir::{BinaryOp, Computation, Elem, Literal, NodeId, Op, ScalarExpr, Type, UnaryOp};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+
+/// Placeholders in element templates: the element index and the row index.
+pub(super) const I: &str = "@I@";
+pub(super) const R: &str = "@R@";
+
+/// A literal as a C++ expression of its type (non-finite floats by their bits).
+fn literal(l: Literal) -> String {
+    match l {
+        Literal::F64(b) => {
+            let v = f64::from_bits(b);
+            if v.is_finite() {
+                format!("{v:?}")
+            } else {
+                format!("__longlong_as_double(0x{b:016x}LL)")
+            }
+        }
+        Literal::F32(b) => {
+            let v = f32::from_bits(b);
+            if v.is_finite() {
+                format!("{v:?}f")
+            } else {
+                format!("__int_as_float(0x{b:08x})")
+            }
+        }
+        Literal::I32(v) => format!("((i32){}LL)", v),
+        Literal::I64(v) if v == i64::MIN => "((i64)(-9223372036854775807LL - 1))".into(),
+        Literal::I64(v) => format!("((i64){v}LL)"),
+        Literal::U32(v) => format!("((u32){v}u)"),
+        Literal::U64(v) => format!("((u64){v}ULL)"),
+        Literal::Bool(v) => v.to_string(),
+    }
+}
+
+/// A flat sequence: its length and its element `@I@` as C++ expressions.
+#[derive(Debug, Clone)]
+pub(super) struct SeqV {
+    pub(super) len: String,
+    pub(super) at: String,
+    pub(super) elem: Elem,
+}
+
+impl SeqV {
+    pub(super) fn at(&self, i: &str) -> String {
+        self.at.replace(I, &format!("({i})"))
+    }
+}
+
+/// A nested sequence: its row count, and row `@R@` as (begin, length) into a flat sequence.
+#[derive(Debug, Clone)]
+pub(super) struct RowsV {
+    pub(super) rows: String,
+    pub(super) begin: String,
+    pub(super) len: String,
+    /// A run-time check of row `@R@` (a `bool` expression that records the error when false);
+    /// a row that fails it is read as empty.
+    pub(super) ok: Option<String>,
+    pub(super) flat: SeqV,
+}
+
+impl RowsV {
+    /// Row `r` (known to be below `rows` when `r_ok` is true) as a flat sequence.
+    fn row(&self, r: &str, r_ok: Option<String>) -> SeqV {
+        let sub = |t: &str| t.replace(R, &format!("({r})"));
+        let ok: Vec<String> = r_ok
+            .into_iter()
+            .chain(self.ok.as_ref().map(|o| sub(o)))
+            .collect();
+        let (begin, len) = if ok.is_empty() {
+            (sub(&self.begin), sub(&self.len))
+        } else {
+            let ok = ok.join(" && ");
+            (
+                format!("(({ok}) ? {} : 0ULL)", sub(&self.begin)),
+                format!("(({ok}) ? {} : 0ULL)", sub(&self.len)),
+            )
+        };
+        SeqV {
+            len,
+            at: self.flat.at(&format!("{begin} + {I}")),
+            elem: self.flat.elem,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Bound {
+    Scalar(String),
+    Seq(SeqV),
+}
+
+pub(super) type Env = HashMap<NodeId, Bound>;
+
+/// The IR → C++ expression translator of one phase.
+pub(super) struct Tr<'a> {
+    pub(super) c: &'a Computation,
+    pub(super) roots: &'a BTreeMap<NodeId, usize>,
+    pub(super) phase: usize,
+    pub(super) sequence: String,
+    pub(super) args: RefCell<Vec<ArgSlot>>,
+}
+
+impl Tr<'_> {
+    pub(super) fn unsupported(&self, n: NodeId, what: &str) -> CodegenError {
+        CodegenError::EmitVariant {
+            what: format!("phase {} ({})", self.phase, self.sequence),
+            message: format!(
+                "the CUDA emitter cannot translate `{}` ({n}) {what}",
+                self.c.node(n).op.kind()
+            ),
+        }
+    }
+
+    fn ty(&self, n: NodeId) -> &Type {
+        &self.c.node(n).ty
+    }
+
+    fn arg(&self, slot: ArgSlot) -> String {
+        let mut args = self.args.borrow_mut();
+        if !args.contains(&slot) {
+            args.push(slot.clone());
+        }
+        match slot {
+            ArgSlot::Input { buffer, .. } => format!("in{buffer}"),
+            ArgSlot::Phase { phase, .. } => format!("ph{phase}"),
+        }
+    }
+
+    /// An earlier phase's result, when `n` is one (and not the phase being emitted).
+    fn phase_result(&self, n: NodeId) -> Option<(usize, Elem, bool)> {
+        let &k = self.roots.get(&n)?;
+        if k >= self.phase {
+            return None;
+        }
+        let ty = self.ty(n);
+        let nested = ty.depth() == 2;
+        let mut t = ty;
+        while let Type::Seq(inner) = t {
+            t = inner;
+        }
+        Some((k, t.as_scalar()?, nested))
+    }
+
+    pub(super) fn scalar(&self, n: NodeId, env: &Env) -> Result<String, CodegenError> {
+        if let Some(b) = env.get(&n) {
+            return match b {
+                Bound::Scalar(s) => Ok(s.clone()),
+                Bound::Seq(_) => Err(self.unsupported(n, "as a scalar (it is a sequence)")),
+            };
+        }
+        match &self.c.node(n).op {
+            Op::Scalar { expr } => self.expr(expr, env),
+            Op::Index { seq, index } => {
+                let i = self.scalar(*index, env)?;
+                match self.ty(*seq).depth() {
+                    1 => {
+                        let s = self.seq(*seq, env)?;
+                        Ok(format!(
+                            "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                            cuda_type(s.elem),
+                            s.len,
+                            n.0,
+                            s.at("surge_k")
+                        ))
+                    }
+                    _ => Err(self.unsupported(n, "to a scalar (it indexes a nested sequence)")),
+                }
+            }
+            Op::Length { seq } => match self.ty(*seq).depth() {
+                1 => Ok(self.seq(*seq, env)?.len),
+                _ => Ok(self.rows(*seq, env)?.rows),
+            },
+            Op::Project { tuple, index } => match &self.c.node(*tuple).op {
+                Op::Tuple { items } if *index < items.len() => self.scalar(items[*index], env),
+                _ => Err(self.unsupported(n, "(a projection of a computed tuple)")),
+            },
+            _ => Err(self.unsupported(n, "as a scalar in an element expression")),
+        }
+    }
+
+    fn elem_of(&self, e: &ScalarExpr) -> Result<Elem, CodegenError> {
+        crate::ir::infer_scalar(e, &|n| self.ty(n).clone()).map_err(|m| CodegenError::EmitVariant {
+            what: format!("phase {} ({})", self.phase, self.sequence),
+            message: m,
+        })
+    }
+
+    fn expr(&self, e: &ScalarExpr, env: &Env) -> Result<String, CodegenError> {
+        let t = self.elem_of(e)?;
+        Ok(match e {
+            ScalarExpr::Const(l) => literal(*l),
+            ScalarExpr::Value(n) => self.scalar(*n, env)?,
+            ScalarExpr::Unary(op, a) => {
+                let ta = self.elem_of(a)?;
+                let a = self.expr(a, env)?;
+                match (op, ta) {
+                    (UnaryOp::Neg, _) => format!("(-{a})"),
+                    (UnaryOp::Not, _) => format!("(!{a})"),
+                    (UnaryOp::Abs, Elem::F32) => format!("fabsf({a})"),
+                    (UnaryOp::Abs, Elem::F64) => format!("fabs({a})"),
+                    (UnaryOp::Abs, Elem::I32) => format!("abs({a})"),
+                    (UnaryOp::Abs, Elem::I64) => format!("llabs({a})"),
+                    (UnaryOp::Abs, _) => a,
+                    (UnaryOp::Sqrt, Elem::F32) => format!("sqrtf({a})"),
+                    (UnaryOp::Exp, Elem::F32) => format!("expf({a})"),
+                    (UnaryOp::Log, Elem::F32) => format!("logf({a})"),
+                    (UnaryOp::Sqrt, _) => format!("sqrt((f64)({a}))"),
+                    (UnaryOp::Exp, _) => format!("exp((f64)({a}))"),
+                    (UnaryOp::Log, _) => format!("log((f64)({a}))"),
+                }
+            }
+            ScalarExpr::Binary(op, a, b) => {
+                let ta = self.elem_of(a)?;
+                let (a, b) = (self.expr(a, env)?, self.expr(b, env)?);
+                match (op, ta) {
+                    (BinaryOp::Min, Elem::F32) => format!("fminf({a}, {b})"),
+                    (BinaryOp::Max, Elem::F32) => format!("fmaxf({a}, {b})"),
+                    (BinaryOp::Min, Elem::F64) => format!("fmin({a}, {b})"),
+                    (BinaryOp::Max, Elem::F64) => format!("fmax({a}, {b})"),
+                    (BinaryOp::Min, _) => format!("surge_min({a}, {b})"),
+                    (BinaryOp::Max, _) => format!("surge_max({a}, {b})"),
+                    (BinaryOp::Rem, Elem::F32) => format!("fmodf({a}, {b})"),
+                    (BinaryOp::Rem, Elem::F64) => format!("fmod({a}, {b})"),
+                    (op, _) => format!("({a} {} {b})", op.symbol()),
+                }
+            }
+            ScalarExpr::Fma(a, b, c) => {
+                let (a, b, c) = (self.expr(a, env)?, self.expr(b, env)?, self.expr(c, env)?);
+                match t {
+                    Elem::F32 => format!("fmaf({a}, {b}, {c})"),
+                    Elem::F64 => format!("fma({a}, {b}, {c})"),
+                    _ => format!("({a} * {b} + {c})"),
+                }
+            }
+            ScalarExpr::Select(c, a, b) => format!(
+                "({} ? {} : {})",
+                self.expr(c, env)?,
+                self.expr(a, env)?,
+                self.expr(b, env)?
+            ),
+            ScalarExpr::Cast(e, a) => format!("(({})({}))", cuda_type(*e), self.expr(a, env)?),
+        })
+    }
+
+    /// A flat sequence (depth 1) as a length and an element template.
+    pub(super) fn seq(&self, n: NodeId, env: &Env) -> Result<SeqV, CodegenError> {
+        if let Some(b) = env.get(&n) {
+            return match b {
+                Bound::Seq(s) => Ok(s.clone()),
+                Bound::Scalar(_) => Err(self.unsupported(n, "as a sequence (it is a scalar)")),
+            };
+        }
+        if let Some((k, elem, false)) = self.phase_result(n) {
+            let a = self.arg(ArgSlot::Phase {
+                phase: k,
+                elem,
+                nested: false,
+            });
+            return Ok(SeqV {
+                len: format!("n_{a}"),
+                at: format!("{a}[{I}]"),
+                elem,
+            });
+        }
+        let elem_ty = |n: NodeId| match self.ty(n) {
+            Type::Seq(t) => t.as_scalar(),
+            _ => None,
+        };
+        let elem =
+            elem_ty(n).ok_or_else(|| self.unsupported(n, "(not a flat sequence of scalars)"))?;
+        match &self.c.node(n).op {
+            Op::Input { buffer } => {
+                let a = self.arg(ArgSlot::Input {
+                    buffer: *buffer,
+                    elem,
+                });
+                Ok(SeqV {
+                    len: format!("n_{a}"),
+                    at: format!("{a}[{I}]"),
+                    elem,
+                })
+            }
+            Op::Gather { source, indices } => {
+                // Checked: an index out of range records the error and reads 0.
+                let s = self.seq(*source, env)?;
+                let ix = self.seq(*indices, env)?;
+                Ok(SeqV {
+                    len: ix.len.clone(),
+                    at: format!(
+                        "surge_gather<{}>((i64)({}), {I}, {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                        cuda_type(elem),
+                        ix.at,
+                        s.len,
+                        n.0,
+                        s.at("surge_k")
+                    ),
+                    elem,
+                })
+            }
+            Op::Map { f, inputs } => {
+                let ins = inputs
+                    .iter()
+                    .map(|i| self.seq(*i, env))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if ins.is_empty() {
+                    return Err(self.unsupported(n, "(a map without inputs)"));
+                }
+                let mut inner = env.clone();
+                for (p, s) in f.params.iter().zip(&ins) {
+                    inner.insert(*p, Bound::Scalar(s.at.clone()));
+                }
+                let lens: Vec<String> = ins.iter().map(|s| s.len.clone()).collect();
+                Ok(SeqV {
+                    len: equal_lengths(&lens, n),
+                    at: self.scalar(f.body, &inner)?,
+                    elem,
+                })
+            }
+            Op::Range { start, end, stride } => {
+                let (a, b) = (self.scalar(*start, env)?, self.scalar(*end, env)?);
+                let s = match stride {
+                    Some(s) => format!(
+                        "surge_stride({}, {}, surge_err)",
+                        self.scalar(*s, env)?,
+                        n.0
+                    ),
+                    None => "1".into(),
+                };
+                let t = cuda_type(elem);
+                Ok(SeqV {
+                    len: format!(
+                        "(({s}) > 0 ? (({a}) < ({b}) ? (u64)((({b}) - ({a}) + ({s}) - 1) / ({s})) : 0ULL) \
+                         : (({a}) > ({b}) ? (u64)((({a}) - ({b}) - ({s}) - 1) / (-({s}))) : 0ULL))"
+                    ),
+                    at: format!("(({t})(({a}) + ({t}){I} * ({s})))"),
+                    elem,
+                })
+            }
+            Op::Replicate { value, len } => Ok(SeqV {
+                len: format!(
+                    "surge_len((i64)({}), {}, surge_err)",
+                    self.scalar(*len, env)?,
+                    n.0
+                ),
+                at: self.scalar(*value, env)?,
+                elem,
+            }),
+            Op::Reverse { input } => {
+                let s = self.seq(*input, env)?;
+                Ok(SeqV {
+                    len: s.len.clone(),
+                    at: s.at(&format!("{} - 1 - {I}", s.len)),
+                    elem,
+                })
+            }
+            Op::Striding { input, stride } => {
+                let s = self.seq(*input, env)?;
+                let st = format!(
+                    "surge_positive((i64)({}), 1, {}, surge_err)",
+                    self.scalar(*stride, env)?,
+                    n.0
+                );
+                Ok(SeqV {
+                    len: format!("(({} + {st} - 1) / {st})", s.len),
+                    at: s.at(&format!("{I} * {st}")),
+                    elem,
+                })
+            }
+            Op::Index { seq, index } if self.ty(*seq).depth() == 2 => {
+                let r = self.rows(*seq, env)?;
+                let i = self.scalar(*index, env)?;
+                let row = format!(
+                    "surge_row_index((i64)({i}), {}, {}, surge_err)",
+                    r.rows, n.0
+                );
+                let ok = format!("{row} < {}", r.rows);
+                Ok(r.row(&row, Some(ok)))
+            }
+            _ => Err(self.unsupported(n, "as a flat sequence")),
+        }
+    }
+
+    /// A nested sequence (depth 2) as rows over a flat sequence.
+    pub(super) fn rows(&self, n: NodeId, env: &Env) -> Result<RowsV, CodegenError> {
+        if let Some((k, elem, true)) = self.phase_result(n) {
+            let a = self.arg(ArgSlot::Phase {
+                phase: k,
+                elem,
+                nested: true,
+            });
+            return Ok(RowsV {
+                rows: format!("(n_{a}_off - 1)"),
+                begin: format!("{a}_off[{R}]"),
+                len: format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
+                ok: None,
+                flat: SeqV {
+                    len: format!("n_{a}"),
+                    at: format!("{a}[{I}]"),
+                    elem,
+                },
+            });
+        }
+        match &self.c.node(n).op {
+            Op::Nest { input, offsets } => {
+                // Checked: no offsets, and rows outside the flat sequence or reversed, record the
+                // error (the rows read as empty).
+                let flat = self.seq(*input, env)?;
+                let off = self.seq(*offsets, env)?;
+                let (lo, hi) = (off.at(R), off.at(&format!("{R} + 1")));
+                let (b, e) = (format!("(u64)({lo})"), format!("(u64)({hi})"));
+                Ok(RowsV {
+                    rows: format!("surge_nest_rows({}, {}, surge_err)", off.len, n.0),
+                    len: format!("({e} - {b})"),
+                    ok: Some(format!(
+                        "surge_segment_ok((i64)({lo}), (i64)({hi}), {R}, {}, {}, surge_err)",
+                        flat.len, n.0
+                    )),
+                    begin: b,
+                    flat,
+                })
+            }
+            Op::Split { input, tile } => {
+                let flat = self.seq(*input, env)?;
+                let t = format!(
+                    "surge_positive((i64)({}), 0, {}, surge_err)",
+                    self.scalar(*tile, env)?,
+                    n.0
+                );
+                let begin = format!("({R} * {t})");
+                Ok(RowsV {
+                    rows: format!("(({} + {t} - 1) / {t})", flat.len),
+                    len: format!("surge_min({t}, {} - {begin})", flat.len),
+                    begin,
+                    ok: None,
+                    flat,
+                })
+            }
+            _ => Err(self.unsupported(n, "as a nested sequence")),
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The CUDA emitter: CUDA C++ for the variants of a computation (compiled by NVRTC in
+//! `surge-cuda`). See `../README.md` (the emitters' README) for the anatomy of an emitted kernel.
+//!
+//! One [`CudaProgram`] holds, for every phase, a *shape* kernel (the phase's element count and,
+//! for nested results, its row lengths) and one `extern "C" __global__` kernel per requested
+//! variant. Element expressions are translated generically from the IR: input buffers, earlier
+//! phases' results, `nest`/`split` rows, `index` (`at`), `gather`, `range`, `replicate`,
+//! `reverse`, `striding`, element-wise `map`s and scalar lambda bodies.
+
+mod checks;
+mod elements;
+mod phase;
+mod render;
+#[cfg(test)]
+mod tests;
+
+pub use checks::{ERROR_WORDS, check, decode_error};
+
+use crate::CodegenError;
+use crate::analysis::Analysis;
+use crate::ir::{Computation, Elem, NodeId};
+use crate::variant::Variant;
+use phase::PhaseCode;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+const PRELUDE: &str = include_str!("../../../templates/cuda/prelude.cu");
+
+/// The expression sequences this emitter supports.
+pub const SUPPORTED: [&str; 3] = ["map", "map.reduce", "map.scan"];
+
+/// A buffer a phase's kernels read, in kernel-parameter order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgSlot {
+    /// Input buffer `buffer` of the computation: parameters `const T* inB, u64 n_inB`.
+    Input { buffer: usize, elem: Elem },
+    /// The result of an earlier phase: `const T* phK, u64 n_phK` and, when nested,
+    /// `const u64* phK_off, u64 n_phK_off` (row offsets, `rows + 1` entries).
+    Phase {
+        phase: usize,
+        elem: Elem,
+        nested: bool,
+    },
+}
+
+/// The result of one phase: `n` elements, or `n` rows stored flat with offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputShape {
+    pub elem: Elem,
+    pub nested: bool,
+}
+
+/// What the host needs to run one phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhasePlan {
+    pub phase: usize,
+    pub root: NodeId,
+    pub sequence: String,
+    pub args: Vec<ArgSlot>,
+    pub output: OutputShape,
+    /// `(args..., u64* shape, u64* surge_err)`: writes the phase's element count to `shape[0]`.
+    pub shape_kernel: String,
+    /// For nested results, `(args..., u64* lens, u64* surge_err)`: writes each row's length.
+    pub rows_kernel: Option<String>,
+}
+
+/// How to launch one variant's kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    /// Block shape `(bx, by)`.
+    pub block: (u32, u32),
+    /// Execution resources (threads, logical warps or block rows) per block.
+    pub groups_per_block: u32,
+    /// Elements per resource per step of the grid-stride loop.
+    pub grain: u32,
+    /// A sequential outer level: one block, one resource does all elements.
+    pub single_group: bool,
+}
+
+impl Launch {
+    /// Grid size for `n` outer elements, capped at `max_blocks` (the loop is grid-stride).
+    pub fn grid(&self, n: u64, max_blocks: u32) -> u32 {
+        if self.single_group {
+            return 1;
+        }
+        let groups = n.div_ceil(self.grain.max(1) as u64);
+        let blocks = groups.div_ceil(self.groups_per_block.max(1) as u64);
+        blocks.clamp(1, max_blocks.max(1) as u64) as u32
+    }
+}
+
+/// One emitted kernel: the variant it realizes and its (unique) name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaKernel {
+    pub phase: usize,
+    pub variant: Variant,
+    pub name: String,
+    pub launch: Launch,
+}
+
+/// CUDA C++ source for all requested variants of a computation, and how to run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaProgram {
+    pub source: String,
+    pub phases: Vec<PhasePlan>,
+    pub kernels: Vec<CudaKernel>,
+}
+
+impl CudaProgram {
+    /// The kernel of `variant` in `phase`, if it was emitted.
+    pub fn kernel(&self, phase: usize, variant: &Variant) -> Option<&CudaKernel> {
+        self.kernels
+            .iter()
+            .find(|k| k.phase == phase && &k.variant == variant)
+    }
+    /// A stable hash of the source (keys module caches).
+    pub fn hash(&self) -> u128 {
+        crate::ir::fnv1a128(self.source.as_bytes())
+    }
+}
+
+/// The kernel name of a variant in a phase: `surge_p{phase}_{16 hex digits of the id's hash}`.
+pub fn kernel_name(phase: usize, variant: &Variant) -> String {
+    let h = crate::ir::fnv1a128(variant.id().as_bytes());
+    format!("surge_p{phase}_{:016x}", (h as u64) ^ ((h >> 64) as u64))
+}
+
+/// Emits one program with a kernel for every (phase, variant) in `variants`, where
+/// `variants[p]` lists the variants of phase `p` (an empty list emits only the shape kernels).
+pub fn emit(
+    c: &Computation,
+    analysis: &Analysis,
+    variants: &[Vec<Variant>],
+) -> Result<CudaProgram, CodegenError> {
+    if variants.len() > analysis.phases.len() {
+        return Err(CodegenError::EmitVariant {
+            what: "cuda program".into(),
+            message: format!(
+                "{} variant lists for {} phases",
+                variants.len(),
+                analysis.phases.len()
+            ),
+        });
+    }
+    let roots: BTreeMap<NodeId, usize> = analysis
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.root, i))
+        .collect();
+    let tera = render::templates()?;
+    let mut source = String::new();
+    let _ = writeln!(
+        source,
+        "// Surge CUDA program: {} phase(s), expression sequences {}.\n// Generated by surge-codegen; \
+         each kernel is headed by the id of the variant it realizes.\n",
+        analysis.phases.len(),
+        analysis.expression_sequence()
+    );
+    source.push_str(PRELUDE);
+    let mut phases = Vec::new();
+    let mut kernels = Vec::new();
+    for (p, phase) in analysis.phases.iter().enumerate() {
+        let code = PhaseCode::translate(c, &roots, p, phase)?;
+        let plan = code.plan(p, phase);
+        source.push('\n');
+        source.push_str(&code.render_shape(&tera, &plan)?);
+        for v in variants.get(p).map(Vec::as_slice).unwrap_or(&[]) {
+            let (text, launch) = code.render_kernel(&tera, p, v)?;
+            source.push('\n');
+            source.push_str(&text);
+            kernels.push(CudaKernel {
+                phase: p,
+                variant: v.clone(),
+                name: kernel_name(p, v),
+                launch,
+            });
+        }
+        phases.push(plan);
+    }
+    Ok(CudaProgram {
+        source,
+        phases,
+        kernels,
+    })
+}
+
+/// C++ name of an element type: the prelude typedefs the IR's own names (`f64`, `u32`, ...).
+pub fn cuda_type(e: Elem) -> &'static str {
+    e.name()
+}

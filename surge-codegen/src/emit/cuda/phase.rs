@@ -1,0 +1,324 @@
+//! One phase translated once (its kernels differ only in schedule and policy): the outer map's
+//! parameters bound to element `i` of its inputs, the element count, and the inner level (the
+//! map body, or a reduce/scan with its operator, identity and prefix).
+
+use super::checks::equal_lengths;
+use super::elements::{Bound, Env, I, R, SeqV, Tr};
+use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
+use crate::CodegenError;
+use crate::analysis::{Level, Phase};
+use crate::ir::{BinaryOp, Computation, Elem, Lambda, NodeId, Op, OpKind, ScalarExpr};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// The inner level of a phase.
+#[derive(Debug, Clone)]
+pub(super) enum Inner {
+    /// `map` with a scalar body: the output element.
+    None { result: String, elem: Elem },
+    Reduce {
+        /// The reduce node (named by the empty-row check when there is no prefix).
+        node: NodeId,
+        seq: SeqV,
+        op_body: String,
+        ident: String,
+        prefix: Option<String>,
+        result: String,
+        out_elem: Elem,
+    },
+    Scan {
+        seq: SeqV,
+        op_body: String,
+        ident: String,
+        prefix: Option<String>,
+    },
+}
+
+/// A phase translated once; its kernels differ only in schedule and policy.
+#[derive(Debug, Clone)]
+pub(super) struct PhaseCode {
+    pub(super) phase: usize,
+    pub(super) sequence: String,
+    pub(super) args: Vec<ArgSlot>,
+    pub(super) n_expr: String,
+    pub(super) bind: Vec<String>,
+    pub(super) inner: Inner,
+}
+
+/// The identity of a binary operator lambda `|a, b| a ⊕ b` for ⊕ in + * min max && ||.
+fn identity(c: &Computation, params: &[NodeId], body: NodeId, elem: Elem) -> Option<String> {
+    let Op::Scalar {
+        expr: ScalarExpr::Binary(op, x, y),
+    } = &c.node(body).op
+    else {
+        return None;
+    };
+    let (ScalarExpr::Value(x), ScalarExpr::Value(y)) = (&**x, &**y) else {
+        return None;
+    };
+    let [a, b] = params else { return None };
+    if !((x == a && y == b) || (x == b && y == a)) {
+        return None;
+    }
+    let t = cuda_type(elem);
+    let (lo, hi) = match elem {
+        Elem::F32 => (
+            "(-__int_as_float(0x7f800000))",
+            "__int_as_float(0x7f800000)",
+        ),
+        Elem::F64 => (
+            "(-__longlong_as_double(0x7ff0000000000000LL))",
+            "__longlong_as_double(0x7ff0000000000000LL)",
+        ),
+        Elem::I32 => ("((i32)0x80000000)", "((i32)0x7fffffff)"),
+        Elem::I64 => (
+            "((i64)0x8000000000000000ULL)",
+            "((i64)0x7fffffffffffffffLL)",
+        ),
+        Elem::U32 => ("0u", "0xffffffffu"),
+        Elem::U64 => ("0ULL", "0xffffffffffffffffULL"),
+        Elem::Bool => ("false", "true"),
+    };
+    Some(match op {
+        BinaryOp::Add | BinaryOp::Or => format!("(({t})0)"),
+        BinaryOp::Mul | BinaryOp::And => format!("(({t})1)"),
+        BinaryOp::Min => hi.to_string(),
+        BinaryOp::Max => lo.to_string(),
+        _ => return None,
+    })
+}
+
+/// The outer level's bindings: the environment of element `i`, its C++ statements, and the
+/// length of every input (checked equal).
+struct Outer {
+    env: Env,
+    bind: Vec<String>,
+    lens: Vec<String>,
+}
+
+/// A reduce/scan level's operator: the level's input sequence, the operator's body over `a` and
+/// `b`, its identity and the translated prefix.
+struct Operator {
+    seq: SeqV,
+    op_body: String,
+    ident: String,
+    prefix: Option<String>,
+}
+
+/// The error for a phase whose expression sequence this emitter does not support.
+fn unsupported_sequence(p: usize, sequence: &str) -> CodegenError {
+    CodegenError::EmitVariant {
+        what: format!("phase {p} ({sequence})"),
+        message: format!(
+            "the CUDA emitter supports the expression sequences {}, not `{sequence}`",
+            SUPPORTED.join(", ")
+        ),
+    }
+}
+
+impl PhaseCode {
+    pub(super) fn translate(
+        c: &Computation,
+        roots: &BTreeMap<NodeId, usize>,
+        p: usize,
+        phase: &Phase,
+    ) -> Result<PhaseCode, CodegenError> {
+        let sequence = phase.expression_sequence();
+        let tr = Tr {
+            c,
+            roots,
+            phase: p,
+            sequence: sequence.clone(),
+            args: RefCell::new(Vec::new()),
+        };
+        if !SUPPORTED.contains(&sequence.as_str()) {
+            return Err(unsupported_sequence(p, &sequence));
+        }
+        let Op::Map { f, inputs } = &c.node(phase.root).op else {
+            return Err(unsupported_sequence(p, &sequence));
+        };
+        let outer = bind_outer(&tr, f, inputs)?;
+        if outer.lens.is_empty() {
+            return Err(unsupported_sequence(p, &sequence));
+        }
+        let n_expr = equal_lengths(&outer.lens, phase.root);
+        let inner = match phase.levels.get(1) {
+            None => map_body(&tr, f, &outer.env)?,
+            Some(level) => reduce_or_scan(&tr, f, &outer.env, level)?,
+        };
+        let args = tr.args.borrow().clone();
+        Ok(PhaseCode {
+            phase: p,
+            sequence,
+            args,
+            n_expr,
+            bind: outer.bind,
+            inner,
+        })
+    }
+
+    pub(super) fn output(&self) -> OutputShape {
+        match &self.inner {
+            Inner::None { elem, .. } => OutputShape {
+                elem: *elem,
+                nested: false,
+            },
+            Inner::Reduce { out_elem, .. } => OutputShape {
+                elem: *out_elem,
+                nested: false,
+            },
+            Inner::Scan { seq, .. } => OutputShape {
+                elem: seq.elem,
+                nested: true,
+            },
+        }
+    }
+
+    pub(super) fn plan(&self, p: usize, phase: &Phase) -> PhasePlan {
+        let output = self.output();
+        PhasePlan {
+            phase: p,
+            root: phase.root,
+            sequence: self.sequence.clone(),
+            args: self.args.clone(),
+            output,
+            shape_kernel: format!("surge_p{p}_shape"),
+            rows_kernel: output.nested.then(|| format!("surge_p{p}_rows")),
+        }
+    }
+}
+
+/// Outer level: binds the map's parameters to row (or element) `i` of each input.
+fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, CodegenError> {
+    let mut env = Env::new();
+    let mut bind = Vec::new();
+    let mut lens = Vec::new();
+    for (k, (param, input)) in f.params.iter().zip(inputs).enumerate() {
+        match tr.c.node(*input).ty.depth() {
+            2 => {
+                let rows = tr.rows(*input, &env)?;
+                let b = rows.begin.replace(R, "i");
+                let l = rows.len.replace(R, "i");
+                if let Some(ok) = &rows.ok {
+                    // A row that fails its check is read as empty.
+                    bind.push(format!("const bool ok{k} = {};", ok.replace(R, "i")));
+                    bind.push(format!("const u64 b{k} = ok{k} ? {b} : 0ULL;"));
+                    bind.push(format!("const u64 l{k} = ok{k} ? {l} : 0ULL;"));
+                } else {
+                    bind.push(format!("const u64 b{k} = {b};"));
+                    bind.push(format!("const u64 l{k} = {l};"));
+                }
+                env.insert(
+                    *param,
+                    Bound::Seq(SeqV {
+                        len: format!("l{k}"),
+                        at: rows.flat.at(&format!("b{k} + {I}")),
+                        elem: rows.flat.elem,
+                    }),
+                );
+                lens.push(rows.rows);
+            }
+            1 => {
+                let s = tr.seq(*input, &env)?;
+                bind.push(format!("const {} v{k} = {};", cuda_type(s.elem), s.at("i")));
+                env.insert(*param, Bound::Scalar(format!("v{k}")));
+                lens.push(s.len);
+            }
+            _ => return Err(tr.unsupported(*input, "as a map input")),
+        }
+    }
+    Ok(Outer { env, bind, lens })
+}
+
+/// A `map` without an inner level: its scalar body is the output element.
+fn map_body(tr: &Tr<'_>, f: &Lambda, env: &Env) -> Result<Inner, CodegenError> {
+    let elem =
+        tr.c.node(f.body)
+            .ty
+            .as_scalar()
+            .ok_or_else(|| tr.unsupported(f.body, "as a map body (not a scalar)"))?;
+    Ok(Inner::None {
+        result: tr.scalar(f.body, env)?,
+        elem,
+    })
+}
+
+/// A reduce or scan inner level: for a reduce, the map body's glue around the reduced value
+/// (bound to `acc`); a scan must be the map's body itself.
+fn reduce_or_scan(
+    tr: &Tr<'_>,
+    f: &Lambda,
+    env: &Env,
+    level: &Level,
+) -> Result<Inner, CodegenError> {
+    let node = level.node;
+    let Operator {
+        seq,
+        op_body,
+        ident,
+        prefix,
+    } = operator(tr, env, level)?;
+    if level.op == OpKind::Scan {
+        if f.body != node {
+            return Err(tr.unsupported(
+                f.body,
+                "as the body of a map over scans (the body must be the scan itself)",
+            ));
+        }
+        return Ok(Inner::Scan {
+            seq,
+            op_body,
+            ident,
+            prefix,
+        });
+    }
+    let out_elem =
+        tr.c.node(f.body)
+            .ty
+            .as_scalar()
+            .ok_or_else(|| tr.unsupported(f.body, "as a map body (not a scalar)"))?;
+    let mut res_env = env.clone();
+    res_env.insert(node, Bound::Scalar("acc".into()));
+    Ok(Inner::Reduce {
+        node,
+        result: tr.scalar(f.body, &res_env)?,
+        seq,
+        op_body,
+        ident,
+        prefix,
+        out_elem,
+    })
+}
+
+/// The input sequence, operator `op(a, b)`, identity and prefix of a reduce/scan level.
+fn operator(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Operator, CodegenError> {
+    let (c, node) = (tr.c, level.node);
+    let (op, input, prefix) = match &c.node(node).op {
+        Op::Reduce { op, input, prefix } | Op::Scan { op, input, prefix } => (op, *input, *prefix),
+        _ => return Err(unsupported_sequence(tr.phase, &tr.sequence)),
+    };
+    let seq = tr.seq(input, env)?;
+    let [a, b] = op.params.as_slice() else {
+        return Err(tr.unsupported(node, "(its operator does not take two values)"));
+    };
+    let mut op_env = env.clone();
+    op_env.insert(*a, Bound::Scalar("a".into()));
+    op_env.insert(*b, Bound::Scalar("b".into()));
+    let op_body = tr.scalar(op.body, &op_env)?;
+    let ident =
+        identity(c, &op.params, op.body, seq.elem).ok_or_else(|| CodegenError::EmitVariant {
+            what: format!("phase {} ({})", tr.phase, tr.sequence),
+            message: format!(
+                "the operator of `{}` ({node}) has no identity the CUDA emitter knows \
+                 (supported: |a, b| a + b, a * b, min, max, &&, ||)",
+                level.op
+            ),
+        })?;
+    let prefix = prefix.map(|x| tr.scalar(x, env)).transpose()?;
+    Ok(Operator {
+        seq,
+        op_body,
+        ident,
+        prefix,
+    })
+}

@@ -1,0 +1,412 @@
+//! Rendering with the tera templates (`templates/cuda/shape.cu.tera`, `kernel.cu.tera`): a
+//! phase's shape kernel, and one kernel per variant from its launch geometry (block shape,
+//! logical warp, grain, execution resource) and inner-level schedule (algorithm, unrolling,
+//! scan grain), with the kernel parameters.
+
+use super::phase::{Inner, PhaseCode};
+use super::{ArgSlot, Launch, PhasePlan, cuda_type, kernel_name};
+use crate::CodegenError;
+use crate::policy::PValue;
+use crate::schedule::ScheduleElem;
+use crate::target::Platform;
+use crate::variant::Variant;
+use std::fmt::Write as _;
+
+const KERNEL: &str = include_str!("../../../templates/cuda/kernel.cu.tera");
+const SHAPE: &str = include_str!("../../../templates/cuda/shape.cu.tera");
+
+pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
+    let mut t = tera::Tera::default();
+    t.autoescape_on(vec![]);
+    t.add_raw_templates(vec![("kernel", KERNEL), ("shape", SHAPE)])
+        .map_err(|e| CodegenError::EmitVariant {
+            what: "cuda templates".into(),
+            message: format!("{e:?}"),
+        })?;
+    Ok(t)
+}
+
+/// A variant's parameters, read with errors that name the variant.
+struct Params<'a> {
+    v: &'a Variant,
+    id: String,
+}
+
+impl Params<'_> {
+    fn bad(&self, m: String) -> CodegenError {
+        CodegenError::Variant {
+            id: self.id.clone(),
+            message: m,
+        }
+    }
+
+    fn int(&self, k: &str) -> Result<i64, CodegenError> {
+        match self.v.get(k) {
+            Some(PValue::Int(i)) => Ok(*i),
+            Some(other) => Err(self.bad(format!("parameter `{k}` = {other} is not an integer"))),
+            None => Err(self.bad(format!("parameter `{k}` is missing"))),
+        }
+    }
+
+    fn text(&self, k: &str) -> Option<String> {
+        match self.v.get(k) {
+            Some(PValue::Str(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Where and how a variant's kernel runs.
+struct Geometry {
+    bx: i64,
+    by: i64,
+    lw: i64,
+    /// Elements per resource per step (independent outer level).
+    grain: i64,
+    /// `#pragma unroll` of a sequential outer level.
+    unroll1: i32,
+    outer: ScheduleElem,
+    inner: Option<ScheduleElem>,
+    /// The execution resource of the outer level: `thread`, `warp` or `block`.
+    res: String,
+    groups_per_block: u32,
+    lanes: i64,
+}
+
+impl Geometry {
+    fn launch(&self) -> Launch {
+        Launch {
+            block: (self.bx as u32, self.by as u32),
+            groups_per_block: self.groups_per_block,
+            grain: self.grain as u32,
+            single_group: self.outer == ScheduleElem::Sequential,
+        }
+    }
+}
+
+/// The block shape `(bx, by)` and logical warp size `lw`, checked.
+fn block_shape(pv: &Params<'_>) -> Result<(i64, i64, i64), CodegenError> {
+    let (bx, by, lw) = (pv.int("bx")?, pv.int("by")?, pv.int("lw")?);
+    if !(32..=1024).contains(&bx) || bx % 32 != 0 || !(1..=32).contains(&by) || bx * by > 1024 {
+        return Err(pv.bad(format!(
+            "block shape {bx}x{by} (bx must be a multiple of 32, at most 1024 threads)"
+        )));
+    }
+    if !(1..=32).contains(&lw) || lw & (lw - 1) != 0 {
+        return Err(pv.bad(format!("logical warp size {lw} is not a power of two ≤ 32")));
+    }
+    Ok((bx, by, lw))
+}
+
+/// The execution resource of the outer level (`res1`, or `res2` under a cooperative inner
+/// level, which runs on the outer level's resource), checked against the schedule.
+fn resource(
+    pv: &Params<'_>,
+    outer: ScheduleElem,
+    inner: Option<ScheduleElem>,
+) -> Result<String, CodegenError> {
+    let res1 = pv.text("res1");
+    let res2 = pv.text("res2");
+    let res = match (inner, &res1, &res2) {
+        (Some(ScheduleElem::Cooperative), Some(a), Some(b)) if a != b => {
+            return Err(pv.bad(format!(
+                "res1 = {a} and res2 = {b}: a cooperative inner level runs on the outer level's resource"
+            )));
+        }
+        (Some(ScheduleElem::Cooperative), _, Some(b)) => b.clone(),
+        (Some(ScheduleElem::Cooperative), _, None) => {
+            return Err(pv.bad("parameter `res2` is missing".into()));
+        }
+        (_, Some(a), _) => a.clone(),
+        (_, None, _) => "thread".into(),
+    };
+    if outer == ScheduleElem::Cooperative {
+        return Err(pv.bad("a cooperative outer map level has no CUDA realization".into()));
+    }
+    if inner != Some(ScheduleElem::Cooperative) && res != "thread" {
+        return Err(pv.bad(format!(
+            "a sequential inner level runs on one thread, not a {res} (res1 must be thread)"
+        )));
+    }
+    Ok(res)
+}
+
+/// The launch geometry of a variant: block shape, grain or outer unrolling, and the execution
+/// resource with its groups per block and lanes.
+fn geometry(pv: &Params<'_>) -> Result<Geometry, CodegenError> {
+    let (bx, by, lw) = block_shape(pv)?;
+    let s = pv.v.schedule.elems();
+    let outer = s[0];
+    let inner = s.get(1).copied();
+    let (grain, unroll1) = match outer {
+        ScheduleElem::Independent => (pv.int("grain1")?, 1),
+        _ => (1, if pv.int("unroll1")? != 0 { 4 } else { 1 }),
+    };
+    if !(1..=64).contains(&grain) {
+        return Err(pv.bad(format!("grain1 = {grain} is out of range 1..=64")));
+    }
+    let res = resource(pv, outer, inner)?;
+    let (groups_per_block, lanes) = match res.as_str() {
+        "thread" => ((bx * by) as u32, 1),
+        "warp" => {
+            if lw == 1 || by != 1 {
+                return Err(pv.bad(format!(
+                    "warp execution needs lw > 1 and by = 1 (lw = {lw}, by = {by})"
+                )));
+            }
+            ((bx * by / lw) as u32, lw)
+        }
+        "block" => (by as u32, bx),
+        other => return Err(pv.bad(format!("unknown execution resource `{other}`"))),
+    };
+    Ok(Geometry {
+        bx,
+        by,
+        lw,
+        grain,
+        unroll1,
+        outer,
+        inner,
+        res,
+        groups_per_block,
+        lanes,
+    })
+}
+
+/// The inner level's schedule: `sched2`, `unroll2` of a sequential level, and for a cooperative
+/// one the block algorithm and the scan grain.
+fn insert_inner_schedule(
+    ctx: &mut tera::Context,
+    pv: &Params<'_>,
+    g: &Geometry,
+    inner: &str,
+) -> Result<(), CodegenError> {
+    let Some(e) = g.inner else {
+        ctx.insert("sched2", "none");
+        return Ok(());
+    };
+    ctx.insert("sched2", e.name());
+    let unroll2 = if e == ScheduleElem::Sequential && pv.int("unroll2")? != 0 {
+        4
+    } else {
+        1
+    };
+    ctx.insert("unroll2", &unroll2);
+    if e == ScheduleElem::Cooperative {
+        let algo_key = if inner == "scan" { "scan2" } else { "reduce2" };
+        let algo = match (g.res.as_str(), pv.text(algo_key).as_deref()) {
+            ("block", Some("raking")) => "raking",
+            ("block", Some("warp_reductions" | "warp_scans")) => "warps",
+            ("block", other) => {
+                return Err(pv.bad(format!(
+                    "parameter `{algo_key}` = {other:?} is not a block algorithm"
+                )));
+            }
+            _ => "raking",
+        };
+        ctx.insert("algo", algo);
+        let sg = if inner == "scan" {
+            pv.int("scan_grain2")?
+        } else {
+            1
+        };
+        if !(1..=16).contains(&sg) {
+            return Err(pv.bad(format!("scan_grain2 = {sg} is out of range 1..=16")));
+        }
+        ctx.insert("scan_grain", &sg);
+    }
+    Ok(())
+}
+
+impl PhaseCode {
+    /// The kernel parameters for the phase's inputs.
+    fn params(&self) -> String {
+        let mut v = Vec::new();
+        for a in &self.args {
+            match a {
+                ArgSlot::Input { buffer, elem } => {
+                    v.push(format!(
+                        "const {} *__restrict__ in{buffer}, const u64 n_in{buffer}",
+                        cuda_type(*elem)
+                    ));
+                }
+                ArgSlot::Phase {
+                    phase,
+                    elem,
+                    nested,
+                } => {
+                    v.push(format!(
+                        "const {} *__restrict__ ph{phase}, const u64 n_ph{phase}",
+                        cuda_type(*elem)
+                    ));
+                    if *nested {
+                        v.push(format!(
+                            "const u64 *__restrict__ ph{phase}_off, const u64 n_ph{phase}_off"
+                        ));
+                    }
+                }
+            }
+        }
+        v.join(", ")
+    }
+
+    pub(super) fn render_shape(
+        &self,
+        tera: &tera::Tera,
+        plan: &PhasePlan,
+    ) -> Result<String, CodegenError> {
+        let mut ctx = tera::Context::new();
+        ctx.insert("phase", &self.phase);
+        ctx.insert("sequence", &self.sequence);
+        ctx.insert("shape_name", &plan.shape_kernel);
+        ctx.insert("rows_name", &plan.rows_kernel);
+        ctx.insert("nested", &plan.output.nested);
+        let params = self.params();
+        ctx.insert(
+            "params",
+            if params.is_empty() {
+                "int unused"
+            } else {
+                &params
+            },
+        );
+        ctx.insert("n_expr", &self.n_expr);
+        ctx.insert("bind", &self.bind);
+        if let Inner::Scan { seq, .. } = &self.inner {
+            ctx.insert("len_expr", &seq.len);
+        }
+        tera.render("shape", &ctx)
+            .map_err(|e| CodegenError::EmitVariant {
+                what: format!("phase {} ({})", self.phase, self.sequence),
+                message: format!("shape template: {e:?}"),
+            })
+    }
+
+    /// The kernel parameters: the phase's inputs, then the output (and its row offsets when
+    /// nested) and the error record.
+    fn kernel_params(&self) -> String {
+        let mut params = self.params();
+        if !params.is_empty() {
+            params.push_str(", ");
+        }
+        let out = self.output();
+        let _ = write!(params, "{} *__restrict__ out", cuda_type(out.elem));
+        if out.nested {
+            params.push_str(", const u64 *__restrict__ out_off");
+        }
+        params.push_str(", u64 *__restrict__ surge_err");
+        params
+    }
+
+    /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
+    fn check_levels(&self, pv: &Params<'_>, p: usize) -> Result<(), CodegenError> {
+        let v = pv.v;
+        if !matches!(v.platform, Platform::Cuda(_)) {
+            return Err(pv.bad("not a CUDA variant".into()));
+        }
+        let levels = if matches!(self.inner, Inner::None { .. }) {
+            1
+        } else {
+            2
+        };
+        if v.schedule.depth() != levels {
+            return Err(pv.bad(format!(
+                "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
+                v.schedule,
+                v.schedule.depth(),
+                self.sequence
+            )));
+        }
+        Ok(())
+    }
+
+    /// The template context of the outer level: names, geometry, element count and bindings.
+    fn outer_context(&self, pv: &Params<'_>, p: usize, g: &Geometry) -> tera::Context {
+        let mut ctx = tera::Context::new();
+        ctx.insert("id", &pv.id);
+        ctx.insert("name", &kernel_name(p, pv.v));
+        ctx.insert("phase", &p);
+        ctx.insert("sequence", &self.sequence);
+        ctx.insert("bx", &g.bx);
+        ctx.insert("by", &g.by);
+        ctx.insert("lw", &g.lw);
+        ctx.insert("threads", &(g.bx * g.by));
+        ctx.insert("lanes", &g.lanes);
+        ctx.insert("groups_per_block", &g.groups_per_block);
+        ctx.insert("grain", &g.grain);
+        ctx.insert("outer", g.outer.name());
+        ctx.insert("res", &g.res);
+        ctx.insert("unroll1", &g.unroll1);
+        ctx.insert("n_expr", &self.n_expr);
+        ctx.insert("bind", &self.bind);
+        ctx
+    }
+
+    /// The template variables of the inner level; returns its kind (`none`, `reduce`, `scan`)
+    /// and the element type it works on.
+    fn insert_inner(&self, ctx: &mut tera::Context) -> (&'static str, &'static str) {
+        let (inner, t) = match &self.inner {
+            Inner::None { result, elem } => {
+                ctx.insert("result", result);
+                ("none", *elem)
+            }
+            Inner::Reduce {
+                node,
+                seq,
+                op_body,
+                ident,
+                prefix,
+                result,
+                out_elem: _,
+            } => {
+                ctx.insert("node", &node.0);
+                ctx.insert("result", result);
+                ctx.insert("len_expr", &seq.len);
+                ctx.insert("elem_expr", &seq.at("j"));
+                ctx.insert("op_body", op_body);
+                ctx.insert("ident", ident);
+                ctx.insert("prefix", prefix);
+                ("reduce", seq.elem)
+            }
+            Inner::Scan {
+                seq,
+                op_body,
+                ident,
+                prefix,
+            } => {
+                ctx.insert("len_expr", &seq.len);
+                ctx.insert("elem_expr", &seq.at("j"));
+                ctx.insert("op_body", op_body);
+                ctx.insert("ident", ident);
+                ctx.insert("prefix", prefix);
+                ("scan", seq.elem)
+            }
+        };
+        (inner, cuda_type(t))
+    }
+
+    /// The kernel of variant `v` in phase `p`, and how to launch it.
+    pub(super) fn render_kernel(
+        &self,
+        tera: &tera::Tera,
+        p: usize,
+        v: &Variant,
+    ) -> Result<(String, Launch), CodegenError> {
+        let pv = Params { v, id: v.id() };
+        self.check_levels(&pv, p)?;
+        let g = geometry(&pv)?;
+        let mut ctx = self.outer_context(&pv, p, &g);
+        let (inner, t) = self.insert_inner(&mut ctx);
+        ctx.insert("params", &self.kernel_params());
+        ctx.insert("inner", inner);
+        ctx.insert("t", t);
+        insert_inner_schedule(&mut ctx, &pv, &g, inner)?;
+        let src = tera
+            .render("kernel", &ctx)
+            .map_err(|e| CodegenError::EmitVariant {
+                what: format!("kernel for variant {}", pv.id),
+                message: format!("template: {e:?}"),
+            })?;
+        Ok((src, g.launch()))
+    }
+}
