@@ -15,7 +15,7 @@ use surge_codegen::emit::{cpu, cuda};
 use surge_codegen::ir::{
     BinaryOp, Computation, Elem, InputDecl, Lambda, Literal, Node, NodeId, Op, ScalarExpr, Type,
 };
-use surge_codegen::passes;
+use surge_codegen::variant_set::VariantSet;
 use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
 
@@ -234,11 +234,7 @@ fn row_scan() -> Computation {
 /// Every variant the passes produce for `c` on `platform`, per phase.
 fn all_variants(c: &Computation, platform: &Platform) -> Vec<Vec<Variant>> {
     let a = analyze(c).unwrap();
-    passes::run(&a, platform)
-        .unwrap()
-        .iter()
-        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-        .collect()
+    VariantSet::new(&a, platform).unwrap().phases().to_vec()
 }
 
 /// The variants named by `ids` (per phase), each checked to be one the passes produce.

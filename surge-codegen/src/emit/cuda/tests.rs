@@ -6,7 +6,6 @@ use crate::analysis::analyze;
 use crate::ir::{
     BinaryOp, Computation, Elem, InputDecl, Lambda, Literal, Node, NodeId, Op, ScalarExpr, Type,
 };
-use crate::passes;
 use crate::target::Platform;
 
 fn node(op: Op, ty: Type) -> Node {
@@ -82,11 +81,10 @@ fn emits_every_variant_with_its_id() {
     let c = tiled_sum();
     let a = analyze(&c).unwrap();
     let platform = Platform::from_names("cuda", Some("h200")).unwrap();
-    let pv = passes::run(&a, &platform).unwrap();
-    let vs: Vec<Vec<Variant>> = pv
-        .iter()
-        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
-        .collect();
+    let vs: Vec<Vec<Variant>> = crate::variant_set::VariantSet::new(&a, &platform)
+        .unwrap()
+        .phases()
+        .to_vec();
     let prog = emit(&c, &a, &vs).unwrap();
     assert_eq!(prog.kernels.len(), vs[0].len());
     for k in &prog.kernels {
