@@ -27,6 +27,7 @@ pub mod dsel;
 mod error;
 mod execute;
 pub mod mtx;
+pub mod stats;
 pub mod tune;
 
 pub use computation::{Computation, Interpret};

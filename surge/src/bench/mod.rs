@@ -13,6 +13,7 @@ pub use timing::{Timing, measure};
 
 use crate::apps::{App, matgen, reduce_app, scan_app, spmv_app, sum_input};
 use crate::mtx::CsrMatrix;
+use crate::stats::median;
 use crate::{Computation, Kernels, Result, SurgeError, Target};
 use serde::Serialize;
 use surge_cpu::baseline::{
@@ -121,19 +122,6 @@ pub struct InputResult {
     pub variants: Vec<VariantResult>,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Times every variant of `c`; `work` converts seconds into the reported rate.
 fn time_variants(
     c: &Computation,
@@ -188,7 +176,7 @@ fn summarize(
         .iter()
         .find(|v| v.variant == default_variant)
         .map_or(f64::NAN, |v| v.rate);
-    let median_rate = median(&mut variants.iter().map(|v| v.rate).collect::<Vec<_>>());
+    let median_rate = median(&variants.iter().map(|v| v.rate).collect::<Vec<_>>());
     InputResult {
         name,
         rows,

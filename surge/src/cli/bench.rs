@@ -259,12 +259,7 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    surge::stats::median_in_place(&mut v)
 }
 
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
