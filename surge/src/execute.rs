@@ -157,6 +157,27 @@ fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Out
     Ok(surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &chosen)?)
 }
 
+/// The CUDA variants of each phase of `c` on a device described by `info` (pure codegen: no
+/// GPU needed to list them).
+pub fn cuda_variant_lists(
+    info: &surge_codegen::target::CudaDevice,
+    c: &Computation,
+) -> Result<Vec<Vec<Variant>>> {
+    let analysis = c.analyze()?;
+    let phases = surge_codegen::passes::run(
+        &analysis,
+        &surge_codegen::target::Platform::Cuda(info.clone()),
+    )?;
+    let lists: Vec<Vec<Variant>> = phases
+        .iter()
+        .map(|p| p.spaces.iter().flat_map(|s| s.variants.clone()).collect())
+        .collect();
+    if lists.iter().any(Vec::is_empty) {
+        return Err(SurgeError::Usage("a phase without CUDA variants".into()));
+    }
+    Ok(lists)
+}
+
 /// Runs `c` on `target` with its default variant. A CUDA target without a GPU is an
 /// `Err(SurgeError::Cuda(CudaError::Unavailable))` that says why.
 pub fn execute(c: &Computation, target: &Target) -> Result<Output> {

@@ -22,6 +22,7 @@
 
 pub mod apps;
 pub mod bench;
+mod check;
 mod computation;
 pub mod dsel;
 mod error;
@@ -29,6 +30,7 @@ mod execute;
 pub mod mtx;
 pub mod stats;
 pub mod tune;
+mod vendor;
 
 pub use computation::{Computation, Interpret};
 pub use dsel::*;

@@ -8,6 +8,7 @@ pub mod cuda;
 mod svg;
 mod timing;
 
+pub use crate::vendor::mkl_csr;
 pub use svg::write_svg;
 pub use timing::{Timing, measure};
 
@@ -16,11 +17,7 @@ use crate::mtx::CsrMatrix;
 use crate::stats::median;
 use crate::{Computation, Kernels, Result, SurgeError, Target};
 use serde::Serialize;
-use surge_cpu::baseline::{
-    bandwidth,
-    mkl::{MklCsr, MklError},
-    rayon_ref,
-};
+use surge_cpu::baseline::{bandwidth, rayon_ref};
 
 /// What the variants are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -290,18 +287,6 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         ));
     }
     Ok(out)
-}
-
-/// `m` handed to MKL (`mkl_sparse_d_create_csr`, then optimized for `expected_calls` products).
-pub fn mkl_csr(m: &CsrMatrix, expected_calls: usize) -> std::result::Result<MklCsr, MklError> {
-    MklCsr::new(
-        m.rows,
-        m.cols,
-        &m.row_offsets,
-        &m.col_indices,
-        &m.values,
-        expected_calls,
-    )
 }
 
 /// The generated values, the tiled reduce (or scan) over them, and the bytes one run moves
