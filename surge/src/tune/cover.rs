@@ -17,7 +17,7 @@
 //! ones of `min_inputs`); an input still not within [`RELAX_LIMIT`] of its best gets its own
 //! winner as a class after all. The bound and the worst input report what the relaxation costs.
 
-use super::store::InputRecord;
+use super::record::InputRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
