@@ -29,6 +29,7 @@
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
+pub mod campaign;
 pub mod cover;
 pub mod cpu;
 pub mod cuda;
