@@ -131,8 +131,11 @@ impl Model {
                 .map(|i| classes.iter().map(|c| f(i, c)).collect())
                 .collect()
         });
-        let (params, cv, cv_perf) =
-            validation::choose_params(kind, search, &xs, &y, classes.len(), perf.as_deref())?;
+        let validation::Chosen {
+            params,
+            cv_accuracy: cv,
+            cv_performance: cv_perf,
+        } = validation::choose_params(kind, search, &xs, &y, classes.len(), perf.as_deref())?;
         let classifier = Classifier::fit(kind, &xs, &y, classes.len(), params, perf.as_deref())?;
         Ok(Model {
             kind,

@@ -101,6 +101,14 @@ fn cross_validate(
     Ok((correct as f64 / n, perf.map(|_| (log_perf / n).exp())))
 }
 
+/// What [`choose_params`] chose.
+pub(super) struct Chosen {
+    /// (C, gamma) of the SVM; (k, 0) of the neighbours.
+    pub params: (f64, f64),
+    pub cv_accuracy: Option<f64>,
+    pub cv_performance: Option<f64>,
+}
+
 /// The parameters a classifier of `kind` is fitted with: chosen over `search`'s grid by
 /// cross-validation on the scaled rows `xs` labelled `y` when there are at least four inputs
 /// and two classes, with their cross-validated accuracy and performance (None otherwise).
@@ -111,7 +119,7 @@ pub(super) fn choose_params(
     y: &[usize],
     classes: usize,
     perf: Option<&[Vec<f64>]>,
-) -> Result<((f64, f64), Option<f64>, Option<f64>)> {
+) -> Result<Chosen> {
     let n = y.len();
     let k = search.folds.max(2).min(n);
     let can_cv = n >= 4 && classes > 1;
@@ -164,5 +172,9 @@ pub(super) fn choose_params(
     if kind == ModelKind::Neighbours && !can_cv {
         params.0 = neighbour_counts(search, n)[0] as f64;
     }
-    Ok((params, cv, cv_perf))
+    Ok(Chosen {
+        params,
+        cv_accuracy: cv,
+        cv_performance: cv_perf,
+    })
 }
