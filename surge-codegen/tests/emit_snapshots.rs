@@ -15,9 +15,9 @@ use surge_codegen::emit::{cpu, cuda};
 use surge_codegen::ir::{
     BinaryOp, Computation, Elem, InputDecl, Lambda, Literal, Node, NodeId, Op, ScalarExpr, Type,
 };
-use surge_codegen::variant_set::VariantSet;
 use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
+use surge_codegen::variant_set::VariantSet;
 
 const CUDA_PRELUDE: &str = include_str!("../templates/cuda/prelude.cu");
 const CPU_RUNTIME: &str = include_str!("../templates/cpu/runtime.rs");

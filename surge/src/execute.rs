@@ -144,6 +144,15 @@ fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Out
     Ok(surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &chosen)?)
 }
 
+/// The CUDA variants of each phase of `c` on a device described by `info` (pure codegen: no
+/// GPU needed to list them).
+pub fn cuda_variant_lists(
+    info: &surge_codegen::target::CudaDevice,
+    c: &Computation,
+) -> Result<Vec<Vec<Variant>>> {
+    Ok(c.variants(&Platform::Cuda(info.clone()))?.phases().to_vec())
+}
+
 /// Runs `c` on `target` with its default variant. A CUDA target without a GPU is an
 /// `Err(SurgeError::Cuda(CudaError::Unavailable))` that says why.
 pub fn execute(c: &Computation, target: &Target) -> Result<Output> {

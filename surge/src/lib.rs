@@ -22,12 +22,15 @@
 
 pub mod apps;
 pub mod bench;
+mod check;
 mod computation;
 pub mod dsel;
 mod error;
 mod execute;
 pub mod mtx;
+pub mod stats;
 pub mod tune;
+mod vendor;
 
 pub use computation::{Computation, Interpret};
 pub use dsel::*;

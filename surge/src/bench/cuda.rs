@@ -9,20 +9,16 @@
 
 use super::{BenchOptions, InputResult, VariantResult, summarize};
 use crate::apps::{App, spmv_app};
+pub use crate::check::{Expected, INTERPRETER_LIMIT};
+pub use crate::execute::cuda_variant_lists as variant_lists;
 use crate::mtx::CsrMatrix;
-use crate::{Computation, Kernels, Output, Result, SurgeError, Target};
+use crate::vendor::csr_i32;
+use crate::{Computation, Output, Result, SurgeError};
 use serde::Serialize;
 use surge_codegen::data::Buffer;
-use surge_codegen::oracle::{self, Flat};
-use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
 use surge_cuda::baselines::{self, Csr};
 use surge_cuda::{Device, DeviceKernels};
-
-/// Inputs with at most this many elements in all are checked against the interpreter; larger
-/// ones against the CPU backend's default variant (itself checked against the interpreter by the
-/// conformance suite), since the interpreter's boxed values do not scale to DRAM-sized inputs.
-pub const INTERPRETER_LIMIT: usize = 1 << 22;
 
 /// Opens GPU 0 for benchmarking; no GPU is an error value that says why.
 pub fn open_device() -> Result<Device> {
@@ -34,59 +30,6 @@ pub fn open_device() -> Result<Device> {
 pub struct FailedVariant {
     pub variant: String,
     pub error: String,
-}
-
-/// The reference result of a computation (see [`INTERPRETER_LIMIT`]), checked under the one
-/// tolerance rule of [`surge_codegen::oracle`].
-#[derive(Debug, Clone)]
-pub struct Expected {
-    pub oracle: oracle::Expected,
-    /// What produced it: `interpreter` or `cpu default variant`.
-    pub source: &'static str,
-}
-
-impl Expected {
-    /// The reference result of `c` (see [`INTERPRETER_LIMIT`]).
-    pub fn of(c: &Computation) -> Result<Expected> {
-        let total: usize = c.buffers().iter().map(Buffer::len).sum();
-        if total <= INTERPRETER_LIMIT {
-            let oracle = oracle::Expected::interpret(c.ir(), c.buffers())?;
-            return Ok(Expected {
-                source: oracle.source,
-                oracle,
-            });
-        }
-        let abs_c = Computation::from_ir(
-            c.ir().clone(),
-            c.buffers().iter().map(Buffer::abs).collect(),
-        )?;
-        let k = Kernels::build(c, &Target::cpu())?;
-        let v = k.default_variant().clone();
-        let want = Flat::of_output(&k.run(c, &v)?);
-        let abs = Flat::of_output(&k.run(&abs_c, &v)?);
-        let source = "cpu default variant";
-        let terms = oracle::terms(c.buffers());
-        Ok(Expected {
-            oracle: oracle::Expected::new(want, &abs, terms, source),
-            source,
-        })
-    }
-
-    /// Whether `got` matches under the oracle's rule; the message names the first difference.
-    pub fn check(&self, got: &Output) -> std::result::Result<(), String> {
-        self.oracle
-            .check(&Flat::of_output(got))
-            .map_err(|m| m.to_string())
-    }
-}
-
-/// The CUDA variants of each phase of `c` on a device described by `info` (pure codegen: no
-/// GPU needed to list them).
-pub fn variant_lists(
-    info: &surge_codegen::target::CudaDevice,
-    c: &Computation,
-) -> Result<Vec<Vec<Variant>>> {
-    Ok(c.variants(&Platform::Cuda(info.clone()))?.phases().to_vec())
 }
 
 /// The combinations timed for `lists`: every variant of each phase with the other phases at
@@ -207,25 +150,6 @@ pub fn time_variants(
         default_variant: label(&lists, &vec![0; lists.len()]),
         expected,
     })
-}
-
-pub(crate) fn csr_i32(m: &CsrMatrix) -> Result<(Vec<i32>, Vec<i32>)> {
-    let big = |what: &str| {
-        SurgeError::Usage(format!(
-            "cuSPARSE takes 32-bit indices; this matrix's {what} do not fit"
-        ))
-    };
-    let off = m
-        .row_offsets
-        .iter()
-        .map(|o| i32::try_from(*o).map_err(|_| big("row offsets")))
-        .collect::<Result<Vec<_>>>()?;
-    let col = m
-        .col_indices
-        .iter()
-        .map(|c| i32::try_from(*c).map_err(|_| big("column indices")))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((off, col))
 }
 
 /// One benchmarked input and what its variants were checked against.
@@ -349,42 +273,5 @@ mod tests {
         );
         assert_eq!(label(&lists, &[1, 0]), format!("{b} | {a}"));
         assert_eq!(label(&lists[..1], &[0]), a);
-    }
-
-    #[test]
-    fn expected_results_check_values_rows_and_tolerance() {
-        let s = crate::Seq::input("s", vec![1.0, -2.0, 0.5, 4.0, 3.0]).unwrap();
-        let c = Computation::new(&crate::apps::scan_app(&s, 2).unwrap()).unwrap();
-        let e = Expected::of(&c).unwrap();
-        assert_eq!(e.source, "interpreter");
-        let values: Vec<f64> = e
-            .oracle
-            .want
-            .items
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .collect();
-        let mut offsets = vec![0u64];
-        for len in &e.oracle.want.shape[1..] {
-            offsets.push(offsets.last().unwrap() + *len as u64);
-        }
-        let good = Output::Nested {
-            data: Buffer::F64(values.clone()),
-            offsets: offsets.clone(),
-        };
-        e.check(&good).unwrap();
-        let mut wrong = values.clone();
-        wrong[3] += 1e-3;
-        let bad = Output::Nested {
-            data: Buffer::F64(wrong),
-            offsets,
-        };
-        let msg = e.check(&bad).unwrap_err();
-        assert!(
-            msg.contains("element 3") && msg.contains("interpreter"),
-            "{msg}"
-        );
-        let flat = Output::Seq(Buffer::F64(values));
-        assert!(e.check(&flat).unwrap_err().contains("rows"));
     }
 }

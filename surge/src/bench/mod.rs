@@ -9,18 +9,16 @@ pub mod report;
 mod svg;
 mod timing;
 
+pub use crate::vendor::mkl_csr;
 pub use svg::write_svg;
 pub use timing::{Timing, measure};
 
 use crate::apps::{App, matgen, reduce_app, scan_app, spmv_app, sum_input};
 use crate::mtx::CsrMatrix;
+use crate::stats::median;
 use crate::{Computation, Kernels, Result, SurgeError, Target};
 use serde::Serialize;
-use surge_cpu::baseline::{
-    bandwidth,
-    mkl::{MklCsr, MklError},
-    rayon_ref,
-};
+use surge_cpu::baseline::{bandwidth, rayon_ref};
 
 /// What the variants are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -122,19 +120,6 @@ pub struct InputResult {
     pub variants: Vec<VariantResult>,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Times every variant of `c`; `work` converts seconds into the reported rate.
 fn time_variants(
     c: &Computation,
@@ -189,7 +174,7 @@ fn summarize(
         .iter()
         .find(|v| v.variant == default_variant)
         .map_or(f64::NAN, |v| v.rate);
-    let median_rate = median(&mut variants.iter().map(|v| v.rate).collect::<Vec<_>>());
+    let median_rate = median(&variants.iter().map(|v| v.rate).collect::<Vec<_>>());
     InputResult {
         name,
         rows,
@@ -303,18 +288,6 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         ));
     }
     Ok(out)
-}
-
-/// `m` handed to MKL (`mkl_sparse_d_create_csr`, then optimized for `expected_calls` products).
-pub fn mkl_csr(m: &CsrMatrix, expected_calls: usize) -> std::result::Result<MklCsr, MklError> {
-    MklCsr::new(
-        m.rows,
-        m.cols,
-        &m.row_offsets,
-        &m.col_indices,
-        &m.values,
-        expected_calls,
-    )
 }
 
 /// The generated values, the tiled reduce (or scan) over them, and the bytes one run moves

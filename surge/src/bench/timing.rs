@@ -25,11 +25,7 @@ pub fn measure<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> Timin
         .collect();
     times.sort_by(f64::total_cmp);
     let n = times.len();
-    let median = if n % 2 == 1 {
-        times[n / 2]
-    } else {
-        (times[n / 2 - 1] + times[n / 2]) / 2.0
-    };
+    let median = crate::stats::median_of_sorted(&times);
     Timing {
         median,
         min: times[0],

@@ -240,12 +240,7 @@ fn print_cuda(
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    surge::stats::median_in_place(&mut v)
 }
 
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {

@@ -3,20 +3,16 @@
 
 use super::{CliError, print_json};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::json;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use surge::SurgeError;
 use surge::apps::App;
+use surge::tune::campaign::{Campaign, CampaignResult, Step};
 use surge::tune::incremental::IncrementalStop;
 use surge::tune::inputs::{self, Scale, Set};
-use surge::tune::model::Classifier;
 use surge::tune::simulated::SimulatedBackend;
-use surge::tune::{
-    Disturbance, FeatureSet, Outcome, Progress, TrainingConfig, TuneInput, TuneOptions, Tuned,
-    TuningBackend, report, store,
-};
+use surge::tune::{TrainingConfig, TuneInput, TuneOptions, TuningBackend};
 
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
@@ -142,16 +138,6 @@ fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
     bar.set_message(format!("{input} {variant}"));
 }
 
-/// Inputs re-measured for steal, the largest steal kept, and the inputs kept over the limit.
-fn disturbance_summary(d: impl Iterator<Item = Disturbance>) -> serde_json::Value {
-    let d: Vec<Disturbance> = d.collect();
-    json!({
-        "inputs_remeasured": d.iter().filter(|x| x.discarded > 0).count(),
-        "attempts_discarded": d.iter().map(|x| x.discarded).sum::<usize>(),
-        "max_steal_kept": d.iter().filter_map(|x| x.steal).reduce(f64::max),
-    })
-}
-
 fn usage(m: impl Into<String>) -> CliError {
     CliError {
         code: 2,
@@ -211,9 +197,8 @@ fn load_inputs(
     }
 }
 
-pub fn run(args: &TuneArgs) -> Result<(), CliError> {
-    let app: App = args.app.parse()?;
-    let kind = args.model.parse().map_err(failure)?;
+/// The numeric arguments' ranges; usage errors name the offending flag.
+fn check(args: &TuneArgs) -> Result<(), CliError> {
     if args.incremental && args.iterations.is_none() && args.accuracy.is_none() {
         return Err(usage("--incremental needs --iterations N or --accuracy A"));
     }
@@ -243,35 +228,14 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             args.timeout
         )));
     }
-    let backend = backend(args, app)?;
-    let backend: &dyn TuningBackend = backend.as_ref();
-    let scale = if args.scale == "small" {
-        Scale::Small
-    } else {
-        Scale::Full
-    };
-    let started = Instant::now();
-    let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
-    let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
-    let variants = backend.variants(&train[0]).map_err(failure)?;
-    let nv = variants.len() as u64;
+    Ok(())
+}
 
-    let bar = if args.json || !std::io::stderr().is_terminal() {
-        ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
-    } else {
-        ProgressBar::new((train.len() + test.len()) as u64 * nv)
-    };
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>8} [{bar:40}] {pos}/{len} runs, {eta} left  {wide_msg}",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
-    );
-    bar.set_length((train.len() + test.len()) as u64 * nv);
-    bar.set_prefix("training");
-
-    let opts = TuneOptions {
+/// The tuning options the arguments ask for.
+fn options(args: &TuneArgs) -> Result<TuneOptions, CliError> {
+    let kind = args.model.parse().map_err(failure)?;
+    check(args)?;
+    Ok(TuneOptions {
         model: kind,
         training: TrainingConfig {
             warmup: args.warmup,
@@ -294,270 +258,155 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         min_class_inputs: args.min_class_inputs.max(1),
         max_classes: args.max_classes,
         ..TuneOptions::default()
-    };
-    let features = FeatureSet::for_app(app);
-    let mut iterations = Vec::new();
-    let store = surge::tune::tune(backend, app, &features, &train, &opts, &mut |p| match p {
-        Progress::Measured { input, variant } => advance(&bar, nv, input, variant),
-        Progress::Iteration {
-            labelled,
-            cv_accuracy,
-        } => iterations.push(json!({"labelled": labelled, "cv_accuracy": cv_accuracy})),
     })
-    .map_err(|e| {
-        bar.finish_and_clear();
-        failure(e)
-    })?;
-    let train_seconds = started.elapsed().as_secs_f64();
-    let out = match &args.out {
-        Some(p) => p.clone(),
-        None => store::default_path(app.name(), &backend.platform()).map_err(failure)?,
-    };
-    store.save(&out).map_err(failure)?;
+}
 
-    // Evaluation on the held-out inputs.
-    bar.set_prefix("testing");
-    bar.set_length(bar.position() + test.len() as u64 * nv);
-    let mut tuned = Tuned::from_store(app, store.clone(), backend, features.clone());
-    tuned.print_warnings = false;
-    let eval = report::evaluate(&tuned, backend, &test, &opts.training, &mut |i, v| {
-        advance(&bar, nv, i, v)
-    })
-    .map_err(|e| {
-        bar.finish_and_clear();
-        failure(e)
-    })?;
-    bar.finish_and_clear();
-
-    let selection = if app == App::Spmv && args.selection_rows > 0 {
-        Some(selection_cost(&tuned, args.selection_rows).map_err(failure)?)
+/// The progress bar of `runs` measurements (hidden for --json or off a terminal).
+fn progress_bar(json: bool, runs: u64) -> ProgressBar {
+    let bar = if json || !std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
     } else {
-        None
+        ProgressBar::new(runs)
     };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>8} [{bar:40}] {pos}/{len} runs, {eta} left  {wide_msg}",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_length(runs);
+    bar.set_prefix("training");
+    bar
+}
 
-    let failures: Vec<serde_json::Value> = store
-        .inputs
-        .iter()
-        .flat_map(|r| {
-            r.measurements.iter().filter_map(move |m| match &m.outcome {
-                Outcome::Failed { reason } => {
-                    Some(json!({"input": r.name, "variant": m.variant, "reason": reason}))
-                }
-                Outcome::Ok { .. } => None,
-            })
-        })
-        .collect();
-    let (c, gamma) = match &store.model.classifier {
-        Classifier::Svm { c, gamma, .. } => (Some(*c), Some(*gamma)),
-        _ => (None, None),
-    };
-    let unit = match app {
-        App::Spmv => "GFLOP/s",
-        App::Reduce | App::Scan => "Gelem/s",
-    };
-    let labelled = store.inputs.len();
-    let mut summary = json!({
-        "app": app.name(),
-        "platform": backend.platform(),
-        "store": out.display().to_string(),
-        "variants": store.variants,
-        "default_variant": store.default_variant,
-        "training_inputs": train.len(),
-        "labelled_inputs": labelled,
-        "incremental": iterations,
-        "failures": failures,
-        "training": opts.training,
-        "labelling": store.labelling.as_ref().map(|c| json!({
-            "method": "near-tie greedy set cover",
-            "tolerance": c.tolerance,
-            "min_class_inputs": c.min_inputs,
-            "max_classes": c.max_classes,
-            "classes": c.variants.len(),
-            "uncovered_inputs": c.uncovered,
-            "cover": c.variants,
-            "cover_bound": c.bound,
-            "cover_worst": c.worst,
-        })),
-        "model": {
-            "kind": store.model.kind,
-            "class_count": store.model.classes.len(),
-            "classes": store.model.classes,
-            "features": store.model.feature_names,
-            "cv_accuracy": store.model.cv_accuracy,
-            "cv_performance": store.model.cv_performance,
-            "c": c,
-            "gamma": gamma,
-        },
-        "feature_seconds_total": store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>(),
-        "test_inputs": test.len(),
-        "tuned_vs_exhaustive": eval.tuned_vs_exhaustive,
-        "tuned_vs_exhaustive_unconfirmed": eval.tuned_vs_exhaustive_unconfirmed,
-        "disturbance": {
-            "training": disturbance_summary(store.inputs.iter().map(|r| r.disturbance)),
-            "test": disturbance_summary(eval.results.iter().map(|r| r.disturbance)),
-        },
-        "default_vs_exhaustive": eval.default_vs_exhaustive,
-        "exact_accuracy": eval.exact_accuracy,
-        "mean_feature_us": eval.mean_feature_us,
-        "mean_query_us": eval.mean_query_us,
-        "selection": selection,
-        "tuning_seconds": train_seconds,
-    });
-    if let Some(dir) = &args.report {
-        let files = report::write_report(dir, &summary, &eval, unit).map_err(failure)?;
-        summary["report"] = json!(
-            files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-        );
-    }
-    if args.json {
-        print_json(&summary);
+pub fn run(args: &TuneArgs) -> Result<(), CliError> {
+    let app: App = args.app.parse()?;
+    let opts = options(args)?;
+    let backend = backend(args, app)?;
+    let backend: &dyn TuningBackend = backend.as_ref();
+    let scale = if args.scale == "small" {
+        Scale::Small
     } else {
-        println!(
-            "tuned {} on {} ({} variants)",
-            app,
-            backend.platform(),
-            store.variants.len()
-        );
-        println!(
-            "  training: {} inputs, {} labelled, {} failed runs, {:.1} s",
-            train.len(),
-            labelled,
-            failures.len(),
-            train_seconds
-        );
-        println!(
-            "  features: {} per input, {:.1} ms in all",
-            store.model.feature_names.len(),
-            store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>() * 1e3
-        );
-        if let Some(c) = &store.labelling {
-            println!(
-                "  labelling: set cover at {:.1}% tolerance, {} classes ({} inputs left uncovered), bound {:.1}% (worst input {:.1}%)",
-                c.tolerance * 100.0,
-                c.variants.len(),
-                c.uncovered,
-                c.bound * 100.0,
-                c.worst * 100.0
-            );
-        }
-        println!(
-            "  model: {:?}, classes {:?}, cross-validated accuracy {}, performance {}",
-            store.model.kind,
-            store.model.classes,
-            store
-                .model
-                .cv_accuracy
-                .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0)),
-            store
-                .model
-                .cv_performance
-                .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0))
-        );
-        println!(
-            "  test: {} inputs, tuned/exhaustive {:.1}% ({:.1}% before the confirmation round), default/exhaustive {:.1}%, exact picks {:.1}%",
-            test.len(),
-            eval.tuned_vs_exhaustive * 100.0,
-            eval.tuned_vs_exhaustive_unconfirmed * 100.0,
-            eval.default_vs_exhaustive * 100.0,
-            eval.exact_accuracy * 100.0
-        );
-        for (set, d) in [
-            ("training", &summary["disturbance"]["training"]),
-            ("test", &summary["disturbance"]["test"]),
-        ] {
-            if let Some(m) = d["max_steal_kept"].as_f64() {
-                println!(
-                    "  steal ({set}): {} inputs re-measured, largest steal kept {:.1}%",
-                    d["inputs_remeasured"],
-                    m * 100.0
-                );
+        Scale::Full
+    };
+    let started = Instant::now();
+    let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
+    let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
+    let variants = backend.variants(&train[0]).map_err(failure)?;
+    let nv = variants.len() as u64;
+    let bar = progress_bar(args.json, (train.len() + test.len()) as u64 * nv);
+    let campaign = Campaign {
+        app,
+        backend,
+        train: &train,
+        test: &test,
+        options: &opts,
+        out: args.out.as_deref(),
+        report: args.report.as_deref(),
+        selection_rows: args.selection_rows,
+        started,
+    };
+    let done = campaign
+        .run(&mut |step| match step {
+            Step::Measured { input, variant } => advance(&bar, nv, input, variant),
+            Step::Testing => {
+                bar.set_prefix("testing");
+                bar.set_length(bar.position() + test.len() as u64 * nv);
             }
-        }
-        if let Some(s) = &selection {
-            println!(
-                "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs, select beyond the features {:.2} µs (median; least {:.2} µs)",
-                s["rows"],
-                s["feature_pass_us"].as_f64().unwrap_or(0.0),
-                s["model_query_us"].as_f64().unwrap_or(0.0),
-                s["select_beyond_features_us"].as_f64().unwrap_or(0.0),
-                s["select_beyond_features_min_us"].as_f64().unwrap_or(0.0)
-            );
-        }
-        println!("  store: {}", out.display());
-        if let Some(r) = summary.get("report") {
-            println!("  report: {r}");
-        }
+            Step::Finished => bar.finish_and_clear(),
+        })
+        .map_err(failure)?;
+    if args.json {
+        print_json(&done.summary);
+    } else {
+        print_training(&campaign, &done);
+        print_evaluation(&campaign, &done);
     }
     Ok(())
 }
 
-/// Selection cost on a generated spmv matrix of about `rows` rows: the feature pass, then the
-/// model query alone (mean of many queries, since one is a few microseconds).
-fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<serde_json::Value, SurgeError> {
-    let n = (rows as f64).sqrt().ceil() as usize;
-    let input = TuneInput::spmv(
-        format!("laplacian_2d-{n}"),
-        surge::apps::matgen::laplacian_2d(n),
-    )?;
-    let fs = FeatureSet::for_app(App::Spmv);
-    let t = Instant::now();
-    let f = fs.evaluate(&input)?;
-    let feature_us = t.elapsed().as_secs_f64() * 1e6;
-    // Per batch the mean per query; reported: the median over batches (robust to a
-    // preemption), the mean of everything, and the least batch (the query's own cost: on a
-    // shared VM a burst of steal lasting the whole measurement inflates even the median, and
-    // only adds time).
-    let (batches, per) = (21, 100);
-    let time = |f: &mut dyn FnMut()| {
-        let mut means: Vec<f64> = (0..batches)
-            .map(|_| {
-                let t = Instant::now();
-                for _ in 0..per {
-                    f();
-                }
-                t.elapsed().as_secs_f64() * 1e6 / per as f64
-            })
-            .collect();
-        let mean = means.iter().sum::<f64>() / batches as f64;
-        means.sort_by(f64::total_cmp);
-        (means[batches / 2], mean, means[0])
-    };
-    let model = tuned.store().map(|s| &s.model);
-    // The model query alone: scaling plus the classifier.
-    let (query_us, query_mean_us, query_min_us) = time(&mut || {
-        if let Some(m) = model {
-            std::hint::black_box(m.predict(std::hint::black_box(&f.values)));
+/// The text report's training half: inputs, features, labelling, model.
+fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
+    let store = &done.store;
+    println!(
+        "tuned {} on {} ({} variants)",
+        c.app,
+        c.backend.platform(),
+        store.variants.len()
+    );
+    println!(
+        "  training: {} inputs, {} labelled, {} failed runs, {:.1} s",
+        c.train.len(),
+        store.inputs.len(),
+        done.failures,
+        done.train_seconds
+    );
+    println!(
+        "  features: {} per input, {:.1} ms in all",
+        store.model.feature_names.len(),
+        store.inputs.iter().map(|r| r.feature_seconds).sum::<f64>() * 1e3
+    );
+    if let Some(c) = &store.labelling {
+        println!(
+            "  labelling: set cover at {:.1}% tolerance, {} classes ({} inputs left uncovered), bound {:.1}% (worst input {:.1}%)",
+            c.tolerance * 100.0,
+            c.variants.len(),
+            c.uncovered,
+            c.bound * 100.0,
+            c.worst * 100.0
+        );
+    }
+    println!(
+        "  model: {:?}, classes {:?}, cross-validated accuracy {}, performance {}",
+        store.model.kind,
+        store.model.classes,
+        store
+            .model
+            .cv_accuracy
+            .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0)),
+        store
+            .model
+            .cv_performance
+            .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0))
+    );
+}
+
+/// The text report's testing half: scores, steal, selection cost, where the files went.
+fn print_evaluation(c: &Campaign<'_>, done: &CampaignResult) {
+    let (eval, summary) = (&done.eval, &done.summary);
+    println!(
+        "  test: {} inputs, tuned/exhaustive {:.1}% ({:.1}% before the confirmation round), default/exhaustive {:.1}%, exact picks {:.1}%",
+        c.test.len(),
+        eval.tuned_vs_exhaustive * 100.0,
+        eval.tuned_vs_exhaustive_unconfirmed * 100.0,
+        eval.default_vs_exhaustive * 100.0,
+        eval.exact_accuracy * 100.0
+    );
+    for (set, d) in [
+        ("training", &summary["disturbance"]["training"]),
+        ("test", &summary["disturbance"]["test"]),
+    ] {
+        if let Some(m) = d["max_steal_kept"].as_f64() {
+            println!(
+                "  steal ({set}): {} inputs re-measured, largest steal kept {:.1}%",
+                d["inputs_remeasured"],
+                m * 100.0
+            );
         }
-    });
-    // Everything `select` adds to the feature pass: the query, the training-range check (and
-    // its warnings, formatted only when a feature is out of range), the `Selection`.
-    let mut last = String::new();
-    let (select_us, select_mean_us, select_min_us) = time(&mut || {
-        last = std::hint::black_box(tuned.select_from_features(std::hint::black_box(&f.values)))
-            .variant;
-    });
-    // The same without the out-of-range warnings: the bare choice.
-    let (choose_us, _, _) = time(&mut || {
-        std::hint::black_box(tuned.choose(std::hint::black_box(&f.values)));
-    });
-    Ok(json!({
-        "rows": n * n,
-        "nnz": input.built.matrix.map(|m| m.nnz),
-        "feature_pass_us": feature_us,
-        "feature_group_us": f.group_seconds.iter().map(|s| s * 1e6).collect::<Vec<_>>(),
-        "feature_groups": fs.group_names(),
-        "model_query_us": query_us,
-        "model_query_mean_us": query_mean_us,
-        "model_query_min_us": query_min_us,
-        "select_beyond_features_us": select_us,
-        "select_beyond_features_mean_us": select_mean_us,
-        "select_beyond_features_min_us": select_min_us,
-        "choose_us": choose_us,
-        "classes": tuned.store().map(|s| s.model.classes.len()),
-        "out_of_training_range": tuned.select_from_features(&f.values).warnings,
-        "variant": last,
-    }))
+    }
+    if let Some(s) = &done.selection {
+        println!(
+            "  selection on {} rows: feature pass {:.1} µs, model query {:.2} µs, select beyond the features {:.2} µs (median; least {:.2} µs)",
+            s["rows"],
+            s["feature_pass_us"].as_f64().unwrap_or(0.0),
+            s["model_query_us"].as_f64().unwrap_or(0.0),
+            s["select_beyond_features_us"].as_f64().unwrap_or(0.0),
+            s["select_beyond_features_min_us"].as_f64().unwrap_or(0.0)
+        );
+    }
+    println!("  store: {}", done.out.display());
+    if let Some(r) = summary.get("report") {
+        println!("  report: {r}");
+    }
 }

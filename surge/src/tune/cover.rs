@@ -17,7 +17,7 @@
 //! ones of `min_inputs`); an input still not within [`RELAX_LIMIT`] of its best gets its own
 //! winner as a class after all. The bound and the worst input report what the relaxation costs.
 
-use super::store::InputRecord;
+use super::record::InputRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -61,6 +61,179 @@ pub fn cover(records: &[InputRecord], tolerance: f64, min_inputs: usize) -> Cove
     cover_capped(records, tolerance, min_inputs, 0)
 }
 
+/// The time table a cover is computed on: every variant that succeeded somewhere, in id order
+/// (deterministic whatever the order of measurements), each input's time of each, and each
+/// input's best time.
+struct Table<'a> {
+    ids: Vec<&'a str>,
+    times: Vec<Vec<Option<f64>>>,
+    best: Vec<Option<f64>>,
+}
+
+impl<'a> Table<'a> {
+    fn new(records: &'a [InputRecord]) -> Table<'a> {
+        let ids: Vec<&str> = {
+            let mut v: Vec<&str> = records
+                .iter()
+                .flat_map(|r| {
+                    r.measurements
+                        .iter()
+                        .filter(|m| m.seconds().is_some())
+                        .map(|m| m.variant.as_str())
+                })
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let col: BTreeMap<&str, usize> = ids.iter().enumerate().map(|(j, v)| (*v, j)).collect();
+        let times: Vec<Vec<Option<f64>>> = records
+            .iter()
+            .map(|r| {
+                let mut row = vec![None; ids.len()];
+                for m in &r.measurements {
+                    if let (Some(t), Some(&j)) = (m.seconds(), col.get(m.variant.as_str()))
+                        && t.is_finite()
+                        && t > 0.0
+                    {
+                        // A duplicated measurement keeps the faster time.
+                        row[j] = Some(row[j].map_or(t, |o: f64| o.min(t)));
+                    }
+                }
+                row
+            })
+            .collect();
+        let best: Vec<Option<f64>> = times
+            .iter()
+            .map(|row| row.iter().flatten().copied().reduce(f64::min))
+            .collect();
+        Table { ids, times, best }
+    }
+
+    /// Training inputs.
+    fn inputs(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Whether variant `j` is within `tolerance` of input `i`'s best time (with a relative
+    /// slack, so a variant exactly at the tolerance is not lost to rounding).
+    fn near(&self, i: usize, j: usize, tolerance: f64) -> bool {
+        match (self.times[i][j], self.best[i]) {
+            (Some(t), Some(b)) => t <= b * (1.0 + tolerance) * (1.0 + 1e-12),
+            _ => false,
+        }
+    }
+
+    /// Tie-break key per variant: failures on the `labelled` inputs (fewer first), then mean
+    /// log performance over the inputs it ran on (higher first).
+    fn quality(&self, labelled: &[usize]) -> Vec<(usize, f64)> {
+        (0..self.ids.len())
+            .map(|j| {
+                let (mut fails, mut sum, mut n) = (0usize, 0.0, 0usize);
+                for &i in labelled {
+                    match (self.times[i][j], self.best[i]) {
+                        (Some(t), Some(b)) => {
+                            sum += (b / t).ln();
+                            n += 1;
+                        }
+                        _ => fails += 1,
+                    }
+                }
+                (
+                    fails,
+                    if n > 0 {
+                        sum / n as f64
+                    } else {
+                        f64::NEG_INFINITY
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// The greedy cover's state: the tie-break keys, the inputs not yet covered, the classes taken.
+struct Greedy<'t, 'a> {
+    table: &'t Table<'a>,
+    quality: Vec<(usize, f64)>,
+    uncovered: Vec<bool>,
+    chosen: Vec<usize>,
+}
+
+impl Greedy<'_, '_> {
+    /// One greedy pass at tolerance `tol`, taking classes that newly cover at least `min_gain`
+    /// inputs; inputs a chosen class already covers at `tol` are covered for free.
+    fn pass(&mut self, tol: f64, min_gain: usize) {
+        let t = self.table;
+        for (i, u) in self.uncovered.iter_mut().enumerate() {
+            if *u && self.chosen.iter().any(|&j| t.near(i, j, tol)) {
+                *u = false;
+            }
+        }
+        while self.uncovered.iter().any(|u| *u) {
+            let gain = |j: usize| {
+                (0..t.inputs())
+                    .filter(|&i| self.uncovered[i] && t.near(i, j, tol))
+                    .count()
+            };
+            let quality = &self.quality;
+            let pick = (0..t.ids.len())
+                .filter(|j| !self.chosen.contains(j))
+                .map(|j| (j, gain(j)))
+                .filter(|&(_, g)| g > 0)
+                .max_by(|&(a, ga), &(b, gb)| {
+                    ga.cmp(&gb)
+                        .then(quality[b].0.cmp(&quality[a].0))
+                        .then(quality[a].1.total_cmp(&quality[b].1))
+                        .then(b.cmp(&a))
+                });
+            // Every labelled input is near-best for its own best variant, so a pick exists.
+            let Some((j, g)) = pick else { break };
+            if g < min_gain && !self.chosen.is_empty() {
+                break;
+            }
+            self.chosen.push(j);
+            for (i, u) in self.uncovered.iter_mut().enumerate() {
+                if *u && t.near(i, j, tol) {
+                    *u = false;
+                }
+            }
+        }
+    }
+}
+
+/// The classes (columns of `table`) the cover takes, in order.
+fn choose(
+    table: &Table<'_>,
+    labelled: &[usize],
+    tolerance: f64,
+    min_inputs: usize,
+    max_classes: usize,
+) -> Vec<usize> {
+    let mut greedy = Greedy {
+        table,
+        quality: table.quality(labelled),
+        uncovered: table.best.iter().map(Option::is_some).collect(),
+        chosen: Vec::new(),
+    };
+    // The tolerance is relaxed (doubled up to RELAX_LIMIT) for the inputs no class of
+    // `min_inputs` covers; last, an input still not within RELAX_LIMIT gets a class of its own.
+    let mut tol = tolerance;
+    loop {
+        greedy.pass(tol, min_inputs.max(1));
+        if tol >= RELAX_LIMIT {
+            break;
+        }
+        tol = (tol * 2.0).clamp(0.01, RELAX_LIMIT);
+    }
+    greedy.pass(tolerance, 1);
+    let mut chosen = greedy.chosen;
+    if max_classes > 0 {
+        chosen.truncate(max_classes);
+    }
+    chosen
+}
+
 /// [`cover`] keeping at most `max_classes` classes (0: no cap), the first the greedy cover
 /// took: those near-best on the most inputs. Inputs covered only by a dropped class are
 /// labelled with the fastest kept one (the bound reports the cost). The cap bounds the
@@ -72,128 +245,12 @@ pub fn cover_capped(
     max_classes: usize,
 ) -> Cover {
     let tolerance = tolerance.max(0.0);
-    // Every variant that succeeded somewhere, in id order (deterministic whatever the order
-    // of measurements), and the time table.
-    let ids: Vec<&str> = {
-        let mut v: Vec<&str> = records
-            .iter()
-            .flat_map(|r| {
-                r.measurements
-                    .iter()
-                    .filter(|m| m.seconds().is_some())
-                    .map(|m| m.variant.as_str())
-            })
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let col: BTreeMap<&str, usize> = ids.iter().enumerate().map(|(j, v)| (*v, j)).collect();
-    let times: Vec<Vec<Option<f64>>> = records
-        .iter()
-        .map(|r| {
-            let mut row = vec![None; ids.len()];
-            for m in &r.measurements {
-                if let (Some(t), Some(&j)) = (m.seconds(), col.get(m.variant.as_str()))
-                    && t.is_finite()
-                    && t > 0.0
-                {
-                    // A duplicated measurement keeps the faster time.
-                    row[j] = Some(row[j].map_or(t, |o: f64| o.min(t)));
-                }
-            }
-            row
-        })
-        .collect();
-    let best: Vec<Option<f64>> = times
-        .iter()
-        .map(|row| row.iter().flatten().copied().reduce(f64::min))
-        .collect();
-    // Relative slack so a variant exactly at the tolerance is not lost to rounding.
-    let near = |i: usize, j: usize, tolerance: f64| match (times[i][j], best[i]) {
-        (Some(t), Some(b)) => t <= b * (1.0 + tolerance) * (1.0 + 1e-12),
-        _ => false,
-    };
+    let table = Table::new(records);
+    let (times, best) = (&table.times, &table.best);
     let labelled: Vec<usize> = (0..records.len()).filter(|&i| best[i].is_some()).collect();
-    // Tie-break key per variant: failures (fewer first), then mean log performance over the
-    // inputs it ran on (higher first).
-    let quality: Vec<(usize, f64)> = (0..ids.len())
-        .map(|j| {
-            let (mut fails, mut sum, mut n) = (0usize, 0.0, 0usize);
-            for &i in &labelled {
-                match (times[i][j], best[i]) {
-                    (Some(t), Some(b)) => {
-                        sum += (b / t).ln();
-                        n += 1;
-                    }
-                    _ => fails += 1,
-                }
-            }
-            (
-                fails,
-                if n > 0 {
-                    sum / n as f64
-                } else {
-                    f64::NEG_INFINITY
-                },
-            )
-        })
-        .collect();
-    let mut uncovered: Vec<bool> = (0..records.len()).map(|i| best[i].is_some()).collect();
-    let mut chosen: Vec<usize> = Vec::new();
-    // One greedy pass at tolerance `tol`, taking classes that newly cover at least `min_gain`
-    // inputs; inputs a chosen class already covers at `tol` are covered for free.
-    let mut pass = |tol: f64, min_gain: usize, chosen: &mut Vec<usize>| {
-        for (i, u) in uncovered.iter_mut().enumerate() {
-            if *u && chosen.iter().any(|&j| near(i, j, tol)) {
-                *u = false;
-            }
-        }
-        while uncovered.iter().any(|u| *u) {
-            let gain = |j: usize| {
-                (0..records.len())
-                    .filter(|&i| uncovered[i] && near(i, j, tol))
-                    .count()
-            };
-            let pick = (0..ids.len())
-                .filter(|j| !chosen.contains(j))
-                .map(|j| (j, gain(j)))
-                .filter(|&(_, g)| g > 0)
-                .max_by(|&(a, ga), &(b, gb)| {
-                    ga.cmp(&gb)
-                        .then(quality[b].0.cmp(&quality[a].0))
-                        .then(quality[a].1.total_cmp(&quality[b].1))
-                        .then(b.cmp(&a))
-                });
-            // Every labelled input is near-best for its own best variant, so a pick exists.
-            let Some((j, g)) = pick else { break };
-            if g < min_gain && !chosen.is_empty() {
-                break;
-            }
-            chosen.push(j);
-            for (i, u) in uncovered.iter_mut().enumerate() {
-                if *u && near(i, j, tol) {
-                    *u = false;
-                }
-            }
-        }
-    };
-    // The tolerance is relaxed (doubled up to RELAX_LIMIT) for the inputs no class of
-    // `min_inputs` covers; last, an input still not within RELAX_LIMIT gets a class of its own.
-    let mut tol = tolerance;
-    loop {
-        pass(tol, min_inputs.max(1), &mut chosen);
-        if tol >= RELAX_LIMIT {
-            break;
-        }
-        tol = (tol * 2.0).clamp(0.01, RELAX_LIMIT);
-    }
-    pass(tolerance, 1, &mut chosen);
-    if max_classes > 0 {
-        chosen.truncate(max_classes);
-    }
+    let chosen = choose(&table, &labelled, tolerance, min_inputs, max_classes);
     let left = (0..records.len())
-        .filter(|&i| best[i].is_some() && !chosen.iter().any(|&j| near(i, j, tolerance)))
+        .filter(|&i| best[i].is_some() && !chosen.iter().any(|&j| table.near(i, j, tolerance)))
         .count();
     let labels: Vec<Option<usize>> = (0..records.len())
         .map(|i| {
@@ -219,10 +276,10 @@ pub fn cover_capped(
         min_inputs,
         max_classes,
         uncovered: left,
-        variants: chosen.iter().map(|&j| ids[j].to_string()).collect(),
+        variants: chosen.iter().map(|&j| table.ids[j].to_string()).collect(),
         labels: labels
             .iter()
-            .map(|l| l.map(|j| ids[j].to_string()))
+            .map(|l| l.map(|j| table.ids[j].to_string()))
             .collect(),
         bound,
         worst: ratios.iter().copied().fold(1.0, f64::min),

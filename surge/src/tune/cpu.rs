@@ -104,7 +104,7 @@ impl TuningBackend for CpuBackend {
                 .lock()
                 .map_err(|_| "the MKL lock is poisoned".to_string())?;
             if slot.as_ref().is_none_or(|(n, _)| *n != input.name) {
-                let a = crate::bench::mkl_csr(m, 100).map_err(|e| e.to_string())?;
+                let a = crate::vendor::mkl_csr(m, 100).map_err(|e| e.to_string())?;
                 Mkl::get()
                     .and_then(|k| k.set_threads(self.machine.cores as usize))
                     .map_err(|e| e.to_string())?;

@@ -12,7 +12,9 @@
 
 use super::{TuneInput, TuningBackend};
 use crate::Result;
-use crate::bench::cuda::{Expected, csr_i32, variant_lists};
+use crate::check::Expected;
+use crate::execute::cuda_variant_lists as variant_lists;
+use crate::vendor::csr_i32;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;

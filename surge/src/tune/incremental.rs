@@ -6,20 +6,13 @@
 //! decision boundary is.
 
 use super::features::{FeatureSet, FeatureValues};
+use super::labelling::{label, train_model};
 use super::model::Scaler;
-use super::store::InputRecord;
-use super::tuner::{Progress, TuneOptions, label, train_model};
+pub use super::options::IncrementalStop;
+use super::options::{Progress, TuneOptions};
+use super::record::InputRecord;
 use super::{TuneInput, TuningBackend};
 use crate::Result;
-
-/// When incremental tuning stops (whichever comes first; the pool running out always stops it).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct IncrementalStop {
-    /// Inputs added after the seed set.
-    pub iterations: Option<usize>,
-    /// Stop once the model's cross-validated accuracy on the labelled inputs reaches this.
-    pub accuracy: Option<f64>,
-}
 
 /// The seed set: farthest-point sampling in scaled feature space, one input per variant (at
 /// least two), so the seed covers the spread of inputs and, as far as the spread predicts it,

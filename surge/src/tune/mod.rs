@@ -29,13 +29,17 @@
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
+pub mod campaign;
 pub mod cover;
 pub mod cpu;
 pub mod cuda;
 pub mod features;
 pub mod incremental;
 pub mod inputs;
+mod labelling;
 pub mod model;
+mod options;
+mod record;
 pub mod report;
 pub mod select;
 pub mod simulated;
@@ -45,11 +49,13 @@ mod tuner;
 
 pub use cover::{Cover, cover};
 pub use features::{FeatureSet, FeatureValues};
+pub use labelling::labels;
 pub use model::{Model, ModelKind, SvmSearch};
+pub use options::{Progress, TuneOptions};
 pub use select::{Selection, Tuned, execute_tuned};
 pub use store::{StoreKey, TuningStore};
 pub use training::{Disturbance, Measurement, Outcome, TrainingConfig};
-pub use tuner::{Progress, TuneOptions, labels, tune};
+pub use tuner::tune;
 
 use crate::apps::{App, AppInput, BuiltApp, MatrixShape};
 use crate::mtx::CsrMatrix;

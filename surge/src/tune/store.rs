@@ -4,7 +4,7 @@
 //! refused (the caller then falls back to the default variant), never silently misused.
 
 use super::model::Model;
-use super::training::Measurement;
+pub use super::record::InputRecord;
 use super::tune_err;
 use crate::{Result, SurgeError};
 use serde::{Deserialize, Serialize};
@@ -49,20 +49,6 @@ pub fn variants_checksum(variants: &[String]) -> String {
         }
     }
     format!("{h:016x}")
-}
-
-/// Everything measured on one training input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputRecord {
-    pub name: String,
-    pub features: Vec<f64>,
-    pub feature_seconds: f64,
-    pub measurements: Vec<Measurement>,
-    /// The fastest successful variant (None if every variant failed; then not trained on).
-    pub best: Option<String>,
-    /// How disturbed the measurement was (steal by other guests, attempts discarded for it).
-    #[serde(default)]
-    pub disturbance: super::training::Disturbance,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

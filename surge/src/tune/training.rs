@@ -3,6 +3,7 @@
 //! their reason so one broken variant never aborts a tuning run.
 
 use super::{TuneInput, TuningBackend};
+use crate::stats::median;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -259,16 +260,6 @@ impl Measurement {
             Outcome::Ok { median_seconds, .. } => Some(median_seconds),
             Outcome::Failed { .. } => None,
         }
-    }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
     }
 }
 
