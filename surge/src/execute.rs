@@ -10,7 +10,13 @@ use surge_codegen::variant_set::cpu_default;
 use surge_cpu::native::NativeKernels;
 pub use surge_cpu::native::Workspace;
 
-/// Where a computation runs.
+/// Where a computation runs: this CPU or a GPU of this machine.
+///
+/// A `Target` is a live executor; a [`Platform`] is the hardware *description* variants are
+/// generated for, which may name hardware that is not here (`surge variants --device k40c`,
+/// NVRTC-compiling for an H200 on a laptop). The relation is one-way: every target has a
+/// platform ([`Target::platform`]: the CPU's own description, or the one read from the GPU), and
+/// everything that enumerates variants for a target goes through it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Target {
     /// The host CPU (rustc-compiled kernels, rayon skeletons).
@@ -27,6 +33,14 @@ impl Target {
     /// CUDA device `ordinal`.
     pub fn cuda(ordinal: usize) -> Target {
         Target::Cuda(ordinal)
+    }
+    /// The platform this target runs variants of: the CPU's description, or GPU `ordinal`'s as
+    /// its driver reports it (no GPU is an error value that says why).
+    pub fn platform(&self) -> Result<Platform> {
+        Ok(match self {
+            Target::Cpu(m) => Platform::Cpu(m.clone()),
+            Target::Cuda(i) => Platform::Cuda(surge_cuda::live_device(*i as i32)?),
+        })
     }
     /// `cpu` or `cuda`: the platform half of the variant ids and tuning-store keys that run here.
     pub fn kind(&self) -> &'static str {
@@ -47,7 +61,8 @@ impl Kernels {
     /// Enumerates the computation's variants on `target` and compiles all of them (one rustc
     /// call, cached on disk under `$SURGE_CACHE` or the user cache directory).
     pub fn build(c: &Computation, target: &Target) -> Result<Kernels> {
-        let set = c.variants(&Platform::Cpu(cpu_machine(target)?.clone()))?;
+        cpu_machine(target)?;
+        let set = c.variants(&target.platform()?)?;
         Self::build_variants(c, set.variants())
     }
 
@@ -159,7 +174,7 @@ pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
     if let Target::Cuda(i) = target {
         return cuda_execute(c, *i, None);
     }
-    let set = c.variants(&Platform::Cpu(cpu_machine(target)?.clone()))?;
+    let set = c.variants(&target.platform()?)?;
     let v = set.default_variant().clone();
     let k = Kernels::build_variants(c, std::slice::from_ref(&v))?;
     k.run(c, &v)
@@ -170,7 +185,7 @@ pub fn execute_variant(c: &Computation, target: &Target, id: &str) -> Result<Out
     if let Target::Cuda(i) = target {
         return cuda_execute(c, *i, Some(id));
     }
-    let set = c.variants(&Platform::Cpu(cpu_machine(target)?.clone()))?;
+    let set = c.variants(&target.platform()?)?;
     let v = set
         .find(id)
         .ok_or_else(|| {

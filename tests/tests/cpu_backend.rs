@@ -15,7 +15,7 @@ fn spmv() -> BuiltApp {
 fn a_compile_error_names_the_variant_and_keeps_the_source() {
     let b = spmv();
     let ir = b.computation.ir();
-    let cpu = surge_codegen::target::Platform::Cpu(surge_codegen::target::CpuMachine::detect());
+    let cpu = surge::Target::cpu().platform().unwrap();
     let variants = b.computation.variants(&cpu).unwrap().variants().to_vec();
     // Poison a variant whose module holds only unrolled inner loops.
     let victim = variants

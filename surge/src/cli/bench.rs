@@ -354,6 +354,7 @@ fn spmv_variant_count() -> Result<usize, CliError> {
     let probe = surge::apps::matgen::laplacian_2d(2);
     let x = vec![1.0; probe.cols];
     let c = surge::Computation::new(&surge::apps::spmv_app(&probe, &x)?)?;
-    let cpu = surge_codegen::target::Platform::Cpu(surge_codegen::target::CpuMachine::detect());
-    Ok(c.variants(&cpu)?.variants().len())
+    Ok(c.variants(&surge::Target::cpu().platform()?)?
+        .variants()
+        .len())
 }

@@ -36,12 +36,10 @@ fn usage(message: String) -> CliError {
 pub fn run(args: &VariantsArgs) -> Result<(), CliError> {
     let built = args.app.build()?;
     let platform = match (args.platform.as_str(), args.device.as_deref()) {
-        ("cuda", Some("live")) => {
-            Platform::Cuda(surge_cuda::live_device(0).map_err(|e| CliError {
-                code: 1,
-                message: format!("--device live: {e}"),
-            })?)
-        }
+        ("cuda", Some("live")) => surge::Target::cuda(0).platform().map_err(|e| CliError {
+            code: 1,
+            message: format!("--device live: {e}"),
+        })?,
         (p, d) => Platform::from_names(p, d).map_err(|e| usage(e.to_string()))?,
     };
     let analysis = built.computation.analyze()?;
