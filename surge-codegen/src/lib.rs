@@ -8,6 +8,7 @@ pub mod emit;
 pub mod error;
 pub mod ir;
 pub mod oracle;
+pub mod params;
 pub mod passes;
 pub mod policy;
 pub mod schedule;

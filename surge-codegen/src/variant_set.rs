@@ -13,8 +13,8 @@
 
 use crate::CodegenError;
 use crate::analysis::Analysis;
+use crate::params::{CpuParams, LoopSchedule};
 use crate::passes::{self, PhaseVariants};
-use crate::policy::PValue;
 use crate::schedule::ScheduleElem;
 use crate::target::Platform;
 use crate::variant::Variant;
@@ -130,13 +130,14 @@ pub fn cpu_default(variants: &[Variant]) -> Option<&Variant> {
                 .skip(1)
                 .filter(|e| **e == ScheduleElem::Sequential)
                 .count() as i64;
-        let int = |k: &str| match v.get(k) {
-            Some(PValue::Int(i)) => *i,
-            _ => 0,
+        let Ok(p) = CpuParams::of(v) else {
+            return (shape, 0, 0, 0, 0);
         };
-        let sched = i64::from(v.get("sched1") == Some(&PValue::Str("static".into())));
-        let unroll: i64 = (1..=4).map(|d| int(&format!("unroll{d}"))).sum();
-        (shape, int("threads"), sched, int("chunk1"), unroll)
+        let outer = p.levels.first().and_then(|l| l.parallel);
+        let sched = i64::from(matches!(outer, Some((LoopSchedule::Static, _))));
+        let chunk = outer.map_or(0, |(_, c)| c as i64);
+        let unroll = p.levels.iter().filter(|l| l.unroll).count() as i64;
+        (shape, p.threads as i64, sched, chunk, unroll)
     };
     variants.iter().max_by_key(|v| score(v))
 }
@@ -147,6 +148,7 @@ mod tests {
     use crate::ir::{
         BinaryOp, Computation, Elem, InputDecl, Lambda, Node, NodeId, Op, ScalarExpr, Type,
     };
+    use crate::policy::PValue;
     use crate::target::{CpuMachine, CudaDevice};
 
     /// `reduce(add, map(x * x, s))` over 100 f64s: one phase, map.reduce.

@@ -2,11 +2,10 @@
 //! [`LevelPlan`] per schedule level), and what that means for one phase (its outer and inner
 //! level, whether long inner sequences run cooperatively).
 
-use super::skeleton::{LevelPlan, LoopSchedule};
+use super::skeleton::LevelPlan;
 use crate::CpuError;
 use surge_codegen::emit::cpu::PhaseAbi;
-use surge_codegen::policy::PValue;
-use surge_codegen::schedule::ScheduleElem;
+use surge_codegen::params::CpuParams;
 use surge_codegen::variant::Variant;
 
 /// The host-side reading of a CPU variant's parameters.
@@ -21,52 +20,19 @@ pub(super) struct HostPlan {
 
 impl HostPlan {
     pub(super) fn of(v: &Variant) -> Result<HostPlan, CpuError> {
-        let bad = |m: String| CpuError::UnknownVariant {
-            id: format!("{v} ({m})"),
-            known: 0,
-        };
-        let int = |k: &str| match v.get(k) {
-            Some(PValue::Int(i)) if *i > 0 => Ok(*i as usize),
-            Some(other) => Err(bad(format!("`{k}` = {other} is not a positive integer"))),
-            None => Err(bad(format!("missing `{k}`"))),
-        };
-        let threads = int("threads")?;
-        let nesting = v.get("nesting") == Some(&PValue::Int(1));
-        let mut levels = Vec::new();
-        for (d, e) in v.schedule.elems().iter().enumerate() {
-            let d = d + 1;
-            levels.push(match e {
-                ScheduleElem::Sequential => LevelPlan::Sequential,
-                _ => {
-                    let schedule = match v.get(&format!("sched{d}")) {
-                        Some(PValue::Str(s)) if s == "static" => LoopSchedule::Static,
-                        Some(PValue::Str(s)) if s == "dynamic" => LoopSchedule::Dynamic,
-                        Some(PValue::Str(s)) if s == "guided" => LoopSchedule::Guided,
-                        other => {
-                            return Err(bad(format!(
-                                "`sched{d}` = {other:?} is not static, dynamic or guided"
-                            )));
-                        }
-                    };
-                    LevelPlan::Parallel {
-                        schedule,
-                        chunk: int(&format!("chunk{d}"))?,
-                    }
-                }
-            });
-        }
-        let diagonals = match v.get("layout1") {
-            None => false,
-            Some(PValue::Str(s)) if s == "rows" => false,
-            Some(PValue::Str(s)) if s == "diagonals" => true,
-            Some(other) => {
-                return Err(bad(format!("`layout1` = {other} is not rows or diagonals")));
-            }
-        };
+        let p = CpuParams::of(v)?;
+        let levels = p
+            .levels
+            .iter()
+            .map(|l| match l.parallel {
+                None => LevelPlan::Sequential,
+                Some((schedule, chunk)) => LevelPlan::Parallel { schedule, chunk },
+            })
+            .collect();
         Ok(HostPlan {
-            threads,
-            nesting,
-            diagonals,
+            threads: p.threads,
+            nesting: p.nesting,
+            diagonals: p.diagonals,
             levels,
         })
     }

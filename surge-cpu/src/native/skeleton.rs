@@ -9,13 +9,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Loop schedule of a parallel level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoopSchedule {
-    Static,
-    Dynamic,
-    Guided,
-}
+pub use surge_codegen::params::LoopSchedule;
 
 /// How one schedule level runs on the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,6 @@ mod scalar;
 use crate::CodegenError;
 use crate::analysis::{Analysis, DiagonalPattern, Phase};
 use crate::ir::{Computation, Elem, NodeId};
-use crate::policy::PValue;
 use crate::variant::Variant;
 use code::{Gen, R};
 use phase::emit_phase;
@@ -125,9 +124,7 @@ pub fn emit(
                 message: "not a CPU variant".into(),
             });
         }
-        let key: Vec<bool> = (1..=4)
-            .map(|d| v.get(&format!("unroll{d}")) == Some(&PValue::Int(1)))
-            .collect();
+        let key = crate::params::CpuParams::of(v)?.unroll_flags();
         match keys.iter_mut().find(|k| k.0 == key) {
             Some(k) => k.1.push(v.id()),
             None => keys.push((key, vec![v.id()])),

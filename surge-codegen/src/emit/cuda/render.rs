@@ -6,7 +6,7 @@
 use super::phase::{Inner, PhaseCode};
 use super::{ArgSlot, Launch, PhasePlan, cuda_type, kernel_name};
 use crate::CodegenError;
-use crate::policy::PValue;
+use crate::params::CudaParams;
 use crate::schedule::ScheduleElem;
 use crate::target::Platform;
 use crate::variant::Variant;
@@ -26,33 +26,15 @@ pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
     Ok(t)
 }
 
-/// A variant's parameters, read with errors that name the variant.
+/// A variant and its decoded parameters.
 struct Params<'a> {
     v: &'a Variant,
-    id: String,
+    p: CudaParams,
 }
 
 impl Params<'_> {
     fn bad(&self, m: String) -> CodegenError {
-        CodegenError::Variant {
-            id: self.id.clone(),
-            message: m,
-        }
-    }
-
-    fn int(&self, k: &str) -> Result<i64, CodegenError> {
-        match self.v.get(k) {
-            Some(PValue::Int(i)) => Ok(*i),
-            Some(other) => Err(self.bad(format!("parameter `{k}` = {other} is not an integer"))),
-            None => Err(self.bad(format!("parameter `{k}` is missing"))),
-        }
-    }
-
-    fn text(&self, k: &str) -> Option<String> {
-        match self.v.get(k) {
-            Some(PValue::Str(s)) => Some(s.clone()),
-            _ => None,
-        }
+        self.p.bad(m)
     }
 }
 
@@ -86,7 +68,7 @@ impl Geometry {
 
 /// The block shape `(bx, by)` and logical warp size `lw`, checked.
 fn block_shape(pv: &Params<'_>) -> Result<(i64, i64, i64), CodegenError> {
-    let (bx, by, lw) = (pv.int("bx")?, pv.int("by")?, pv.int("lw")?);
+    let (bx, by, lw) = (pv.p.bx, pv.p.by, pv.p.lw);
     if !(32..=1024).contains(&bx) || bx % 32 != 0 || !(1..=32).contains(&by) || bx * by > 1024 {
         return Err(pv.bad(format!(
             "block shape {bx}x{by} (bx must be a multiple of 32, at most 1024 threads)"
@@ -105,8 +87,7 @@ fn resource(
     outer: ScheduleElem,
     inner: Option<ScheduleElem>,
 ) -> Result<String, CodegenError> {
-    let res1 = pv.text("res1");
-    let res2 = pv.text("res2");
+    let (res1, res2) = (&pv.p.res1, &pv.p.res2);
     let res = match (inner, &res1, &res2) {
         (Some(ScheduleElem::Cooperative), Some(a), Some(b)) if a != b => {
             return Err(pv.bad(format!(
@@ -139,8 +120,15 @@ fn geometry(pv: &Params<'_>) -> Result<Geometry, CodegenError> {
     let outer = s[0];
     let inner = s.get(1).copied();
     let (grain, unroll1) = match outer {
-        ScheduleElem::Independent => (pv.int("grain1")?, 1),
-        _ => (1, if pv.int("unroll1")? != 0 { 4 } else { 1 }),
+        ScheduleElem::Independent => (pv.p.need(&pv.p.grain1, "grain1")?, 1),
+        _ => (
+            1,
+            if pv.p.need(&pv.p.unroll1, "unroll1")? {
+                4
+            } else {
+                1
+            },
+        ),
     };
     if !(1..=64).contains(&grain) {
         return Err(pv.bad(format!("grain1 = {grain} is out of range 1..=64")));
@@ -186,7 +174,7 @@ fn insert_inner_schedule(
         return Ok(());
     };
     ctx.insert("sched2", e.name());
-    let unroll2 = if e == ScheduleElem::Sequential && pv.int("unroll2")? != 0 {
+    let unroll2 = if e == ScheduleElem::Sequential && pv.p.need(&pv.p.unroll2, "unroll2")? {
         4
     } else {
         1
@@ -194,7 +182,12 @@ fn insert_inner_schedule(
     ctx.insert("unroll2", &unroll2);
     if e == ScheduleElem::Cooperative {
         let algo_key = if inner == "scan" { "scan2" } else { "reduce2" };
-        let algo = match (g.res.as_str(), pv.text(algo_key).as_deref()) {
+        let algo_value = if inner == "scan" {
+            &pv.p.scan2
+        } else {
+            &pv.p.reduce2
+        };
+        let algo = match (g.res.as_str(), algo_value.as_deref()) {
             ("block", Some("raking")) => "raking",
             ("block", Some("warp_reductions" | "warp_scans")) => "warps",
             ("block", other) => {
@@ -206,7 +199,7 @@ fn insert_inner_schedule(
         };
         ctx.insert("algo", algo);
         let sg = if inner == "scan" {
-            pv.int("scan_grain2")?
+            pv.p.need(&pv.p.scan_grain2, "scan_grain2")?
         } else {
             1
         };
@@ -299,10 +292,13 @@ impl PhaseCode {
     }
 
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
-    fn check_levels(&self, pv: &Params<'_>, p: usize) -> Result<(), CodegenError> {
-        let v = pv.v;
+    fn check_levels(&self, v: &Variant, p: usize) -> Result<(), CodegenError> {
+        let bad = |message: String| CodegenError::Variant {
+            id: v.id(),
+            message,
+        };
         if !matches!(v.platform, Platform::Cuda(_)) {
-            return Err(pv.bad("not a CUDA variant".into()));
+            return Err(bad("not a CUDA variant".into()));
         }
         let levels = if matches!(self.inner, Inner::None { .. }) {
             1
@@ -310,7 +306,7 @@ impl PhaseCode {
             2
         };
         if v.schedule.depth() != levels {
-            return Err(pv.bad(format!(
+            return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
                 v.schedule,
                 v.schedule.depth(),
@@ -323,7 +319,7 @@ impl PhaseCode {
     /// The template context of the outer level: names, geometry, element count and bindings.
     fn outer_context(&self, pv: &Params<'_>, p: usize, g: &Geometry) -> tera::Context {
         let mut ctx = tera::Context::new();
-        ctx.insert("id", &pv.id);
+        ctx.insert("id", &pv.p.id);
         ctx.insert("name", &kernel_name(p, pv.v));
         ctx.insert("phase", &p);
         ctx.insert("sequence", &self.sequence);
@@ -392,8 +388,11 @@ impl PhaseCode {
         p: usize,
         v: &Variant,
     ) -> Result<(String, Launch), CodegenError> {
-        let pv = Params { v, id: v.id() };
-        self.check_levels(&pv, p)?;
+        self.check_levels(v, p)?;
+        let pv = Params {
+            v,
+            p: CudaParams::of(v)?,
+        };
         let g = geometry(&pv)?;
         let mut ctx = self.outer_context(&pv, p, &g);
         let (inner, t) = self.insert_inner(&mut ctx);
@@ -404,7 +403,7 @@ impl PhaseCode {
         let src = tera
             .render("kernel", &ctx)
             .map_err(|e| CodegenError::EmitVariant {
-                what: format!("kernel for variant {}", pv.id),
+                what: format!("kernel for variant {}", pv.p.id),
                 message: format!("template: {e:?}"),
             })?;
         Ok((src, g.launch()))
