@@ -136,7 +136,7 @@ impl<'a> Gen<'a> {
     }
 
     /// An integer scalar as an `i128` expression.
-    fn int(&self, n: NodeId, env: &Env<'a>) -> R<String> {
+    pub(super) fn int(&self, n: NodeId, env: &Env<'a>) -> R<String> {
         let (s, _) = self.scalar(n, env)?;
         Ok(format!("(({s}) as i128)"))
     }
@@ -159,6 +159,9 @@ impl<'a> Gen<'a> {
             return Ok(c.clone());
         }
         let c = self.c;
+        if let Some(f) = crate::emit::lower::flat(&c.node(n).op) {
+            return self.lowered(n, f, env);
+        }
         match &c.node(n).op {
             Op::Input { buffer } => self.input(n, *buffer),
             Op::Param => panic!("internal: parameter {n} used outside its lambda"),
@@ -181,28 +184,19 @@ impl<'a> Gen<'a> {
             }
             Op::Map { f, inputs } => self.map(n, f, inputs, env),
             Op::Reduce { op, input, prefix } => self.reduce(n, op, *input, *prefix, env),
-            Op::Gather { source, indices } => self.gather(n, *source, *indices, env),
-            Op::Range { start, end, stride } => self.range(n, *start, *end, *stride, env),
-            Op::Replicate { value, len } => self.replicate(n, *value, *len, env),
             Op::Zip { inputs } => self.zip(n, inputs, env),
-            Op::Split { input, tile } | Op::Striding { input, stride: tile } => {
-                self.split_or_striding(n, *input, *tile, env)
-            }
-            Op::Reverse { input } => {
-                let s = self.seq(*input, env)?;
-                Ok(Code::Seq(Rc::new(SeqCode {
- slice: None,
-                    len: s.len.clone(),
-                    checks: s.checks.clone(),
-                    elem: Box::new(move |i| s.at(&format!("(({}) - 1 - ({i}))", s.len))),
-                })))
-            }
+            Op::Split { input, tile } => self.split(n, *input, *tile, env),
             Op::Join { inputs } => self.join(inputs, env),
             Op::Nest { input, offsets } => self.nest(n, *input, *offsets, env),
             Op::Scan { .. } => Err(self.unsupported(
                 n,
                 "a scan is emitted only as a phase's own level (its result written to memory), not fused into another operator",
             )),
+            Op::Gather { .. }
+            | Op::Range { .. }
+            | Op::Replicate { .. }
+            | Op::Reverse { .. }
+            | Op::Striding { .. } => unreachable!("internal: {n} is lowered by emit::lower"),
             Op::ReduceByKey { .. } | Op::Scatter { .. } | Op::Transpose { .. } => Err(
                 self.unsupported(n, "this operator is not emitted by the CPU backend yet; use the interpreter"),
             ),
@@ -260,79 +254,6 @@ impl<'a> Gen<'a> {
         })))
     }
 
-    /// `gather`: the source's element at the checked index.
-    fn gather(&self, n: NodeId, source: NodeId, indices: NodeId, env: &Env<'a>) -> R<Code<'a>> {
-        let src = self.seq(source, env)?;
-        let idx = self.seq(indices, env)?;
-        let mut checks = src.checks.clone();
-        checks.extend(idx.checks.clone());
-        let len = idx.len.clone();
-        let name = quote(self.op_name(n));
-        let node = n.0;
-        Ok(Code::Seq(Rc::new(SeqCode {
-            slice: None,
-            len,
-            checks,
-            elem: Box::new(move |i| {
-                let j = match idx.at(i)? {
-                    Code::Scalar(s, _) => s,
-                    _ => panic!("internal: gather indices are not scalars"),
-                };
-                src.at(&format!(
-                    "chk_gather(({j}) as i128, {i}, {}, {name}, {node})",
-                    src.len
-                ))
-            }),
-        })))
-    }
-
-    /// `range`: elements computed from the index.
-    fn range(
-        &self,
-        n: NodeId,
-        start: NodeId,
-        end: NodeId,
-        stride: Option<NodeId>,
-        env: &Env<'a>,
-    ) -> R<Code<'a>> {
-        let elem = self.elem_of_seq(n);
-        let a = self.int(start, env)?;
-        let b = self.int(end, env)?;
-        let s = match stride {
-            Some(s) => self.int(s, env)?,
-            None => "1i128".to_string(),
-        };
-        let len = format!(
-            "range_len({a}, {b}, {s}, {}, {})",
-            quote(self.op_name(n)),
-            n.0
-        );
-        let ty = rust_ty(elem);
-        Ok(Code::Seq(Rc::new(SeqCode {
-            slice: None,
-            len,
-            checks: vec![],
-            elem: Box::new(move |i| {
-                Ok(Code::Scalar(
-                    format!("((({a}) + ({i}) as i128 * ({s})) as i64 as {ty})"),
-                    elem,
-                ))
-            }),
-        })))
-    }
-
-    /// `replicate`: the value at every index, the length checked.
-    fn replicate(&self, n: NodeId, value: NodeId, len: NodeId, env: &Env<'a>) -> R<Code<'a>> {
-        let v = self.eval(value, env)?;
-        let l = self.int(len, env)?;
-        Ok(Code::Seq(Rc::new(SeqCode {
-            slice: None,
-            len: format!("chk_len({l}, {}, {})", quote(self.op_name(n)), n.0),
-            checks: vec![],
-            elem: Box::new(move |_| Ok(v.clone())),
-        })))
-    }
-
     /// `zip`: tuples of the inputs' elements, the lengths checked equal.
     fn zip(&self, n: NodeId, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
         let ins: Vec<Rc<SeqCode<'a>>> =
@@ -349,67 +270,47 @@ impl<'a> Gen<'a> {
         })))
     }
 
-    /// `split` (tiles, subslices of contiguous memory) and `striding`, the tile size or stride
-    /// checked positive.
-    fn split_or_striding(
-        &self,
-        n: NodeId,
-        input: NodeId,
-        tile: NodeId,
-        env: &Env<'a>,
-    ) -> R<Code<'a>> {
-        let is_split = matches!(self.c.node(n).op, Op::Split { .. });
+    /// `split`: tiles (subslices of contiguous memory), the tile size checked positive.
+    fn split(&self, n: NodeId, input: NodeId, tile: NodeId, env: &Env<'a>) -> R<Code<'a>> {
         let s = self.seq(input, env)?;
         let t = self.int(tile, env)?;
-        let what = if is_split { "tile size" } else { "stride" };
         let t = format!(
             "chk_positive({t}, {}, {}, {})",
-            quote(what),
+            quote("tile size"),
             quote(self.op_name(n)),
             n.0
         );
         let len = format!("({}).div_ceil({t})", s.len);
         let checks = s.checks.clone();
         let g = self.clone_gen();
-        if is_split {
-            Ok(Code::Seq(Rc::new(SeqCode {
-                slice: None,
-                len,
-                checks,
-                elem: Box::new(move |i| {
-                    let s = s.clone();
-                    let start = format!("(({i}) * {t})");
-                    let rlen = format!("({t}).min(({}) - {start})", s.len);
-                    if let Some(base) = &s.slice
-                        && let Code::Scalar(_, e) = s.at("0")?
-                    {
-                        let tile = g.name("tile");
-                        let t2 = tile.clone();
-                        return Ok(Code::Seq(Rc::new(SeqCode {
-                            slice: Some(tile.clone()),
-                            len: format!("{tile}.len()"),
-                            checks: vec![format!(
-                                "let {tile} = &{base}[{start}..{start} + {rlen}];"
-                            )],
-                            elem: Box::new(move |k| Ok(Code::Scalar(in_bounds(&t2, k), e))),
-                        })));
-                    }
-                    Ok(Code::Seq(Rc::new(SeqCode {
-                        slice: None,
-                        len: rlen,
-                        checks: vec![],
-                        elem: Box::new(move |k| s.at(&format!("({start} + {k})"))),
-                    })))
-                }),
-            })))
-        } else {
-            Ok(Code::Seq(Rc::new(SeqCode {
-                slice: None,
-                len,
-                checks,
-                elem: Box::new(move |i| s.at(&format!("(({i}) * {t})"))),
-            })))
-        }
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len,
+            checks,
+            elem: Box::new(move |i| {
+                let s = s.clone();
+                let start = format!("(({i}) * {t})");
+                let rlen = format!("({t}).min(({}) - {start})", s.len);
+                if let Some(base) = &s.slice
+                    && let Code::Scalar(_, e) = s.at("0")?
+                {
+                    let tile = g.name("tile");
+                    let t2 = tile.clone();
+                    return Ok(Code::Seq(Rc::new(SeqCode {
+                        slice: Some(tile.clone()),
+                        len: format!("{tile}.len()"),
+                        checks: vec![format!("let {tile} = &{base}[{start}..{start} + {rlen}];")],
+                        elem: Box::new(move |k| Ok(Code::Scalar(in_bounds(&t2, k), e))),
+                    })));
+                }
+                Ok(Code::Seq(Rc::new(SeqCode {
+                    slice: None,
+                    len: rlen,
+                    checks: vec![],
+                    elem: Box::new(move |k| s.at(&format!("({start} + {k})"))),
+                })))
+            }),
+        })))
     }
 
     /// `join`: the Cartesian product of the inputs as tuples, in mixed radix.
@@ -503,6 +404,14 @@ impl<'a> Gen<'a> {
                 })))
             }),
         })))
+    }
+
+    /// The element type of node `n` when it is a flat sequence of scalars.
+    pub(super) fn flat_elem(&self, n: NodeId) -> Option<Elem> {
+        match &self.c.node(n).ty {
+            Type::Seq(t) => t.as_scalar(),
+            _ => None,
+        }
     }
 
     fn elem_of_seq(&self, n: NodeId) -> Elem {

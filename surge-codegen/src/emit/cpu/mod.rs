@@ -3,6 +3,7 @@
 
 mod code;
 mod diagonal;
+mod lowered;
 mod phase;
 mod scalar;
 

@@ -280,6 +280,9 @@ impl Tr<'_> {
         };
         let elem =
             elem_ty(n).ok_or_else(|| self.unsupported(n, "(not a flat sequence of scalars)"))?;
+        if let Some(f) = crate::emit::lower::flat(&self.c.node(n).op) {
+            return self.lowered(n, &f, elem, env);
+        }
         match &self.c.node(n).op {
             Op::Input { buffer } => {
                 let a = self.arg(ArgSlot::Input {
@@ -289,23 +292,6 @@ impl Tr<'_> {
                 Ok(SeqV {
                     len: format!("n_{a}"),
                     at: format!("{a}[{I}]"),
-                    elem,
-                })
-            }
-            Op::Gather { source, indices } => {
-                // Checked: an index out of range records the error and reads 0.
-                let s = self.seq(*source, env)?;
-                let ix = self.seq(*indices, env)?;
-                Ok(SeqV {
-                    len: ix.len.clone(),
-                    at: format!(
-                        "surge_gather<{}>((i64)({}), {I}, {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
-                        cuda_type(elem),
-                        ix.at,
-                        s.len,
-                        n.0,
-                        s.at("surge_k")
-                    ),
                     elem,
                 })
             }
@@ -325,56 +311,6 @@ impl Tr<'_> {
                 Ok(SeqV {
                     len: equal_lengths(&lens, n),
                     at: self.scalar(f.body, &inner)?,
-                    elem,
-                })
-            }
-            Op::Range { start, end, stride } => {
-                let (a, b) = (self.scalar(*start, env)?, self.scalar(*end, env)?);
-                let s = match stride {
-                    Some(s) => format!(
-                        "surge_stride({}, {}, surge_err)",
-                        self.scalar(*s, env)?,
-                        n.0
-                    ),
-                    None => "1".into(),
-                };
-                let t = cuda_type(elem);
-                Ok(SeqV {
-                    len: format!(
-                        "(({s}) > 0 ? (({a}) < ({b}) ? (u64)((({b}) - ({a}) + ({s}) - 1) / ({s})) : 0ULL) \
-                         : (({a}) > ({b}) ? (u64)((({a}) - ({b}) - ({s}) - 1) / (-({s}))) : 0ULL))"
-                    ),
-                    at: format!("(({t})(({a}) + ({t}){I} * ({s})))"),
-                    elem,
-                })
-            }
-            Op::Replicate { value, len } => Ok(SeqV {
-                len: format!(
-                    "surge_len((i64)({}), {}, surge_err)",
-                    self.scalar(*len, env)?,
-                    n.0
-                ),
-                at: self.scalar(*value, env)?,
-                elem,
-            }),
-            Op::Reverse { input } => {
-                let s = self.seq(*input, env)?;
-                Ok(SeqV {
-                    len: s.len.clone(),
-                    at: s.at(&format!("{} - 1 - {I}", s.len)),
-                    elem,
-                })
-            }
-            Op::Striding { input, stride } => {
-                let s = self.seq(*input, env)?;
-                let st = format!(
-                    "surge_positive((i64)({}), 1, {}, surge_err)",
-                    self.scalar(*stride, env)?,
-                    n.0
-                );
-                Ok(SeqV {
-                    len: format!("(({} + {st} - 1) / {st})", s.len),
-                    at: s.at(&format!("{I} * {st}")),
                     elem,
                 })
             }

@@ -9,6 +9,7 @@
 
 mod checks;
 mod elements;
+mod lowered;
 mod phase;
 mod render;
 #[cfg(test)]
