@@ -108,7 +108,8 @@ pub fn check_all(b: &dyn Backend, what: &str, c: &Computation) -> usize {
     results.len()
 }
 
-fn values(n: usize, seed: u64) -> Vec<f64> {
+/// `n` pseudo-random values in [-1, 1) (xorshift, seeded): test data for every backend.
+pub fn values(n: usize, seed: u64) -> Vec<f64> {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
         .map(|_| {

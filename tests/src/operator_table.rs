@@ -16,20 +16,8 @@ pub struct OperatorRow {
     pub build: fn() -> surge::Result<Computation>,
 }
 
-fn xs(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
-}
-
 fn input(name: &str, n: usize, seed: u64) -> surge::Result<Seq<f64>> {
-    Seq::input(name, xs(n, seed))
+    Seq::input(name, crate::conformance::values(n, seed))
 }
 
 /// `n` values spread over `0..len`.

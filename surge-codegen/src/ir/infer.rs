@@ -70,6 +70,18 @@ impl<'a, 'b> Typing<'a, 'b> {
         }
     }
 
+    /// The item types of a non-empty list of input sequences (`map`, `zip`, `join`).
+    pub fn input_items(&self, inputs: &[NodeId]) -> Result<Vec<Type>, IrError> {
+        if inputs.is_empty() {
+            return Err(self.err("needs at least one input sequence"));
+        }
+        inputs
+            .iter()
+            .enumerate()
+            .map(|(i, n)| self.seq_item(*n, &format!("input {i}")))
+            .collect()
+    }
+
     /// The element type of integer scalar `n`.
     pub fn int_scalar(&self, n: NodeId, what: &str) -> Result<Elem, IrError> {
         match &self.info(n).ty {

@@ -9,14 +9,7 @@ pub(super) fn infer(t: &Typing<'_, '_>, op: &Op) -> Result<ValueInfo, IrError> {
     let Op::Map { f, inputs } = op else {
         unexpected("map", op)
     };
-    if inputs.is_empty() {
-        return Err(t.err("needs at least one input sequence"));
-    }
-    let items = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, n)| t.seq_item(*n, &format!("input {i}")))
-        .collect::<Result<Vec<_>, _>>()?;
+    let items = t.input_items(inputs)?;
     let len = t.same_lengths(inputs, "input")?;
     let body = t.lambda(f, &items, "the function")?;
     Ok(ValueInfo {

@@ -40,14 +40,7 @@ pub(super) fn infer(t: &Typing<'_, '_>, op: &Op) -> Result<ValueInfo, IrError> {
     };
     Ok(match op {
         Op::Zip { inputs } | Op::Join { inputs } => {
-            if inputs.is_empty() {
-                return Err(t.err("needs at least one input sequence"));
-            }
-            let items = inputs
-                .iter()
-                .enumerate()
-                .map(|(i, n)| t.seq_item(*n, &format!("input {i}")))
-                .collect::<Result<Vec<_>, _>>()?;
+            let items = t.input_items(inputs)?;
             let len = if t.kind == OpKind::Zip {
                 t.same_lengths(inputs, "input")?
             } else {
