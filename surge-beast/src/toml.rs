@@ -122,49 +122,10 @@ impl Space {
         src: &str,
         generators: &HashMap<String, GeneratorFn>,
     ) -> Result<Space, BeastError> {
-        let doc: ::toml::Table = src.parse().map_err(|e: ::toml::de::Error| {
-            let (line, column) = e.span().map_or((0, 0), |s| line_col(src, s.start));
-            BeastError::Toml {
-                line,
-                column,
-                message: e.message().to_string(),
-            }
-        })?;
-        for k in doc.keys() {
-            if !["space", "settings", "iterators", "derived", "constraints"].contains(&k.as_str()) {
-                return Err(BeastError::invalid(
-                    k,
-                    "unknown section (expected space, settings, iterators, derived, constraints)",
-                ));
-            }
-        }
+        let doc = parse_document(src)?;
         let mut space = Space::default();
         if let Some(meta) = table(&doc, "space")? {
-            for (k, v) in meta {
-                match (k.as_str(), v) {
-                    ("name", ::toml::Value::String(s)) => space.name = s.clone(),
-                    ("description", ::toml::Value::String(s)) => space.description = s.clone(),
-                    ("loop_order", ::toml::Value::Array(a)) => {
-                        let names = a
-                            .iter()
-                            .map(|x| x.as_str().map(str::to_string))
-                            .collect::<Option<Vec<_>>>()
-                            .ok_or_else(|| {
-                                BeastError::invalid(
-                                    "loop_order",
-                                    "must be a list of iterator names",
-                                )
-                            })?;
-                        space.loop_order = Some(names);
-                    }
-                    _ => {
-                        return Err(BeastError::invalid(
-                            format!("space.{k}"),
-                            "unknown or mistyped key",
-                        ));
-                    }
-                }
-            }
+            read_meta(&mut space, meta)?;
         }
         if let Some(t) = table(&doc, "settings")? {
             for (k, v) in t {
@@ -172,102 +133,13 @@ impl Space {
             }
         }
         if let Some(t) = table(&doc, "iterators")? {
-            for (k, v) in t {
-                let domain = match v {
-                    ::toml::Value::String(s) => {
-                        if let Some(p) = locate(src, "iterators", k) {
-                            space.file_positions.insert(k.clone(), p);
-                        }
-                        Domain::Expr(s.clone())
-                    }
-                    ::toml::Value::Array(_) => match toml_value(k, v)? {
-                        Value::List(l) => Domain::Values(l.to_vec()),
-                        _ => unreachable!(),
-                    },
-                    ::toml::Value::Table(g) => {
-                        let name =
-                            g.get("generator").and_then(|x| x.as_str()).ok_or_else(|| {
-                                BeastError::invalid(
-                                    k,
-                                    "an iterator table needs generator = \"NAME\"",
-                                )
-                            })?;
-                        let f = generators.get(name).ok_or_else(|| {
-                            BeastError::invalid(
-                                k,
-                                format!("no generator named '{name}' is registered"),
-                            )
-                        })?;
-                        let args = match g.get("args") {
-                            None => vec![],
-                            Some(::toml::Value::Array(a)) => a
-                                .iter()
-                                .map(|x| x.as_str().map(str::to_string))
-                                .collect::<Option<Vec<_>>>()
-                                .ok_or_else(|| {
-                                    BeastError::invalid(k, "args must be a list of names")
-                                })?,
-                            Some(_) => {
-                                return Err(BeastError::invalid(k, "args must be a list of names"));
-                            }
-                        };
-                        Domain::Generator { args, f: f.clone() }
-                    }
-                    other => Domain::Values(vec![toml_value(k, other)?]),
-                };
-                space.iterators.push(IteratorDef {
-                    name: k.clone(),
-                    domain,
-                });
-            }
+            read_iterators(&mut space, src, t, generators)?;
         }
         if let Some(t) = table(&doc, "derived")? {
-            for (k, v) in t {
-                let s = match v {
-                    ::toml::Value::String(s) => s.clone(),
-                    // A literal is allowed and means a constant.
-                    other => toml_value(k, other)?.to_string(),
-                };
-                if let Some(p) = locate(src, "derived", k) {
-                    space.file_positions.insert(k.clone(), p);
-                }
-                space.derived.push(DerivedDef {
-                    name: k.clone(),
-                    source: Source::Text(s),
-                });
-            }
+            read_derived(&mut space, src, t)?;
         }
         if let Some(t) = table(&doc, "constraints")? {
-            for (class_name, entries) in t {
-                let class = Class::parse(class_name).ok_or_else(|| {
-                    BeastError::invalid(
-                        format!("constraints.{class_name}"),
-                        "unknown constraint class (expected hard, soft, correctness)",
-                    )
-                })?;
-                let ::toml::Value::Table(entries) = entries else {
-                    return Err(BeastError::invalid(
-                        format!("constraints.{class_name}"),
-                        "must be a table",
-                    ));
-                };
-                for (k, v) in entries {
-                    let ::toml::Value::String(s) = v else {
-                        return Err(BeastError::invalid(
-                            k,
-                            "a constraint must be an expression string",
-                        ));
-                    };
-                    if let Some(p) = locate(src, &format!("constraints.{class_name}"), k) {
-                        space.file_positions.insert(k.clone(), p);
-                    }
-                    space.constraints.push(ConstraintDef {
-                        name: k.clone(),
-                        class,
-                        source: Source::Text(s.clone()),
-                    });
-                }
-            }
+            read_constraints(&mut space, src, t)?;
         }
         if space.name.is_empty() {
             space.name = "space".into();
@@ -275,4 +147,163 @@ impl Space {
         space.validate()?;
         Ok(space)
     }
+}
+
+/// Parses the TOML text and checks that it has only the known sections.
+fn parse_document(src: &str) -> Result<::toml::Table, BeastError> {
+    let doc: ::toml::Table = src.parse().map_err(|e: ::toml::de::Error| {
+        let (line, column) = e.span().map_or((0, 0), |s| line_col(src, s.start));
+        BeastError::Toml {
+            line,
+            column,
+            message: e.message().to_string(),
+        }
+    })?;
+    for k in doc.keys() {
+        if !["space", "settings", "iterators", "derived", "constraints"].contains(&k.as_str()) {
+            return Err(BeastError::invalid(
+                k,
+                "unknown section (expected space, settings, iterators, derived, constraints)",
+            ));
+        }
+    }
+    Ok(doc)
+}
+
+/// The `[space]` section: name, description and loop order.
+fn read_meta(space: &mut Space, meta: &::toml::Table) -> Result<(), BeastError> {
+    for (k, v) in meta {
+        match (k.as_str(), v) {
+            ("name", ::toml::Value::String(s)) => space.name = s.clone(),
+            ("description", ::toml::Value::String(s)) => space.description = s.clone(),
+            ("loop_order", ::toml::Value::Array(a)) => {
+                let names = a
+                    .iter()
+                    .map(|x| x.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        BeastError::invalid("loop_order", "must be a list of iterator names")
+                    })?;
+                space.loop_order = Some(names);
+            }
+            _ => {
+                return Err(BeastError::invalid(
+                    format!("space.{k}"),
+                    "unknown or mistyped key",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `[iterators]` section, in declaration order.
+fn read_iterators(
+    space: &mut Space,
+    src: &str,
+    t: &::toml::Table,
+    generators: &HashMap<String, GeneratorFn>,
+) -> Result<(), BeastError> {
+    for (k, v) in t {
+        let domain = match v {
+            ::toml::Value::String(s) => {
+                if let Some(p) = locate(src, "iterators", k) {
+                    space.file_positions.insert(k.clone(), p);
+                }
+                Domain::Expr(s.clone())
+            }
+            ::toml::Value::Array(_) => match toml_value(k, v)? {
+                Value::List(l) => Domain::Values(l.to_vec()),
+                _ => unreachable!(),
+            },
+            ::toml::Value::Table(g) => generator_domain(k, g, generators)?,
+            other => Domain::Values(vec![toml_value(k, other)?]),
+        };
+        space.iterators.push(IteratorDef {
+            name: k.clone(),
+            domain,
+        });
+    }
+    Ok(())
+}
+
+/// The domain of iterator `k` declared as `{ generator = "NAME", args = [...] }`.
+fn generator_domain(
+    k: &str,
+    g: &::toml::Table,
+    generators: &HashMap<String, GeneratorFn>,
+) -> Result<Domain, BeastError> {
+    let name = g
+        .get("generator")
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| BeastError::invalid(k, "an iterator table needs generator = \"NAME\""))?;
+    let f = generators.get(name).ok_or_else(|| {
+        BeastError::invalid(k, format!("no generator named '{name}' is registered"))
+    })?;
+    let args = match g.get("args") {
+        None => vec![],
+        Some(::toml::Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| BeastError::invalid(k, "args must be a list of names"))?,
+        Some(_) => {
+            return Err(BeastError::invalid(k, "args must be a list of names"));
+        }
+    };
+    Ok(Domain::Generator { args, f: f.clone() })
+}
+
+/// The `[derived]` section: expression strings, or literals meaning constants.
+fn read_derived(space: &mut Space, src: &str, t: &::toml::Table) -> Result<(), BeastError> {
+    for (k, v) in t {
+        let s = match v {
+            ::toml::Value::String(s) => s.clone(),
+            // A literal is allowed and means a constant.
+            other => toml_value(k, other)?.to_string(),
+        };
+        if let Some(p) = locate(src, "derived", k) {
+            space.file_positions.insert(k.clone(), p);
+        }
+        space.derived.push(DerivedDef {
+            name: k.clone(),
+            source: Source::Text(s),
+        });
+    }
+    Ok(())
+}
+
+/// The `[constraints.CLASS]` sections.
+fn read_constraints(space: &mut Space, src: &str, t: &::toml::Table) -> Result<(), BeastError> {
+    for (class_name, entries) in t {
+        let class = Class::parse(class_name).ok_or_else(|| {
+            BeastError::invalid(
+                format!("constraints.{class_name}"),
+                "unknown constraint class (expected hard, soft, correctness)",
+            )
+        })?;
+        let ::toml::Value::Table(entries) = entries else {
+            return Err(BeastError::invalid(
+                format!("constraints.{class_name}"),
+                "must be a table",
+            ));
+        };
+        for (k, v) in entries {
+            let ::toml::Value::String(s) = v else {
+                return Err(BeastError::invalid(
+                    k,
+                    "a constraint must be an expression string",
+                ));
+            };
+            if let Some(p) = locate(src, &format!("constraints.{class_name}"), k) {
+                space.file_positions.insert(k.clone(), p);
+            }
+            space.constraints.push(ConstraintDef {
+                name: k.clone(),
+                class,
+                source: Source::Text(s.clone()),
+            });
+        }
+    }
+    Ok(())
 }

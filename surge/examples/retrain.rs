@@ -29,9 +29,9 @@
 //! - `--c 1,10`, `--gamma 0.1,0.5`: the SVM's parameter grid (default: `surge tune`'s).
 //! - `-v`: list each own-run test input below 0.9 of its best.
 
-use surge::tune::model::{Model, ModelKind, SvmSearch};
+use surge::tune::model::{Classifier, Model, ModelKind, Scaler, SvmSearch};
 use surge::tune::store::InputRecord;
-use surge::tune::{Measurement, TuningStore};
+use surge::tune::{Cover, Measurement, TuningStore};
 
 #[derive(Clone)]
 struct Test {
@@ -51,6 +51,39 @@ fn time(ms: &[Measurement], v: &str) -> Option<f64> {
 }
 
 fn main() {
+    let (opts, paths) = parse_args();
+    let runs = load_runs(&paths);
+    let all_tests: Vec<Vec<Test>> = runs
+        .iter()
+        .map(|r| r.1.iter().map(Test::clone).collect())
+        .collect();
+    let runs = if opts.merge { vec![merged(runs)] } else { runs };
+    let mut scores = Scores::default();
+    for (i, (store, _)) in runs.iter().enumerate() {
+        evaluate_run(i, store, &opts, &all_tests, &mut scores);
+    }
+    print_summary(&opts, &scores);
+}
+
+/// The command-line options (see the module documentation).
+struct Options {
+    tol: f64,
+    min: usize,
+    kind: ModelKind,
+    by_accuracy: bool,
+    verbose: bool,
+    smooth: usize,
+    knn: usize,
+    all_variants: bool,
+    merge: bool,
+    bayes: f64,
+    max_classes: usize,
+    drop: Vec<String>,
+    search: SvmSearch,
+}
+
+/// Takes the options out of the command line; what remains are the STORE REPORT pairs.
+fn parse_args() -> (Options, Vec<String>) {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut flag = |name: &str| -> Option<String> {
         let i = args.iter().position(|a| a == name)?;
@@ -88,36 +121,118 @@ fn main() {
     if let Some(g) = flag("--gamma") {
         search.gamma = g.split(',').map(|v| v.parse().unwrap()).collect();
     }
-    let runs: Vec<(TuningStore, Vec<Test>)> = args
+    let opts = Options {
+        tol,
+        min,
+        kind,
+        by_accuracy,
+        verbose,
+        smooth,
+        knn,
+        all_variants,
+        merge,
+        bayes,
+        max_classes,
+        drop,
+        search,
+    };
+    (opts, args)
+}
+
+/// Reads each STORE.json REPORT.json pair: the store and the report's test measurements.
+fn load_runs(paths: &[String]) -> Vec<(TuningStore, Vec<Test>)> {
+    paths
         .chunks(2)
         .map(|p| {
             let store: TuningStore =
                 serde_json::from_str(&std::fs::read_to_string(&p[0]).unwrap()).unwrap();
-            let rep: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&p[1]).unwrap()).unwrap();
-            let tests = rep["evaluation"]["results"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| Test {
-                    name: r["name"].as_str().unwrap().to_string(),
-                    features: serde_json::from_value(r["features"].clone()).unwrap(),
-                    measurements: serde_json::from_value(r["measurements"].clone()).unwrap(),
-                })
-                .collect();
-            (store, tests)
+            (store, load_tests(&p[1]))
         })
-        .collect();
-    let all_tests: Vec<Vec<Test>> = runs
+        .collect()
+}
+
+/// The held-out test measurements of a report.
+fn load_tests(path: &str) -> Vec<Test> {
+    let rep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    rep["evaluation"]["results"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|r| r.1.iter().map(Test::clone).collect())
-        .collect();
-    let runs = if merge { vec![merged(runs)] } else { runs };
-    let mut diag = Vec::new();
-    let mut cross = Vec::new();
-    for (i, (store, _)) in runs.iter().enumerate() {
-        let cov = surge::tune::cover::cover_capped(&store.inputs, tol, min, max_classes);
-        let (used, mut y): (Vec<&InputRecord>, Vec<String>) = store
+        .map(|r| Test {
+            name: r["name"].as_str().unwrap().to_string(),
+            features: serde_json::from_value(r["features"].clone()).unwrap(),
+            measurements: serde_json::from_value(r["measurements"].clone()).unwrap(),
+        })
+        .collect()
+}
+
+/// The geometric means of tuned against exhaustive performance: on each run's own test
+/// measurements (`diag`) and on the other runs' (`cross`).
+#[derive(Default)]
+struct Scores {
+    diag: Vec<f64>,
+    cross: Vec<f64>,
+}
+
+/// Retrains run `i`'s model from its store and scores it on every report's tests.
+fn evaluate_run(
+    i: usize,
+    store: &TuningStore,
+    opts: &Options,
+    all_tests: &[Vec<Test>],
+    scores: &mut Scores,
+) {
+    let cov = surge::tune::cover::cover_capped(&store.inputs, opts.tol, opts.min, opts.max_classes);
+    let mut set = TrainingSet::new(store, &cov, opts);
+    if opts.smooth > 0 {
+        set.y = (0..set.x.len())
+            .map(|i| set.choose(&set.near(&set.xs[i], opts.smooth)))
+            .collect();
+    }
+    let t = std::time::Instant::now();
+    let m = set.train(opts);
+    let train_s = t.elapsed().as_secs_f64();
+    let regret = regret_matrix(&m, &set);
+    for (j, tests) in all_tests.iter().enumerate() {
+        // A merged model was trained on every run: each report is its own.
+        let own = i == j || opts.merge;
+        let g = score_tests(opts, &set, &m, &regret, tests, own);
+        if own {
+            if let Classifier::Neighbours { k, .. } = &m.classifier {
+                print!("k={k} ");
+            }
+            println!(
+                "run {i}: classes {} cv acc {:.2} perf {:.3} bound {:.3} train {train_s:.2}s  tuned_vs_exhaustive {g:.3}",
+                m.classes.len(),
+                m.cv_accuracy.unwrap_or(f64::NAN),
+                m.cv_performance.unwrap_or(f64::NAN),
+                cov.bound,
+            );
+            scores.diag.push(g);
+        } else {
+            scores.cross.push(g);
+        }
+    }
+}
+
+/// A store's labelled training inputs with the kept (not dropped) features, raw and scaled.
+struct TrainingSet<'a> {
+    used: Vec<&'a InputRecord>,
+    y: Vec<String>,
+    keep: Vec<usize>,
+    kept_names: Vec<String>,
+    kept_log: Vec<bool>,
+    x: Vec<Vec<f64>>,
+    scaler: Scaler,
+    xs: Vec<Vec<f64>>,
+    /// The classes the nearest-neighbour picks choose among.
+    cands: Vec<String>,
+}
+
+impl<'a> TrainingSet<'a> {
+    fn new(store: &'a TuningStore, cov: &Cover, opts: &Options) -> Self {
+        let (used, y): (Vec<&InputRecord>, Vec<String>) = store
             .inputs
             .iter()
             .zip(&cov.labels)
@@ -125,145 +240,194 @@ fn main() {
             .unzip();
         let names = &store.model.feature_names;
         let keep: Vec<usize> = (0..names.len())
-            .filter(|&j| !drop.contains(&names[j]))
+            .filter(|&j| !opts.drop.contains(&names[j]))
             .collect();
-        let project = |f: &[f64]| -> Vec<f64> { keep.iter().map(|&j| f[j]).collect() };
         let kept_names: Vec<String> = keep.iter().map(|&j| names[j].clone()).collect();
         let kept_log: Vec<bool> = keep.iter().map(|&j| store.model.scaler.log[j]).collect();
-        let x: Vec<Vec<f64>> = used.iter().map(|r| project(&r.features)).collect();
-        let perf = |i: usize, v: &str| {
-            time(&used[i].measurements, v).map_or(0.0, |t| best(&used[i].measurements) / t)
-        };
-        let scaler = surge::tune::model::Scaler::fit(&x, &kept_log);
+        let x: Vec<Vec<f64>> = used
+            .iter()
+            .map(|r| keep.iter().map(|&j| r.features[j]).collect())
+            .collect();
+        let scaler = Scaler::fit(&x, &kept_log);
         let xs: Vec<Vec<f64>> = x.iter().map(|r| scaler.transform(r)).collect();
-        let near = |q: &[f64], k: usize| -> Vec<usize> {
-            let mut d: Vec<(f64, usize)> = xs
-                .iter()
-                .enumerate()
-                .map(|(j, p)| {
-                    (
-                        p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
-                        j,
-                    )
-                })
-                .collect();
-            d.sort_by(|a, b| a.0.total_cmp(&b.0));
-            d.iter().take(k).map(|p| p.1).collect()
-        };
-        let cands: Vec<String> = if all_variants {
+        let cands: Vec<String> = if opts.all_variants {
             store.variants.clone()
         } else {
             cov.variants.clone()
         };
-        let choose = |nb: &[usize]| -> String {
-            cands
-                .iter()
-                .max_by(|a, b| {
-                    let s = |v: &str| nb.iter().map(|&j| perf(j, v).max(1e-3).ln()).sum::<f64>();
-                    s(a).total_cmp(&s(b))
-                })
-                .unwrap()
-                .clone()
-        };
-        if smooth > 0 {
-            y = (0..x.len())
-                .map(|i| choose(&near(&xs[i], smooth)))
-                .collect();
-        }
-        let t = std::time::Instant::now();
-        let m = Model::train_measured(
-            kind,
-            &kept_names,
-            &kept_log,
-            &x,
-            &y,
-            &search,
-            if by_accuracy { None } else { Some(&perf) },
-        )
-        .unwrap();
-        let train_s = t.elapsed().as_secs_f64();
-        // Cost matrix: per label class, the mean log performance of each class on its inputs.
-        let nc = m.classes.len();
-        let mut regret = vec![vec![0.0f64; nc]; nc];
-        let mut count = vec![0usize; nc];
-        for (i, l) in y.iter().enumerate() {
-            let a = m.classes.iter().position(|c| c == l).unwrap();
-            count[a] += 1;
-            for (b, c) in m.classes.iter().enumerate() {
-                regret[a][b] += perf(i, c).max(1e-3).ln();
-            }
-        }
-        for (row, n) in regret.iter_mut().zip(&count) {
-            for r in row.iter_mut() {
-                *r /= (*n).max(1) as f64;
-            }
-        }
-        let bayes_pick = |raw: &[f64]| -> String {
-            let (_, conf) = m.scores(raw);
-            let w: Vec<f64> = conf.iter().map(|c| c.max(1e-9).powf(bayes)).collect();
-            let sum: f64 = w.iter().sum();
-            let best = (0..nc)
-                .max_by(|&x, &z| {
-                    let e = |c: usize| (0..nc).map(|a| w[a] / sum * regret[a][c]).sum::<f64>();
-                    e(x).total_cmp(&e(z))
-                })
-                .unwrap();
-            m.classes[best].clone()
-        };
-        for (j, tests) in all_tests.iter().enumerate() {
-            // A merged model was trained on every run: each report is its own.
-            let own = i == j || merge;
-            let mut logs = 0.0;
-            for t in tests {
-                let knn_pick;
-                let pick = if knn > 0 {
-                    knn_pick = choose(&near(&scaler.transform(&project(&t.features)), knn));
-                    knn_pick.as_str()
-                } else if bayes > 0.0 {
-                    knn_pick = bayes_pick(&project(&t.features));
-                    knn_pick.as_str()
-                } else {
-                    m.predict(&project(&t.features))
-                };
-                let p = time(&t.measurements, pick).map_or(1e-3, |s| best(&t.measurements) / s);
-                logs += p.ln();
-                if verbose && own && p < 0.9 {
-                    println!(
-                        "  {:28} {p:.3} {}",
-                        t.name,
-                        pick.rsplit('/').next().unwrap()
-                    );
-                }
-            }
-            let g = (logs / tests.len() as f64).exp();
-            if own {
-                if let surge::tune::model::Classifier::Neighbours { k, .. } = &m.classifier {
-                    print!("k={k} ");
-                }
-                println!(
-                    "run {i}: classes {} cv acc {:.2} perf {:.3} bound {:.3} train {train_s:.2}s  tuned_vs_exhaustive {g:.3}",
-                    m.classes.len(),
-                    m.cv_accuracy.unwrap_or(f64::NAN),
-                    m.cv_performance.unwrap_or(f64::NAN),
-                    cov.bound,
-                );
-                diag.push(g);
-            } else {
-                cross.push(g);
-            }
+        TrainingSet {
+            used,
+            y,
+            keep,
+            kept_names,
+            kept_log,
+            x,
+            scaler,
+            xs,
+            cands,
         }
     }
+
+    /// The kept features of a full feature vector.
+    fn project(&self, f: &[f64]) -> Vec<f64> {
+        self.keep.iter().map(|&j| f[j]).collect()
+    }
+
+    /// Variant `v`'s performance on training input `i` (best time / its time; 0 if failed).
+    fn perf(&self, i: usize, v: &str) -> f64 {
+        let ms = &self.used[i].measurements;
+        time(ms, v).map_or(0.0, |t| best(ms) / t)
+    }
+
+    /// The `k` training inputs nearest to the scaled query `q`.
+    fn near(&self, q: &[f64], k: usize) -> Vec<usize> {
+        let mut d: Vec<(f64, usize)> = self
+            .xs
+            .iter()
+            .enumerate()
+            .map(|(j, p)| {
+                (
+                    p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum::<f64>(),
+                    j,
+                )
+            })
+            .collect();
+        d.sort_by(|a, b| a.0.total_cmp(&b.0));
+        d.iter().take(k).map(|p| p.1).collect()
+    }
+
+    /// The candidate of least summed log slowdown over the training inputs `nb`.
+    fn choose(&self, nb: &[usize]) -> String {
+        self.cands
+            .iter()
+            .max_by(|a, b| {
+                let s = |v: &str| {
+                    nb.iter()
+                        .map(|&j| self.perf(j, v).max(1e-3).ln())
+                        .sum::<f64>()
+                };
+                s(a).total_cmp(&s(b))
+            })
+            .unwrap()
+            .clone()
+    }
+
+    fn train(&self, opts: &Options) -> Model {
+        let perf = |i: usize, v: &str| self.perf(i, v);
+        Model::train_measured(
+            opts.kind,
+            &self.kept_names,
+            &self.kept_log,
+            &self.x,
+            &self.y,
+            &opts.search,
+            if opts.by_accuracy { None } else { Some(&perf) },
+        )
+        .unwrap()
+    }
+}
+
+/// Cost matrix: per label class, the mean log performance of each class on its inputs.
+fn regret_matrix(m: &Model, set: &TrainingSet<'_>) -> Vec<Vec<f64>> {
+    let nc = m.classes.len();
+    let mut regret = vec![vec![0.0f64; nc]; nc];
+    let mut count = vec![0usize; nc];
+    for (i, l) in set.y.iter().enumerate() {
+        let a = m.classes.iter().position(|c| c == l).unwrap();
+        count[a] += 1;
+        for (b, c) in m.classes.iter().enumerate() {
+            regret[a][b] += set.perf(i, c).max(1e-3).ln();
+        }
+    }
+    for (row, n) in regret.iter_mut().zip(&count) {
+        for r in row.iter_mut() {
+            *r /= (*n).max(1) as f64;
+        }
+    }
+    regret
+}
+
+/// The class of the best expected log performance under the model's confidences raised to
+/// the power `power` (`--bayes`).
+fn bayes_pick(m: &Model, regret: &[Vec<f64>], power: f64, raw: &[f64]) -> String {
+    let nc = m.classes.len();
+    let (_, conf) = m.scores(raw);
+    let w: Vec<f64> = conf.iter().map(|c| c.max(1e-9).powf(power)).collect();
+    let sum: f64 = w.iter().sum();
+    let best = (0..nc)
+        .max_by(|&x, &z| {
+            let e = |c: usize| (0..nc).map(|a| w[a] / sum * regret[a][c]).sum::<f64>();
+            e(x).total_cmp(&e(z))
+        })
+        .unwrap();
+    m.classes[best].clone()
+}
+
+/// The variant picked for a test input's full feature vector.
+fn pick(
+    opts: &Options,
+    set: &TrainingSet<'_>,
+    m: &Model,
+    regret: &[Vec<f64>],
+    f: &[f64],
+) -> String {
+    if opts.knn > 0 {
+        set.choose(&set.near(&set.scaler.transform(&set.project(f)), opts.knn))
+    } else if opts.bayes > 0.0 {
+        bayes_pick(m, regret, opts.bayes, &set.project(f))
+    } else {
+        m.predict(&set.project(f)).to_string()
+    }
+}
+
+/// The geometric mean of the picks' performance on `tests`; with `-v`, lists each own-run
+/// test input below 0.9 of its best.
+fn score_tests(
+    opts: &Options,
+    set: &TrainingSet<'_>,
+    m: &Model,
+    regret: &[Vec<f64>],
+    tests: &[Test],
+    own: bool,
+) -> f64 {
+    let mut logs = 0.0;
+    for t in tests {
+        let pick = pick(opts, set, m, regret, &t.features);
+        let p = time(&t.measurements, &pick).map_or(1e-3, |s| best(&t.measurements) / s);
+        logs += p.ln();
+        if opts.verbose && own && p < 0.9 {
+            println!(
+                "  {:28} {p:.3} {}",
+                t.name,
+                pick.rsplit('/').next().unwrap()
+            );
+        }
+    }
+    (logs / tests.len() as f64).exp()
+}
+
+fn print_summary(opts: &Options, scores: &Scores) {
+    let Options {
+        tol,
+        min,
+        smooth,
+        knn,
+        all_variants,
+        kind,
+        ..
+    } = opts;
+    let (diag, cross) = (&scores.diag, &scores.cross);
     let gm = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
     println!(
         "tol {tol} min {min} smooth {smooth} knn {knn} all {all_variants} {kind:?} {}: own test {:.3} (min {:.3}), other runs' tests {:.3}",
-        if by_accuracy {
+        if opts.by_accuracy {
             "by accuracy"
         } else {
             "by performance"
         },
-        gm(&diag),
+        gm(diag),
         diag.iter().copied().fold(f64::INFINITY, f64::min),
-        gm(&cross)
+        gm(cross)
     );
 }
 
