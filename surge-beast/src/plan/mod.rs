@@ -35,6 +35,7 @@ mod fold;
 mod hoist;
 mod nest;
 mod order;
+mod placement;
 mod select;
 mod tighten;
 
@@ -42,7 +43,7 @@ use std::sync::Arc;
 
 use self::dag::{Dag, Parsed};
 use self::deps::Deps;
-use self::hoist::Placement;
+use self::placement::Placement;
 use self::select::Selection;
 use crate::error::BeastError;
 use crate::space::{Class, Space};

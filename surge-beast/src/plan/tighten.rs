@@ -7,8 +7,8 @@
 
 use super::dag::Parsed;
 use super::deps::Deps;
-use super::hoist::Placement;
 use super::nest::{Clip, Level, Pair, Solve, SolveForm, Step};
+use super::placement::Placement;
 use super::select::Selection;
 use crate::expr::{Builtin, Expr, ExprKind};
 use crate::value::{BinOp, CmpOp, UnOp};

@@ -10,6 +10,7 @@
 //! family's file under `ops/`; [`interpret`] (the correctness oracle) is the engine that runs
 //! those semantics over a whole computation.
 
+pub mod data;
 mod infer;
 pub mod interpret;
 mod op;

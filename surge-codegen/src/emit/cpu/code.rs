@@ -562,3 +562,11 @@ pub(super) fn with_checks<'a>(code: Code<'a>, checks: &[String]) -> Code<'a> {
 fn in_bounds(slice: &str, k: &str) -> String {
     format!("(unsafe {{ *{slice}.get_unchecked({k}) }})")
 }
+
+/// Statements as indented lines of a function body.
+pub(super) fn lines(stmts: &[String]) -> String {
+    stmts
+        .iter()
+        .map(|s| format!("        {s}\n"))
+        .collect::<String>()
+}

@@ -1,8 +1,8 @@
 //! The diagonal layout (`layout1 = diagonals`): a phase shaped like SpMV also exports `diag`,
 //! its kernel over blocks of 64 rows stored diagonal-major (see `README.md`).
 
+use super::code::lines;
 use super::code::{Code, Env, Gen, R, SeqCode, bind, rust_ty, scalar_of};
-use super::phase::lines;
 use crate::analysis::DiagonalPattern;
 use crate::ir::{Op, Type};
 use std::rc::Rc;

@@ -3,7 +3,7 @@
 //! parameters to element `i`), the inner level the skeleton may run cooperatively (reduce, scan,
 //! or an element-wise map writing a row), and the row writers of nested results.
 
-use super::code::{Code, Env, Gen, R, SeqCode, bind, rust_ty, scalar_of};
+use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
 use super::diagonal::emit_diagonal;
 use super::{Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
 use crate::analysis::{Analysis, Phase};
@@ -107,13 +107,6 @@ fn phase_outputs<'a>(
         env.insert(ph.root, code);
     }
     (Rc::new(env), prelude)
-}
-
-pub(super) fn lines(stmts: &[String]) -> String {
-    stmts
-        .iter()
-        .map(|s| format!("        {s}\n"))
-        .collect::<String>()
 }
 
 /// Emits one phase's functions.

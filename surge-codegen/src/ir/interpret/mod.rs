@@ -6,9 +6,7 @@
 //! are recomputed on each call (the cache entries of the lambda's region are dropped on entry).
 //! Each operator's semantics is its family's `eval` in `ir/ops/`; this file is the engine.
 
-pub(crate) mod scalar;
-
-use super::ops::{self, Eval, Failure};
+use super::ops::{self, Eval, Failure, arith as scalar};
 use super::value::Value;
 use super::{Computation, Lambda, NodeId, Op, ScalarExpr};
 use crate::CodegenError;

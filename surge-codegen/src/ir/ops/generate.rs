@@ -1,9 +1,9 @@
 //! The generator family: `range(start, end, stride)` (Python's semantics; stride 1 when absent,
 //! a negative stride counts down; the element type is the bounds') and `replicate(value, len)`.
 
+use super::arith::cast;
 use super::{Eval, Failure, Typing, ValueInfo, unexpected};
 use crate::data::ScalarValue;
-use crate::ir::interpret::scalar::cast;
 use crate::ir::value::Value;
 use crate::ir::{IrError, Op, Type, range_len};
 

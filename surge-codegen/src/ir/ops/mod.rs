@@ -12,6 +12,7 @@
 //! | `generate` | `range`, `replicate` |
 //! | `reshape` | `zip`, `join`, `split`, `striding`, `reverse`, `nest`, `transpose` |
 
+pub(crate) mod arith;
 mod fold;
 mod generate;
 mod indexing;

@@ -1,4 +1,5 @@
-//! Scalar arithmetic of the reference interpreter.
+//! Scalar arithmetic: the reference semantics of scalar expressions (`scalar` nodes and lambda
+//! bodies), which the interpreter applies.
 //!
 //! Integers wrap on overflow (as the emitted Rust and CUDA kernels do in release builds);
 //! integer division or remainder by zero is an error. Float `min`/`max` ignore a NaN operand.
