@@ -20,6 +20,7 @@
 mod enumerate;
 mod error;
 mod expr;
+mod lex;
 mod parse;
 mod plan;
 mod space;
@@ -30,7 +31,8 @@ mod value;
 pub use self::enumerate::{Point, Points, RunOptions};
 pub use self::error::BeastError;
 pub use self::expr::{Builtin, EvalError, Expr, ExprKind, NativeFn, Resolved};
-pub use self::parse::{ParseError, parse_expr};
+pub use self::lex::ParseError;
+pub use self::parse::parse_expr;
 pub use self::plan::{ConstraintInfo, Plan, PlanOptions};
 pub use self::space::{
     Class, ConstraintDef, DerivedDef, Domain, GeneratorFn, IteratorDef, Source, Space, SpaceBuilder,

@@ -5,16 +5,16 @@ use surge::mtx::{
 };
 
 /// Shared test matrices; override with SURGE_MATRICES_DIR.
-fn matrices_dir() -> Option<PathBuf> {
+fn matrices_dir() -> PathBuf {
     let dir = std::env::var_os("SURGE_MATRICES_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/matrices"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: matrices directory {} not found", dir.display());
-        None
-    }
+    assert!(
+        dir.is_dir(),
+        "the shared matrices are required: {} not found (CI puts ../shared beside the checkout)",
+        dir.display()
+    );
+    dir
 }
 
 /// (file, field, symmetry, rows, cols, nnz after symmetric expansion), from SOURCES.md.
@@ -277,7 +277,7 @@ fn dense(m: &CsrMatrix) -> Vec<Vec<f64>> {
 
 #[test]
 fn shared_matrices_match_sources_table() {
-    let Some(dir) = matrices_dir() else { return };
+    let dir = matrices_dir();
     let mut checked = 0;
     for &(file, field, symmetry, rows, cols, nnz) in TABLE {
         let path = dir.join(file);
@@ -328,12 +328,13 @@ fn shared_matrices_match_sources_table() {
 
 #[test]
 fn shared_complex_matrix_is_rejected() {
-    let Some(dir) = matrices_dir() else { return };
+    let dir = matrices_dir();
     let path = dir.join(COMPLEX_FILE);
-    if !path.exists() {
-        eprintln!("skipping: {} missing", path.display());
-        return;
-    }
+    assert!(
+        path.exists(),
+        "{} is missing from the shared matrices",
+        path.display()
+    );
     assert_eq!(read_header(&path).unwrap().field, Field::Complex);
     let e = read_mtx(&path).unwrap_err();
     assert!(e.message.contains("complex"), "{e}");
@@ -343,7 +344,7 @@ fn shared_complex_matrix_is_rejected() {
 
 #[test]
 fn cross_check_with_nalgebra_sparse() {
-    let Some(dir) = matrices_dir() else { return };
+    let dir = matrices_dir();
     let mut compared = Vec::new();
     for path in mtx_files(&dir) {
         // nalgebra-sparse reads pattern files only as `()` and not at all into f64, so
@@ -878,7 +879,7 @@ fn write_read_round_trip_exact() {
     round_trip(&m, "synthetic");
     round_trip(&CsrMatrix::from_triplets(3, 0, &[]).unwrap(), "empty");
 
-    let Some(dir) = matrices_dir() else { return };
+    let dir = matrices_dir();
     for f in ["bcsstk13.mtx", "lp_e226.mtx"] {
         if dir.join(f).exists() {
             round_trip(&read_mtx(&dir.join(f)).unwrap(), f);

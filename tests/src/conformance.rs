@@ -78,13 +78,12 @@ impl Backend for CudaBackend {
     }
 }
 
-fn skip(b: &dyn Backend) -> bool {
-    match b.unavailable() {
-        Some(why) => {
-            eprintln!("skipping {} conformance: {why}", b.name());
-            true
-        }
-        None => false,
+/// A backend the suite is asked to check must be able to run here: a test that cannot run is
+/// ignored where it is instantiated (`backend_conformance!(cuda, .., #[ignore = ".."])`), never
+/// passed without running.
+fn require(b: &dyn Backend) {
+    if let Some(why) = b.unavailable() {
+        panic!("the {} backend cannot run here: {why}", b.name());
     }
 }
 
@@ -125,9 +124,7 @@ pub fn values(n: usize, seed: u64) -> Vec<f64> {
 const SIZES: [usize; 8] = [0, 1, 2, 7, 61, 1021, 4099, 300_007];
 
 pub fn reduce_matches_interpreter(b: &dyn Backend) {
-    if skip(b) {
-        return;
-    }
+    require(b);
     for n in SIZES {
         let tile = if n > 100_000 { 4096 } else { 64 };
         let s = Seq::input("s", values(n, n as u64)).unwrap();
@@ -137,9 +134,7 @@ pub fn reduce_matches_interpreter(b: &dyn Backend) {
 }
 
 pub fn scan_matches_interpreter(b: &dyn Backend) {
-    if skip(b) {
-        return;
-    }
+    require(b);
     for n in SIZES {
         let tile = if n > 100_000 { 4096 } else { 64 };
         let s = Seq::input("s", values(n, 7 + n as u64)).unwrap();
@@ -154,9 +149,7 @@ fn spmv(m: &CsrMatrix, seed: u64) -> Computation {
 }
 
 pub fn spmv_matches_interpreter_on_generated_matrices(b: &dyn Backend) {
-    if skip(b) {
-        return;
-    }
+    require(b);
     let empty_rows = CsrMatrix {
         rows: 5,
         cols: 3,
@@ -176,9 +169,7 @@ pub fn spmv_matches_interpreter_on_generated_matrices(b: &dyn Backend) {
 }
 
 pub fn spmv_matches_interpreter_on_shared_matrices(b: &dyn Backend) {
-    if skip(b) {
-        return;
-    }
+    require(b);
     let mut checked = 0;
     for path in crate::shared_matrix_files() {
         let Ok(m) = surge::mtx::read_mtx(&path) else {
@@ -193,9 +184,7 @@ pub fn spmv_matches_interpreter_on_shared_matrices(b: &dyn Backend) {
 
 /// An integer map.reduce with wrapping arithmetic: every variant must match exactly.
 pub fn integer_results_match_exactly(b: &dyn Backend) {
-    if skip(b) {
-        return;
-    }
+    require(b);
     for n in [0usize, 1, 100, 5000] {
         let data: Vec<i64> = (0..n as i64)
             .map(|i| i.wrapping_mul(0x5851_F42D_4C95_7F2D) >> 3)
@@ -220,9 +209,7 @@ pub fn integer_results_match_exactly(b: &dyn Backend) {
 
 /// Out-of-range data is an error naming the operator in every variant, never a wrong answer.
 pub fn bad_indices_are_errors(b: &dyn Backend) {
-    if skip(b) {
-        return;
-    }
+    require(b);
     let m = CsrMatrix {
         rows: 2,
         cols: 3,
@@ -247,9 +234,7 @@ pub fn bad_indices_are_errors(b: &dyn Backend) {
 /// interpreter; a row the backend's emitter does not generate yet must fail naming its operator.
 pub fn operator_table_matches_interpreter(b: &dyn Backend) {
     use crate::operator_table::{OPERATORS, not_emitted};
-    if skip(b) {
-        return;
-    }
+    require(b);
     let pending = not_emitted(b.name());
     for row in OPERATORS {
         let c = (row.build)().unwrap_or_else(|e| panic!("operator {}: building: {e}", row.op));
@@ -278,37 +263,45 @@ pub fn operator_table_matches_interpreter(b: &dyn Backend) {
     }
 }
 
-/// Instantiates the conformance tests for a backend: `backend_conformance!(cpu, CpuBackend);`.
+/// Instantiates the conformance tests for a backend: `backend_conformance!(cpu, CpuBackend);`,
+/// with attributes for every test after it (`#[ignore = "needs a CUDA GPU"]`).
 #[macro_export]
 macro_rules! backend_conformance {
-    ($name:ident, $backend:expr) => {
+    ($name:ident, $backend:expr $(, #[$attr:meta])*) => {
         mod $name {
             use $crate::conformance::*;
             #[test]
+            $(#[$attr])*
             fn reduce_matches_interpreter_every_variant() {
                 reduce_matches_interpreter(&$backend)
             }
             #[test]
+            $(#[$attr])*
             fn scan_matches_interpreter_every_variant() {
                 scan_matches_interpreter(&$backend)
             }
             #[test]
+            $(#[$attr])*
             fn spmv_generated_every_variant() {
                 spmv_matches_interpreter_on_generated_matrices(&$backend)
             }
             #[test]
+            $(#[$attr])*
             fn spmv_shared_matrices_every_variant() {
                 spmv_matches_interpreter_on_shared_matrices(&$backend)
             }
             #[test]
+            $(#[$attr])*
             fn integers_exact_every_variant() {
                 integer_results_match_exactly(&$backend)
             }
             #[test]
+            $(#[$attr])*
             fn operator_table_every_variant() {
                 operator_table_matches_interpreter(&$backend)
             }
             #[test]
+            $(#[$attr])*
             fn bad_indices_are_errors_every_variant() {
                 bad_indices_are_errors(&$backend)
             }

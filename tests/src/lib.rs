@@ -2,18 +2,21 @@
 
 use std::path::PathBuf;
 
-/// `../shared/matrices` beside the workspace, if it is there.
-pub fn shared_matrices() -> Option<PathBuf> {
+/// `../shared/matrices` beside the workspace: a test requirement (CI puts `../shared` beside
+/// the checkout), so its absence fails the tests that read it instead of passing them.
+pub fn shared_matrices() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/matrices");
-    dir.is_dir().then_some(dir)
+    assert!(
+        dir.is_dir(),
+        "the shared matrices are required: {} not found",
+        dir.display()
+    );
+    dir
 }
 
-/// Every `.mtx` file under `../shared/matrices`, sorted; empty (with a message) when absent.
+/// Every `.mtx` file under `../shared/matrices`, sorted.
 pub fn shared_matrix_files() -> Vec<PathBuf> {
-    let Some(dir) = shared_matrices() else {
-        eprintln!("skipping: ../shared/matrices is not present beside the workspace");
-        return vec![];
-    };
+    let dir = shared_matrices();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("readable matrices directory")
         .filter_map(|e| e.ok().map(|e| e.path()))

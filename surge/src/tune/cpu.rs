@@ -241,10 +241,9 @@ mod tests {
     #[test]
     fn other_processes_busy_time_counts_as_taken() {
         let b = CpuBackend::new();
-        let Some((t0, cpus)) = b.stolen() else {
-            eprintln!("skipping: no /proc/stat here");
-            return;
-        };
+        let (t0, cpus) = b
+            .stolen()
+            .expect("/proc/stat is readable (Linux is the test platform)");
         // Our own busy thread for 300 ms: not taken from us.
         let start = std::time::Instant::now();
         while start.elapsed() < Duration::from_millis(300) {
