@@ -85,15 +85,18 @@ fn the_cpu_backend_tunes_reduce_and_runs_the_pick() {
 }
 
 #[test]
-fn without_a_gpu_the_cuda_backend_says_what_is_missing() {
-    if let Err(e) = CudaBackend::open(0) {
-        let m = e.to_string();
-        assert!(
-            ["libcuda", "NVRTC", "nvrtc", "device"]
-                .iter()
-                .any(|w| m.contains(w)),
-            "the error should say what is missing: {m}"
-        );
+fn opening_the_cuda_backend_names_its_device_or_what_is_missing() {
+    match CudaBackend::open(0) {
+        Ok(b) => assert!(b.platform().starts_with("cuda:"), "{}", b.platform()),
+        Err(e) => {
+            let m = e.to_string();
+            assert!(
+                ["libcuda", "NVRTC", "nvrtc", "device"]
+                    .iter()
+                    .any(|w| m.contains(w)),
+                "the error should say what is missing: {m}"
+            );
+        }
     }
 }
 

@@ -198,7 +198,7 @@ pub fn bench_spmv(
                 flops / (ms * 1e-3) / 1e9,
             ),
             failed: timed.failed,
-            checked_against: timed.expected.source,
+            checked_against: timed.expected.source(),
         });
     }
     Ok(out)
@@ -245,7 +245,7 @@ pub fn bench_reduce_or_scan(
                 reference_rate,
             ),
             failed: timed.failed,
-            checked_against: timed.expected.source,
+            checked_against: timed.expected.source(),
         },
         DeviceBandwidth {
             copy_gbps,

@@ -230,10 +230,7 @@ impl<'a> Gen<'a> {
 
     /// An inner `map`: its body evaluated per element over its inputs' elements.
     fn map(&self, n: NodeId, f: &Lambda, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
-        let ins: Vec<Rc<SeqCode<'a>>> =
-            inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
-        let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
-        checks.extend(self.equal_lengths(n, &ins));
+        let (ins, checks) = self.equal_inputs(n, inputs, env)?;
         let len = ins[0].len.clone();
         let g = self.clone_gen();
         let f = f.clone();
@@ -255,11 +252,23 @@ impl<'a> Gen<'a> {
     }
 
     /// `zip`: tuples of the inputs' elements, the lengths checked equal.
-    fn zip(&self, n: NodeId, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
+    /// The input sequences of a `map` or `zip`, with their checks and the check that their
+    /// lengths agree.
+    fn equal_inputs(
+        &self,
+        n: NodeId,
+        inputs: &[NodeId],
+        env: &Env<'a>,
+    ) -> R<(Vec<Rc<SeqCode<'a>>>, Vec<String>)> {
         let ins: Vec<Rc<SeqCode<'a>>> =
             inputs.iter().map(|i| self.seq(*i, env)).collect::<R<_>>()?;
         let mut checks: Vec<String> = ins.iter().flat_map(|s| s.checks.clone()).collect();
         checks.extend(self.equal_lengths(n, &ins));
+        Ok((ins, checks))
+    }
+
+    fn zip(&self, n: NodeId, inputs: &[NodeId], env: &Env<'a>) -> R<Code<'a>> {
+        let (ins, checks) = self.equal_inputs(n, inputs, env)?;
         Ok(Code::Seq(Rc::new(SeqCode {
             slice: None,
             len: ins[0].len.clone(),
@@ -415,13 +424,8 @@ impl<'a> Gen<'a> {
     }
 
     fn elem_of_seq(&self, n: NodeId) -> Elem {
-        match &self.c.node(n).ty {
-            Type::Seq(t) => match **t {
-                Type::Scalar(e) => e,
-                _ => panic!("internal: {n} is not a flat sequence"),
-            },
-            _ => panic!("internal: {n} is not a sequence"),
-        }
+        self.flat_elem(n)
+            .unwrap_or_else(|| panic!("internal: {n} is not a flat sequence of scalars"))
     }
 
     fn equal_lengths(&self, n: NodeId, ins: &[Rc<SeqCode<'a>>]) -> Vec<String> {
