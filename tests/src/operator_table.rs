@@ -199,7 +199,7 @@ pub const OPERATORS: &[OperatorRow] = &[
 /// The operators `backend`'s emitter does not generate yet (issue 19 adds them).
 pub fn not_emitted(backend: &str) -> &'static [&'static str] {
     match backend {
-        "cpu" | "cuda" => &["reduce_by_key", "scatter", "transpose"],
+        "cuda" => &["reduce_by_key", "scatter", "transpose"],
         _ => &[],
     }
 }

@@ -26,6 +26,12 @@ pub struct Level {
     pub node: NodeId,
     /// Producers fused into this level, in the order they were found (outermost argument first).
     pub fused: Vec<Fused>,
+    /// Data-parallel operators computed sequentially inside each element of this level, their
+    /// results kept in a per-element workspace when they are not element-wise: a second
+    /// operator nested in the level's function, or an argument that depends on the enclosing
+    /// lambda's parameters and cannot be fused (a `scan`, a `map` that nests a `reduce`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequential: Vec<Fused>,
 }
 
 /// A producer fused into its consumer.
@@ -93,7 +99,11 @@ pub fn analyze(c: &Computation) -> Result<Analysis, CodegenError> {
         phases: Vec::new(),
         done: BTreeSet::new(),
     };
-    a.phase(c.root)?;
+    if is_data_parallel(c.node(c.root).op.kind()) {
+        a.phase(c.root, c.root)?;
+    } else {
+        a.glue_root()?;
+    }
     Ok(Analysis { phases: a.phases })
 }
 
@@ -121,27 +131,56 @@ impl Analyzer<'_> {
         }
     }
 
-    /// Analyzes the phase rooted at `root` (after the phases it depends on).
-    fn phase(&mut self, root: NodeId) -> Result<(), CodegenError> {
+    /// A root that is scalar code (or a tuple, an index, a length) over data-parallel
+    /// operators, such as `reduce(add, map(x * x, x)).sqrt()`: every operator it reads but the
+    /// last is its own phase, and the last one's phase ends by evaluating the root (on the CPU,
+    /// in `finish`, like a map body's scalar code around its reduction).
+    fn glue_root(&mut self) -> Result<(), CodegenError> {
+        let root = self.c.root;
+        let mut candidates = Vec::new();
+        self.nested_candidates(root, &mut candidates, &mut BTreeSet::new());
+        let Some(last) = candidates.iter().copied().max() else {
+            return Err(self.analysis_error(
+                root,
+                "the computation has no data-parallel operator (map, reduce, scan, ...), so there \
+                 is nothing to schedule; evaluate it with `interpret`"
+                    .into(),
+            ));
+        };
+        for cand in candidates.into_iter().filter(|c| *c != last) {
+            self.phase(cand, cand)?;
+        }
+        self.phase(last, root)
+    }
+
+    /// Analyzes the phase whose levels start at `top` and whose result is `root` (the same node
+    /// unless the root is scalar code around `top`), after the phases it depends on.
+    fn phase(&mut self, top: NodeId, root: NodeId) -> Result<(), CodegenError> {
         if !self.done.insert(root) {
             return Ok(());
         }
         let mut levels = Vec::new();
-        let mut depends_on = BTreeSet::new();
+        let mut depends_on: BTreeSet<NodeId> = self
+            .phases
+            .iter()
+            .map(|p| p.root)
+            .filter(|_| top != root)
+            .collect();
         let mut scope: BTreeSet<NodeId> = BTreeSet::new();
-        let mut current = Some(root);
+        let mut current = Some(top);
         while let Some(node) = current.take() {
             let kind = self.op(node).kind();
-            let mut fused = Vec::new();
-            let mut seen = BTreeSet::new();
-            for o in self.op(node).operands() {
-                self.argument(o, &scope, &mut fused, &mut depends_on, &mut seen)?;
-            }
-            levels.push(Level {
+            let mut level = Level {
                 op: kind,
                 node,
-                fused,
-            });
+                fused: Vec::new(),
+                sequential: Vec::new(),
+            };
+            let mut seen = BTreeSet::new();
+            for o in self.op(node).operands() {
+                self.argument(o, &scope, &mut level, &mut depends_on, &mut seen)?;
+            }
+            levels.push(level);
             if let Some(l) = self.op(node).lambdas().first().map(|l| (*l).clone()) {
                 scope.extend(l.params.iter().copied());
                 let mut candidates = Vec::new();
@@ -149,7 +188,7 @@ impl Analyzer<'_> {
                 let mut nested = Vec::new();
                 for cand in candidates {
                     if self.free[cand.0 as usize].is_disjoint(&scope) {
-                        self.phase(cand)?;
+                        self.phase(cand, cand)?;
                         depends_on.insert(cand);
                     } else {
                         nested.push(cand);
@@ -158,25 +197,25 @@ impl Analyzer<'_> {
                 match nested.as_slice() {
                     [] => {}
                     [one] => current = Some(*one),
-                    [a, b, ..] => {
-                        return Err(self.analysis_error(
-                            node,
-                            format!(
-                                "its function nests two data-parallel operators, `{}` ({a}) and `{}` ({b}); \
-                                 Surge supports one nested operator per level (split the computation)",
-                                self.op(*a).kind(),
-                                self.op(*b).kind()
-                            ),
-                        ))
+                    // Several nested operators: the level's function runs sequentially per element.
+                    many => {
+                        let level = levels.last_mut().expect("the level was just pushed");
+                        for n in many {
+                            level.sequential.push(Fused {
+                                op: self.op(*n).kind(),
+                                node: *n,
+                            });
+                        }
                     }
                 }
             }
         }
+        depends_on.remove(&root);
         self.phases.push(Phase {
             root,
             levels,
             depends_on: depends_on.into_iter().collect(),
-            diagonal: diagonal_pattern(self.c, root),
+            diagonal: diagonal_pattern(self.c, top),
         });
         Ok(())
     }
@@ -213,7 +252,7 @@ impl Analyzer<'_> {
         &mut self,
         n: NodeId,
         scope: &BTreeSet<NodeId>,
-        fused: &mut Vec<Fused>,
+        level: &mut Level,
         depends_on: &mut BTreeSet<NodeId>,
         seen: &mut BTreeSet<NodeId>,
     ) -> Result<(), CodegenError> {
@@ -225,28 +264,25 @@ impl Analyzer<'_> {
             kind.is_elementwise_producer() && (kind != OpKind::Map || self.is_elementwise_map(n));
         if fusible {
             if is_data_parallel(kind) {
-                fused.push(Fused { op: kind, node: n });
+                level.fused.push(Fused { op: kind, node: n });
             }
             for o in self.op(n).operands() {
-                self.argument(o, scope, fused, depends_on, seen)?;
+                self.argument(o, scope, level, depends_on, seen)?;
             }
             if let Some(l) = self.op(n).lambdas().first().map(|l| (*l).clone()) {
                 let mut inner = scope.clone();
                 inner.extend(l.params.iter().copied());
-                self.argument(l.body, &inner, fused, depends_on, seen)?;
+                self.argument(l.body, &inner, level, depends_on, seen)?;
             }
             Ok(())
         } else if self.free[n.0 as usize].is_disjoint(scope) {
-            self.phase(n)?;
+            self.phase(n, n)?;
             depends_on.insert(n);
             Ok(())
         } else {
-            Err(self.analysis_error(
-                n,
-                "it produces an argument inside a nested level but cannot be fused (only element-wise \
-                 producers fuse); compute it as a nesting level or outside the lambda"
-                    .into(),
-            ))
+            // Depends on the level's element and is not element-wise: computed per element.
+            level.sequential.push(Fused { op: kind, node: n });
+            Ok(())
         }
     }
 }

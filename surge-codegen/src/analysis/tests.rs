@@ -4,7 +4,7 @@
 use super::{analyze, fusion_summary};
 use crate::data::Buffer;
 use crate::ir::testing::B;
-use crate::ir::{BinaryOp, Elem, Lambda, Literal, NodeId, Op, ScalarExpr, Type};
+use crate::ir::{BinaryOp, Elem, Lambda, Literal, NodeId, Op, OpKind, ScalarExpr, Type};
 
 fn f64s(n: usize) -> Buffer {
     Buffer::F64(vec![1.0; n])
@@ -108,7 +108,7 @@ fn a_scan_argument_of_a_map_is_its_own_phase() {
 }
 
 #[test]
-fn two_nested_operators_in_one_function_are_refused_by_name() {
+fn two_nested_operators_in_one_function_run_sequentially_per_element() {
     let mut b = B::default();
     let s = b.input("s", f64s(6));
     let three = b.konst(Literal::U64(3));
@@ -139,13 +139,40 @@ fn two_nested_operators_in_one_function_are_refused_by_name() {
         },
         inputs: vec![tiles],
     });
-    let e = analyze(&b.with_root(root)).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        format!(
-            "analysis of `map` (node {root}): its function nests two data-parallel operators, \
-             `reduce` ({sum}) and `reduce` ({top}); Surge supports one nested operator per level \
-             (split the computation)"
-        )
-    );
+    let a = analyze(&b.with_root(root)).expect("analyzed");
+    assert_eq!(a.expression_sequence(), "map");
+    let level = &a.final_phase().levels[0];
+    let seq: Vec<_> = level.sequential.iter().map(|f| (f.op, f.node)).collect();
+    assert_eq!(seq, vec![(OpKind::Reduce, sum), (OpKind::Reduce, top)]);
+}
+
+#[test]
+fn scalar_code_at_the_root_ends_the_last_reductions_phase() {
+    let mut b = B::default();
+    let s = b.input("s", f64s(6));
+    let add = b.binop(BinaryOp::Add, Elem::F64);
+    let sum = b.op(Op::Reduce {
+        op: add,
+        input: s,
+        prefix: None,
+    });
+    let mx = b.binop(BinaryOp::Max, Elem::F64);
+    let top = b.op(Op::Reduce {
+        op: mx,
+        input: s,
+        prefix: None,
+    });
+    let ratio = b.op(Op::Scalar {
+        expr: ScalarExpr::Binary(
+            BinaryOp::Div,
+            Box::new(ScalarExpr::Value(sum)),
+            Box::new(ScalarExpr::Value(top)),
+        ),
+    });
+    let a = analyze(&b.with_root(ratio)).expect("analyzed");
+    assert_eq!(a.expression_sequence(), "reduce, reduce");
+    assert_eq!(a.phases[0].root, sum);
+    let last = a.final_phase();
+    assert_eq!((last.root, last.levels[0].node), (ratio, top));
+    assert_eq!(last.depends_on, vec![sum]);
 }

@@ -131,6 +131,46 @@ fn chk_equal_len(a: usize, b: usize, k: usize, op: &str, node: u64) {
 
 #[cold]
 #[inline(never)]
+fn fail_pair_len(a: usize, b: usize, what_a: &str, what_b: &str, op: &str, node: u64) -> ! {
+    fail(op, node, format!("{what_a} has length {a} but {what_b} have length {b}"))
+}
+
+#[inline(always)]
+fn chk_pair_len(a: usize, b: usize, what_a: &str, what_b: &str, op: &str, node: u64) {
+    if a != b {
+        fail_pair_len(a, b, what_a, what_b, op, node);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_scatter(i: i128, pos: usize, len: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("index {i} at position {pos} is out of range for a destination of length {len}"))
+}
+
+#[inline(always)]
+fn chk_scatter(i: i128, pos: usize, len: usize, op: &str, node: u64) -> usize {
+    if i < 0 || i >= len as i128 {
+        fail_scatter(i, pos, len, op, node);
+    }
+    i as usize
+}
+
+#[cold]
+#[inline(never)]
+fn fail_uniform_row(width: usize, len: usize, k: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("rows differ in length (row 0 has {width}, row {k} has {len}); only uniform nesting transposes"))
+}
+
+#[inline(always)]
+fn chk_uniform_row(width: usize, len: usize, k: usize, op: &str, node: u64) {
+    if width != len {
+        fail_uniform_row(width, len, k, op, node);
+    }
+}
+
+#[cold]
+#[inline(never)]
 fn fail_positive(k: i128, what: &str, op: &str, node: u64) -> ! {
     fail(op, node, format!("{what} must be positive, got {k}"))
 }

@@ -17,11 +17,9 @@ pub unsafe extern "C" fn m0_p0_outer(bufs: *const Buf, out: *mut usize) -> i32 {
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
-
-        let n: usize = {
         chk_nonempty_offsets(b1.len(), "nest", 2);
-        ((b1.len()) - 1)
-        };
+
+        let n: usize = ((b1.len()) - 1);
         unsafe { *out = n };
     })
 }
@@ -32,6 +30,7 @@ pub unsafe extern "C" fn m0_p0_lens(bufs: *const Buf, lo: usize, hi: usize, out:
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        chk_nonempty_offsets(b1.len(), "nest", 2);
 
         for i in lo..hi {
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
@@ -49,6 +48,7 @@ pub unsafe extern "C" fn m0_p0_rows(bufs: *const Buf, lo: usize, hi: usize, data
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        chk_nonempty_offsets(b1.len(), "nest", 2);
 
         for i in lo..hi {
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
@@ -89,6 +89,7 @@ pub unsafe extern "C" fn m0_p0_inner_lens(bufs: *const Buf, lo: usize, hi: usize
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        chk_nonempty_offsets(b1.len(), "nest", 2);
 
         for i in lo..hi {
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
@@ -105,6 +106,7 @@ pub unsafe extern "C" fn m0_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
         let row2 = &b0[lo0..hi1];
@@ -125,6 +127,7 @@ pub unsafe extern "C" fn m0_p0_combine(bufs: *const Buf, i: usize, a: *const i64
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let (acc, x): (i64, i64) = unsafe { (*a, *b) };
         unsafe { *out = (acc).wrapping_add(x) };
@@ -137,6 +140,7 @@ pub unsafe extern "C" fn m0_p0_chunk(bufs: *const Buf, i: usize, lo: usize, hi: 
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
         let row2 = &b0[lo0..hi1];

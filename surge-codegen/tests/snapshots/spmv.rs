@@ -20,13 +20,11 @@ pub unsafe extern "C" fn m0_p0_outer(bufs: *const Buf, out: *mut usize) -> i32 {
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
-
-        let n: usize = {
         chk_nonempty_offsets(b2.len(), "nest", 4);
         chk_nonempty_offsets(b2.len(), "nest", 5);
         chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
-        ((b2.len()) - 1)
-        };
+
+        let n: usize = ((b2.len()) - 1);
         unsafe { *out = n };
     })
 }
@@ -39,20 +37,23 @@ pub unsafe extern "C" fn m0_p0_elems(bufs: *const Buf, lo: usize, hi: usize, out
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         for i in lo..hi {
             let v: f64 = {
-let (lo6, hi7) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
-let row8 = &b0[lo6..hi7];
-let (lo9, hi10) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b1.len(), "nest", 5);
-let row11 = &b1[lo9..hi10];
-chk_equal_len(row8.len(), row11.len(), 1, "map", 12);
-let n12: usize = row8.len();
-let mut acc15: f64 = 0.0f64;
-for k13 in 0..n12 {
-{ let x14: f64 = (((unsafe { *row8.get_unchecked(k13) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked(k13) })) as i128, k13, b3.len(), "gather", 8)])); acc15 = ((acc15) + (x14)); }
+let (lo0, hi1) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
+let row2 = &b0[lo0..hi1];
+let (lo3, hi4) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b1.len(), "nest", 5);
+let row5 = &b1[lo3..hi4];
+chk_equal_len(row2.len(), row5.len(), 1, "map", 12);
+let n6: usize = row2.len();
+let mut acc9: f64 = 0.0f64;
+for k7 in 0..n6 {
+{ let x8: f64 = (((unsafe { *row2.get_unchecked(k7) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(k7) })) as i128, k7, b3.len(), "gather", 8)])); acc9 = ((acc9) + (x8)); }
 }
-acc15
+acc9
 };
             unsafe { *out.add(i) = v };
         }
@@ -67,6 +68,9 @@ pub unsafe extern "C" fn m0_p0_inner_lens(bufs: *const Buf, lo: usize, hi: usize
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         for i in lo..hi {
         let (lo0, hi1) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
@@ -88,6 +92,9 @@ pub unsafe extern "C" fn m0_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let (lo0, hi1) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
         let row2 = &b0[lo0..hi1];
@@ -113,6 +120,9 @@ pub unsafe extern "C" fn m0_p0_combine(bufs: *const Buf, i: usize, a: *const f64
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let (acc, x): (f64, f64) = unsafe { (*a, *b) };
         unsafe { *out = ((acc) + (x)) };
@@ -127,6 +137,9 @@ pub unsafe extern "C" fn m0_p0_finish(bufs: *const Buf, i: usize, r: *const f64,
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let r: f64 = unsafe { *r };
         let reduced: f64 = { let acc: f64 = 0.0f64; let x: f64 = r; ((acc) + (x)) };
@@ -147,6 +160,9 @@ pub unsafe extern "C" fn m0_p0_diag(bufs: *const Buf, dia: *const Buf, lo: usize
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let doffs: &[i64] = unsafe { slot(dia, 0) };
         let nd: usize = doffs.len();
@@ -194,13 +210,11 @@ pub unsafe extern "C" fn m1_p0_outer(bufs: *const Buf, out: *mut usize) -> i32 {
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
-
-        let n: usize = {
         chk_nonempty_offsets(b2.len(), "nest", 4);
         chk_nonempty_offsets(b2.len(), "nest", 5);
         chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
-        ((b2.len()) - 1)
-        };
+
+        let n: usize = ((b2.len()) - 1);
         unsafe { *out = n };
     })
 }
@@ -213,40 +227,43 @@ pub unsafe extern "C" fn m1_p0_elems(bufs: *const Buf, lo: usize, hi: usize, out
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         for i in lo..hi {
             let v: f64 = {
-let (lo6, hi7) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
-let row8 = &b0[lo6..hi7];
-let (lo9, hi10) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b1.len(), "nest", 5);
-let row11 = &b1[lo9..hi10];
-chk_equal_len(row8.len(), row11.len(), 1, "map", 12);
-let n12: usize = row8.len();
-let mut acc15: f64 = 0.0f64;
-if n12 >= 8 {
-let q16 = n12 / 4;
-let mut lane17: f64 = (((unsafe { *row8.get_unchecked((1 * q16)) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked((1 * q16)) })) as i128, (1 * q16), b3.len(), "gather", 8)]));
-let mut lane18: f64 = (((unsafe { *row8.get_unchecked((2 * q16)) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked((2 * q16)) })) as i128, (2 * q16), b3.len(), "gather", 8)]));
-let mut lane19: f64 = (((unsafe { *row8.get_unchecked((3 * q16)) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked((3 * q16)) })) as i128, (3 * q16), b3.len(), "gather", 8)]));
-{ let x14: f64 = (((unsafe { *row8.get_unchecked(0) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked(0) })) as i128, 0, b3.len(), "gather", 8)])); acc15 = ((acc15) + (x14)); }
-for k13 in 1..q16 {
-{ let x14: f64 = (((unsafe { *row8.get_unchecked(k13) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked(k13) })) as i128, k13, b3.len(), "gather", 8)])); acc15 = ((acc15) + (x14)); }
-{ let x14: f64 = (((unsafe { *row8.get_unchecked((1 * q16 + k13)) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked((1 * q16 + k13)) })) as i128, (1 * q16 + k13), b3.len(), "gather", 8)])); lane17 = ((lane17) + (x14)); }
-{ let x14: f64 = (((unsafe { *row8.get_unchecked((2 * q16 + k13)) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked((2 * q16 + k13)) })) as i128, (2 * q16 + k13), b3.len(), "gather", 8)])); lane18 = ((lane18) + (x14)); }
-{ let x14: f64 = (((unsafe { *row8.get_unchecked((3 * q16 + k13)) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked((3 * q16 + k13)) })) as i128, (3 * q16 + k13), b3.len(), "gather", 8)])); lane19 = ((lane19) + (x14)); }
+let (lo0, hi1) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
+let row2 = &b0[lo0..hi1];
+let (lo3, hi4) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b1.len(), "nest", 5);
+let row5 = &b1[lo3..hi4];
+chk_equal_len(row2.len(), row5.len(), 1, "map", 12);
+let n6: usize = row2.len();
+let mut acc9: f64 = 0.0f64;
+if n6 >= 8 {
+let q10 = n6 / 4;
+let mut lane11: f64 = (((unsafe { *row2.get_unchecked((1 * q10)) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked((1 * q10)) })) as i128, (1 * q10), b3.len(), "gather", 8)]));
+let mut lane12: f64 = (((unsafe { *row2.get_unchecked((2 * q10)) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked((2 * q10)) })) as i128, (2 * q10), b3.len(), "gather", 8)]));
+let mut lane13: f64 = (((unsafe { *row2.get_unchecked((3 * q10)) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked((3 * q10)) })) as i128, (3 * q10), b3.len(), "gather", 8)]));
+{ let x8: f64 = (((unsafe { *row2.get_unchecked(0) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(0) })) as i128, 0, b3.len(), "gather", 8)])); acc9 = ((acc9) + (x8)); }
+for k7 in 1..q10 {
+{ let x8: f64 = (((unsafe { *row2.get_unchecked(k7) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(k7) })) as i128, k7, b3.len(), "gather", 8)])); acc9 = ((acc9) + (x8)); }
+{ let x8: f64 = (((unsafe { *row2.get_unchecked((1 * q10 + k7)) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked((1 * q10 + k7)) })) as i128, (1 * q10 + k7), b3.len(), "gather", 8)])); lane11 = ((lane11) + (x8)); }
+{ let x8: f64 = (((unsafe { *row2.get_unchecked((2 * q10 + k7)) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked((2 * q10 + k7)) })) as i128, (2 * q10 + k7), b3.len(), "gather", 8)])); lane12 = ((lane12) + (x8)); }
+{ let x8: f64 = (((unsafe { *row2.get_unchecked((3 * q10 + k7)) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked((3 * q10 + k7)) })) as i128, (3 * q10 + k7), b3.len(), "gather", 8)])); lane13 = ((lane13) + (x8)); }
 }
-for k13 in (4 * q16)..n12 {
-{ let x14: f64 = (((unsafe { *row8.get_unchecked(k13) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked(k13) })) as i128, k13, b3.len(), "gather", 8)])); lane19 = ((lane19) + (x14)); }
+for k7 in (4 * q10)..n6 {
+{ let x8: f64 = (((unsafe { *row2.get_unchecked(k7) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(k7) })) as i128, k7, b3.len(), "gather", 8)])); lane13 = ((lane13) + (x8)); }
 }
-acc15 = ((acc15) + (lane17));
-acc15 = ((acc15) + (lane18));
-acc15 = ((acc15) + (lane19));
+acc9 = ((acc9) + (lane11));
+acc9 = ((acc9) + (lane12));
+acc9 = ((acc9) + (lane13));
 } else {
-for k13 in 0..n12 {
-{ let x14: f64 = (((unsafe { *row8.get_unchecked(k13) })) * (b3[chk_gather(((unsafe { *row11.get_unchecked(k13) })) as i128, k13, b3.len(), "gather", 8)])); acc15 = ((acc15) + (x14)); }
+for k7 in 0..n6 {
+{ let x8: f64 = (((unsafe { *row2.get_unchecked(k7) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(k7) })) as i128, k7, b3.len(), "gather", 8)])); acc9 = ((acc9) + (x8)); }
 }
 }
-acc15
+acc9
 };
             unsafe { *out.add(i) = v };
         }
@@ -261,6 +278,9 @@ pub unsafe extern "C" fn m1_p0_inner_lens(bufs: *const Buf, lo: usize, hi: usize
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         for i in lo..hi {
         let (lo0, hi1) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
@@ -282,6 +302,9 @@ pub unsafe extern "C" fn m1_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let (lo0, hi1) = chk_segment((b2[i]) as i128, (b2[((i) + 1)]) as i128, i, b0.len(), "nest", 4);
         let row2 = &b0[lo0..hi1];
@@ -307,6 +330,9 @@ pub unsafe extern "C" fn m1_p0_combine(bufs: *const Buf, i: usize, a: *const f64
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let (acc, x): (f64, f64) = unsafe { (*a, *b) };
         unsafe { *out = ((acc) + (x)) };
@@ -321,6 +347,9 @@ pub unsafe extern "C" fn m1_p0_finish(bufs: *const Buf, i: usize, r: *const f64,
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let r: f64 = unsafe { *r };
         let reduced: f64 = { let acc: f64 = 0.0f64; let x: f64 = r; ((acc) + (x)) };
@@ -341,6 +370,9 @@ pub unsafe extern "C" fn m1_p0_diag(bufs: *const Buf, dia: *const Buf, lo: usize
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[u32] = unsafe { slot(bufs, 2) };
         let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let doffs: &[i64] = unsafe { slot(dia, 0) };
         let nd: usize = doffs.len();

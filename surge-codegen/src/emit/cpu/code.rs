@@ -188,18 +188,24 @@ impl<'a> Gen<'a> {
             Op::Split { input, tile } => self.split(n, *input, *tile, env),
             Op::Join { inputs } => self.join(inputs, env),
             Op::Nest { input, offsets } => self.nest(n, *input, *offsets, env),
-            Op::Scan { .. } => Err(self.unsupported(
-                n,
-                "a scan is emitted only as a phase's own level (its result written to memory), not fused into another operator",
-            )),
+            Op::Scan { op, input, prefix } => self.scan_value(op, *input, *prefix, env),
+            Op::ReduceByKey {
+                op,
+                input,
+                keys,
+                prefix,
+            } => self.reduce_by_key_value(n, op, (*input, *keys, *prefix), env),
+            Op::Scatter {
+                source,
+                indices,
+                dest,
+            } => self.scatter_value(n, (*source, *indices, *dest), env),
+            Op::Transpose { input } => self.transpose(n, *input, env),
             Op::Gather { .. }
             | Op::Range { .. }
             | Op::Replicate { .. }
             | Op::Reverse { .. }
             | Op::Striding { .. } => unreachable!("internal: {n} is lowered by emit::lower"),
-            Op::ReduceByKey { .. } | Op::Scatter { .. } | Op::Transpose { .. } => Err(
-                self.unsupported(n, "this operator is not emitted by the CPU backend yet; use the interpreter"),
-            ),
         }
     }
 
@@ -254,7 +260,7 @@ impl<'a> Gen<'a> {
     /// `zip`: tuples of the inputs' elements, the lengths checked equal.
     /// The input sequences of a `map` or `zip`, with their checks and the check that their
     /// lengths agree.
-    fn equal_inputs(
+    pub(super) fn equal_inputs(
         &self,
         n: NodeId,
         inputs: &[NodeId],
@@ -456,7 +462,7 @@ impl<'a> Gen<'a> {
         env: &Env<'a>,
     ) -> R<Code<'a>> {
         let Some(elem) = self.elem_of(n) else {
-            return Err(self.unsupported(n, "reductions over tuples are not emitted yet"));
+            return self.reduce_value(n, op, input, prefix, env);
         };
         let s = self.seq(input, env)?;
         let ty = rust_ty(elem);

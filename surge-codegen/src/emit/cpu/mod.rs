@@ -3,9 +3,11 @@
 
 mod code;
 mod diagonal;
+mod folds;
 mod lowered;
 mod phase;
 mod scalar;
+mod values;
 
 use crate::CodegenError;
 use crate::analysis::{Analysis, DiagonalPattern, Phase};

@@ -17,6 +17,9 @@ struct PhaseCtx {
     inner: Option<Inner>,
     /// Accumulator type of the inner reduce/scan (the element type of an inner map's rows).
     acc: Option<Elem>,
+    /// Statements every function of the phase runs once after binding its buffers: the root's
+    /// checks, and the locals its elements read.
+    pre: Vec<String>,
 }
 
 /// The element type of a flat sequence type, or of the rows of a nested one.
@@ -131,12 +134,32 @@ pub(super) fn emit_phase<'a>(
         ctx,
         inner: None,
         acc: None,
+        pre: Vec::new(),
     };
-    let whole = matches!(node.op, Op::Reduce { .. } | Op::Scan { .. });
-    let (shape, elem) = match &node.op {
-        Op::Reduce { .. } => root_reduce(g, root, &env0, &mut st)?,
-        Op::Scan { .. } => root_scan(g, root, &env0, &mut st)?,
-        _ => root_map(g, phase, &env0, &mut st)?,
+    let top = phase.levels.first().map_or(root, |l| l.node);
+    let flat_acc = fold_item(g, top).is_some_and(|t| t.as_scalar().is_some());
+    let scalar_root = matches!(node.ty, Type::Scalar(_));
+    let (shape, elem, whole) = match &g.c.node(top).op {
+        Op::Reduce { .. } if flat_acc && scalar_root => {
+            let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
+            (sh, e, true)
+        }
+        Op::Scan { .. } if flat_acc && top == root => {
+            let (sh, e) = root_scan(g, root, &env0, &mut st)?;
+            (sh, e, true)
+        }
+        Op::Reduce { .. } | Op::Scan { .. } | Op::ReduceByKey { .. } | Op::Scatter { .. } => {
+            let (sh, e) = root_whole(g, root, &env0, &mut st)?;
+            (sh, e, true)
+        }
+        _ if top != root => {
+            let (sh, e) = root_whole(g, root, &env0, &mut st)?;
+            (sh, e, true)
+        }
+        _ => {
+            let (sh, e) = root_map(g, phase, &env0, &mut st)?;
+            (sh, e, false)
+        }
     };
     if elem == Elem::Bool {
         return Err(g.unsupported(
@@ -148,7 +171,9 @@ pub(super) fn emit_phase<'a>(
         mut ctx,
         inner,
         acc,
+        pre,
     } = st;
+    ctx.insert("prelude", &format!("{prelude}{}", lines(&pre)));
     ctx.insert("elem", rust_ty(elem));
     let diagonal = match &phase.diagonal {
         Some(pat) if pat.map == root && shape == Shape::Flat && !whole => {
@@ -189,20 +214,83 @@ pub(super) fn emit_phase<'a>(
     ))
 }
 
-/// A root `reduce`: one outer element, the reduction its inner level.
+/// The item type of a `reduce`, `scan` or `reduce_by_key` node's input.
+fn fold_item(g: &Gen<'_>, n: NodeId) -> Option<Type> {
+    match &g.c.node(n).op {
+        Op::Reduce { input, .. } | Op::Scan { input, .. } | Op::ReduceByKey { input, .. } => {
+            g.c.node(*input).ty.item().cloned()
+        }
+        _ => None,
+    }
+}
+
+/// A root `reduce` of scalars (`top`), or scalar code `root` around one: one outer element, the
+/// reduction its inner level, the scalar code applied in `finish`.
 fn root_reduce<'a>(
+    g: &Gen<'a>,
+    top: NodeId,
+    root: NodeId,
+    env0: &Env<'a>,
+    st: &mut PhaseCtx,
+) -> R<(Shape, Elem)> {
+    let e = storable(g, root)?;
+    st.ctx.insert("outer_len", "1usize");
+    st.ctx.insert("elem_i", &scalar_of(g.eval(root, env0)?));
+    inner_reduce_scan(g, top, env0, (top != root).then_some(root), st)?;
+    Ok((Shape::Flat, e))
+}
+
+/// The element type of scalar node `n`, when a phase result of it can be stored.
+fn storable(g: &Gen<'_>, n: NodeId) -> R<Elem> {
+    match seq_elem(&Type::seq(g.c.node(n).ty.clone())) {
+        Some((e, false)) if e != Elem::Bool => Ok(e),
+        _ => Err(unstorable(g, n)),
+    }
+}
+
+fn unstorable(g: &Gen<'_>, n: NodeId) -> crate::CodegenError {
+    g.unsupported(
+        n,
+        format!(
+            "a phase result of type {} cannot be stored by the CPU backend yet (scalars, flat \
+             sequences and sequences of flat sequences of numbers can); project the fields \
+             you need, or cast booleans to an integer type",
+            g.c.node(n).ty
+        ),
+    )
+}
+
+/// Any other root computed whole, sequentially, by its element code: a `reduce_by_key`, a
+/// `scatter`, a reduction or scan over tuples or rows, scalar code around any operator. A
+/// scalar result is one element; a flat sequence is written as one row.
+fn root_whole<'a>(
     g: &Gen<'a>,
     root: NodeId,
     env0: &Env<'a>,
     st: &mut PhaseCtx,
 ) -> R<(Shape, Elem)> {
-    let Type::Scalar(e) = g.c.node(root).ty else {
-        return Err(g.unsupported(root, "reductions over tuples are not emitted yet"));
-    };
     st.ctx.insert("outer_len", "1usize");
-    st.ctx.insert("elem_i", &scalar_of(g.eval(root, env0)?));
-    inner_reduce_scan(g, root, env0, None, st)?;
-    Ok((Shape::Flat, e))
+    if let Type::Scalar(_) = g.c.node(root).ty {
+        let e = storable(g, root)?;
+        st.ctx.insert("elem_i", &scalar_of(g.eval(root, env0)?));
+        return Ok((Shape::Flat, e));
+    }
+    let Some((e, false)) = seq_elem(&g.c.node(root).ty).filter(|(e, _)| *e != Elem::Bool) else {
+        return Err(unstorable(g, root));
+    };
+    let r = g.seq(root, env0)?;
+    st.ctx.insert("env_i", &lines(&r.checks));
+    st.ctx.insert("row_len", &r.len);
+    st.ctx.insert(
+        "row_write",
+        &format!(
+            "            for k in 0..({}) {{\n                let v: {} = {};\n                unsafe {{ *row.add(k) = v }};\n            }}\n",
+            r.len,
+            rust_ty(e),
+            scalar_of(r.at("k")?)
+        ),
+    );
+    Ok((Shape::Nested, e))
 }
 
 /// A root `scan`: one outer element, a row written by the scan loop.
@@ -224,38 +312,41 @@ fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -
 fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
     let root = phase.root;
     let node = g.c.node(root);
-    let Some((e, nested)) = seq_elem(&node.ty) else {
-        return Err(g.unsupported(
-            root,
-            "the CPU backend emits phases whose result is a scalar, a flat sequence or a sequence of flat sequences; this one has tuples",
-        ));
+    let Some((e, nested)) = seq_elem(&node.ty).filter(|(e, _)| *e != Elem::Bool) else {
+        return Err(unstorable(g, root));
     };
-    let r = g.seq(root, env0)?;
-    st.ctx.insert(
-        "outer_len",
-        &format!("{{\n{}        {}\n        }}", lines(&r.checks), r.len),
-    );
-    // Element i's environment: the root map's parameters bound to its inputs' elements.
-    let map = match &node.op {
-        Op::Map { f, inputs: ins } => {
+    // Element i: a root map's body with its parameters bound to its inputs' elements, or the
+    // root sequence's element. The checks run once per call, before the elements; they may bind
+    // names the elements read (a transpose's row count, a materialized input).
+    let (len, map, elem_i) = match &node.op {
+        Op::Map { f, inputs } => {
+            let (ins, checks) = g.equal_inputs(root, inputs, env0)?;
+            st.pre = checks;
             let binds = f
                 .params
                 .iter()
-                .zip(ins)
-                .map(|(p, s)| Ok((*p, g.seq(*s, env0)?.at("i")?)))
+                .zip(&ins)
+                .map(|(p, s)| Ok((*p, s.at("i")?)))
                 .collect::<R<Vec<_>>>()?;
-            Some((f.body, bind(env0, binds)))
+            let env_i = bind(env0, binds);
+            let elem_i = g.eval(f.body, &env_i)?;
+            (ins[0].len.clone(), Some((f.body, env_i)), elem_i)
         }
-        _ => None,
+        _ => {
+            let r = g.seq(root, env0)?;
+            st.pre = r.checks.clone();
+            (r.len.clone(), None, r.at("i")?)
+        }
     };
+    st.ctx.insert("outer_len", &len);
     let level2 = phase.levels.get(1).map(|l| l.node);
     if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
         inner_level(g, l2, *body, env_i, nested, e, st)?;
     }
     if nested {
-        write_rows(g, &map, &r, e, st)?;
+        write_rows(g, &map, elem_i, e, st)?;
     } else {
-        st.ctx.insert("elem_i", &scalar_of(r.at("i")?));
+        st.ctx.insert("elem_i", &scalar_of(elem_i));
     }
     Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
 }
@@ -271,7 +362,9 @@ fn inner_level<'a>(
     e: Elem,
     st: &mut PhaseCtx,
 ) -> R<()> {
+    let flat_acc = fold_item(g, l2).is_some_and(|t| t.as_scalar().is_some());
     match &g.c.node(l2).op {
+        Op::Reduce { .. } | Op::Scan { .. } if !flat_acc => {}
         Op::Reduce { .. } if !nested => {
             inner_reduce_scan(g, l2, env_i, Some(body), st)?;
         }
@@ -304,7 +397,7 @@ fn inner_level<'a>(
 fn write_rows<'a>(
     g: &Gen<'a>,
     map: &Option<(NodeId, Env<'a>)>,
-    r: &SeqCode<'a>,
+    row: Code<'a>,
     e: Elem,
     st: &mut PhaseCtx,
 ) -> R<()> {
@@ -319,7 +412,7 @@ fn write_rows<'a>(
             st.ctx.insert("row_write", &seq_writer(&st.ctx)?);
         }
         _ => {
-            let Code::Seq(row) = r.at("i")? else {
+            let Code::Seq(row) = row else {
                 panic!("internal: nested row is not a sequence")
             };
             st.ctx.insert("env_i", &lines(&row.checks));

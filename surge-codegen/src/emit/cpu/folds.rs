@@ -1,0 +1,225 @@
+//! Sequential element code for the operators that are not element-wise: a `reduce` of any
+//! element type, and the materialized `scan`, `reduce_by_key` and `scatter` (their results are
+//! built in a per-element local, see `values.rs`), plus the lazy `transpose`. Each follows the
+//! interpreter's semantics (`ir/ops/fold.rs`, `indexing.rs`, `reshape.rs`) step for step, checks
+//! included.
+
+use super::code::{Code, Env, Gen, R, SeqCode, quote, with_checks};
+use super::values::{from_value, rust_type};
+use crate::ir::{Lambda, NodeId, Type};
+use std::rc::Rc;
+
+/// The item type of sequence node `n`'s type.
+fn item_type(g: &Gen<'_>, n: NodeId) -> Type {
+    g.c.node(n)
+        .ty
+        .item()
+        .unwrap_or_else(|| panic!("internal: validated node {n} is not a sequence"))
+        .clone()
+}
+
+impl<'a> Gen<'a> {
+    /// `acc = op(acc, x)` as a statement, for accumulators of any type.
+    fn step(&self, op: &Lambda, acc: &str, x: Code<'a>, t: &Type, env: &Env<'a>) -> R<String> {
+        let (stmt, x) = self.bound(x, t)?;
+        let next = self.apply(op, vec![from_value(acc.to_string(), t), x], env)?;
+        let next = self.to_value(next, t)?;
+        Ok(format!(
+            "{{ {} {acc} = {next}; }}",
+            stmt.unwrap_or_default()
+        ))
+    }
+
+    /// A sequential `reduce` whose element is a tuple or a sequence.
+    pub(super) fn reduce_value(
+        &self,
+        n: NodeId,
+        op: &Lambda,
+        input: NodeId,
+        prefix: Option<NodeId>,
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let s = self.seq(input, env)?;
+        let t = item_type(self, input);
+        let (len, k, acc) = (self.name("n"), self.name("k"), self.name("acc"));
+        let mut out = format!(
+            "{{\n{}\nlet {len}: usize = {};\n",
+            s.checks.join("\n"),
+            s.len
+        );
+        let (init, start) = match prefix {
+            Some(p) => (self.to_value(self.eval(p, env)?, &t)?, "0"),
+            None => {
+                out.push_str(&format!(
+                    "if {len} == 0 {{ {}; }}\n",
+                    self.fail(n, "\"reduction of an empty sequence without a prefix\"")
+                ));
+                (self.to_value(s.at("0")?, &t)?, "1")
+            }
+        };
+        out.push_str(&format!(
+            "let mut {acc}: {} = {init};\nfor {k} in {start}..{len} {{\n{}\n}}\n{acc}\n}}",
+            rust_type(&t),
+            self.step(op, &acc, s.at(&k)?, &t, env)?
+        ));
+        Ok(self.materialized(out, &t))
+    }
+
+    /// A `scan` inside element code: the whole result row built in a local.
+    pub(super) fn scan_value(
+        &self,
+        op: &Lambda,
+        input: NodeId,
+        prefix: Option<NodeId>,
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let s = self.seq(input, env)?;
+        let t = item_type(self, input);
+        let ty = rust_type(&t);
+        let (len, k, acc, out) = (
+            self.name("n"),
+            self.name("k"),
+            self.name("acc"),
+            self.name("out"),
+        );
+        let step = self.step(op, &acc, s.at(&k)?, &t, env)?;
+        let body = match prefix {
+            Some(p) => format!(
+                "let mut {acc}: {ty} = {};\nfor {k} in 0..{len} {{\n{out}.push({acc}.clone());\nif {k} + 1 < {len} {step}\n}}",
+                self.to_value(self.eval(p, env)?, &t)?
+            ),
+            None => format!(
+                "if {len} > 0 {{\nlet mut {acc}: {ty} = {};\n{out}.push({acc}.clone());\nfor {k} in 1..{len} {{\n{step}\n{out}.push({acc}.clone());\n}}\n}}",
+                self.to_value(s.at("0")?, &t)?
+            ),
+        };
+        let value = format!(
+            "{{\n{}\nlet {len}: usize = {};\nlet mut {out}: Vec<{ty}> = Vec::with_capacity({len});\n{body}\n{out}\n}}",
+            s.checks.join("\n"),
+            s.len
+        );
+        Ok(self.materialized(value, &Type::seq(t)))
+    }
+
+    /// `reduce_by_key`: one `p ⊕ s[i] ⊕ ..` per run of equal consecutive keys.
+    pub(super) fn reduce_by_key_value(
+        &self,
+        n: NodeId,
+        op: &Lambda,
+        (input, keys, prefix): (NodeId, NodeId, NodeId),
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let s = self.seq(input, env)?;
+        let ks = self.seq(keys, env)?;
+        let t = item_type(self, input);
+        let ty = rust_type(&t);
+        let names = ["n", "k", "acc", "out", "key", "p"].map(|b| self.name(b));
+        let [len, k, acc, out, key, p] = &names;
+        let key_at = |i: &str| -> R<String> {
+            let (x, _) = self.scalar_of_code(n, ks.at(i)?)?;
+            Ok(format!("(({x}) as i128)"))
+        };
+        let value = format!(
+            "{{\n{}\n{}\nlet {len}: usize = {};\n{}\nlet {p}: {ty} = {};\nlet mut {out}: Vec<{ty}> = Vec::new();\nlet mut {k} = 0usize;\nwhile {k} < {len} {{\nlet {key} = {};\nlet mut {acc}: {ty} = {p}.clone();\nwhile {k} < {len} && {} == {key} {{\n{}\n{k} += 1;\n}}\n{out}.push({acc});\n}}\n{out}\n}}",
+            s.checks.join("\n"),
+            ks.checks.join("\n"),
+            s.len,
+            self.pair_len_check(n, (&len, "input"), (&ks.len, "keys")),
+            self.to_value(self.eval(prefix, env)?, &t)?,
+            key_at(k)?,
+            key_at(k)?,
+            self.step(op, acc, s.at(k)?, &t, env)?,
+        );
+        Ok(self.materialized(value, &Type::seq(t)))
+    }
+
+    /// `scatter`: a copy of `dest` with `d[idx[i]] = s[i]` in order of `i`.
+    pub(super) fn scatter_value(
+        &self,
+        n: NodeId,
+        (source, indices, dest): (NodeId, NodeId, NodeId),
+        env: &Env<'a>,
+    ) -> R<Code<'a>> {
+        let s = self.seq(source, env)?;
+        let idx = self.seq(indices, env)?;
+        let t = item_type(self, source);
+        let [len, k, d, j] = ["n", "k", "d", "j"].map(|b| self.name(b));
+        let (i, _) = self.scalar_of_code(n, idx.at(&k)?)?;
+        let value = format!(
+            "{{\n{}\n{}\nlet {len}: usize = {};\n{}\nlet mut {d}: Vec<{}> = {};\nfor {k} in 0..{len} {{\nlet {j} = chk_scatter(({i}) as i128, {k}, {d}.len(), {}, {});\n{d}[{j}] = {};\n}}\n{d}\n}}",
+            s.checks.join("\n"),
+            idx.checks.join("\n"),
+            s.len,
+            self.pair_len_check(n, (&len, "source"), (&idx.len, "indices")),
+            rust_type(&t),
+            self.to_value(self.eval(dest, env)?, &Type::seq(t.clone()))?,
+            quote(self.op_name(n)),
+            n.0,
+            self.to_value(s.at(&k)?, &t)?,
+        );
+        Ok(self.materialized(value, &Type::seq(t)))
+    }
+
+    /// `transpose`: row `i` is element `i` of every input row, lazily; the rows are checked to
+    /// have one length first.
+    pub(super) fn transpose(&self, n: NodeId, input: NodeId, env: &Env<'a>) -> R<Code<'a>> {
+        let s = self.seq(input, env)?;
+        let [len, w, j] = ["n", "w", "j"].map(|b| self.name(b));
+        let row_len = |i: &str| -> R<String> {
+            let Code::Seq(r) = s.at(i)? else {
+                panic!("internal: transpose input {input} has no rows")
+            };
+            Ok(format!("{{ {} {} }}", r.checks.join(" "), r.len))
+        };
+        let mut checks = s.checks.clone();
+        checks.push(format!(
+            "let {len}: usize = {}; let {w}: usize = if {len} == 0 {{ 0 }} else {{ {} }}; for {j} in 1..{len} {{ chk_uniform_row({w}, {}, {j}, {}, {}); }}",
+            s.len,
+            row_len("0")?,
+            row_len(&j)?,
+            quote(self.op_name(n)),
+            n.0
+        ));
+        let rows = s.clone();
+        Ok(Code::Seq(Rc::new(SeqCode {
+            slice: None,
+            len: w,
+            checks,
+            elem: Box::new(move |i| {
+                let (rows, i, n) = (rows.clone(), i.to_string(), len.clone());
+                Ok(Code::Seq(Rc::new(SeqCode {
+                    slice: None,
+                    len: n,
+                    checks: vec![],
+                    elem: Box::new(move |k| {
+                        let Code::Seq(r) = rows.at(k)? else {
+                            panic!("internal: transpose row is not a sequence")
+                        };
+                        Ok(with_checks(r.at(&i)?, &r.checks))
+                    }),
+                })))
+            }),
+        })))
+    }
+
+    /// `chk_pair_len(..)`: two operands that must have one length (the interpreter's message).
+    fn pair_len_check(&self, n: NodeId, a: (&str, &str), b: (&str, &str)) -> String {
+        format!(
+            "chk_pair_len({}, {}, {}, {}, {}, {});",
+            a.0,
+            b.0,
+            quote(a.1),
+            quote(b.1),
+            quote(self.op_name(n)),
+            n.0
+        )
+    }
+
+    /// A scalar element's expression (an internal error for tuples: typing rules them out).
+    fn scalar_of_code(&self, n: NodeId, c: Code<'a>) -> R<(String, crate::ir::Elem)> {
+        match c {
+            Code::Scalar(s, e) => Ok((s, e)),
+            _ => Err(self.unsupported(n, "a tuple where a scalar index or key is expected")),
+        }
+    }
+}
