@@ -124,7 +124,7 @@ impl<'a> Gen<'a> {
             s.checks.join("\n"),
             ks.checks.join("\n"),
             s.len,
-            self.pair_len_check(n, (&len, "input"), (&ks.len, "keys")),
+            self.pair_len_check(n, (len, "input"), (&ks.len, "keys")),
             self.to_value(self.eval(prefix, env)?, &t)?,
             key_at(k)?,
             key_at(k)?,
