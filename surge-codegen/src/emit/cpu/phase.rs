@@ -139,6 +139,8 @@ pub(super) fn emit_phase<'a>(
     let top = phase.levels.first().map_or(root, |l| l.node);
     let flat_acc = fold_item(g, top).is_some_and(|t| t.as_scalar().is_some());
     let scalar_root = matches!(node.ty, Type::Scalar(_));
+    // Rows of rows are written row by row (`root_map`), whatever computes them.
+    let nested_root = matches!(seq_elem(&node.ty), Some((_, true)));
     let (shape, elem, whole) = match &g.c.node(top).op {
         Op::Reduce { .. } if flat_acc && scalar_root => {
             let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
@@ -148,11 +150,13 @@ pub(super) fn emit_phase<'a>(
             let (sh, e) = root_scan(g, root, &env0, &mut st)?;
             (sh, e, true)
         }
-        Op::Reduce { .. } | Op::Scan { .. } | Op::ReduceByKey { .. } | Op::Scatter { .. } => {
+        Op::Reduce { .. } | Op::Scan { .. } | Op::ReduceByKey { .. } | Op::Scatter { .. }
+            if !nested_root =>
+        {
             let (sh, e) = root_whole(g, root, &env0, &mut st)?;
             (sh, e, true)
         }
-        _ if top != root => {
+        _ if top != root && !nested_root => {
             let (sh, e) = root_whole(g, root, &env0, &mut st)?;
             (sh, e, true)
         }

@@ -1,0 +1,214 @@
+//! Ordinary pipelines a new user writes with `surge::prelude` only (issue 19's list: histograms,
+//! k-means assignment and the dissertation's Listing 5.5 update, argmin, L2 norm, segmented
+//! scans, stencils, dense mat-vec and mat-mat, scatter), each run natively with every CPU
+//! variant and checked against the interpreter.
+
+use surge::prelude::*;
+use tests::conformance::{CpuBackend, check_all};
+
+fn check(what: &str, y: impl Into<Computation>) {
+    let c: Computation = y.into();
+    let n = check_all(&CpuBackend, what, &c);
+    eprintln!("{what}: {n} variants match the interpreter");
+}
+
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    tests::conformance::values(n, seed)
+}
+
+/// Cluster of point `i` among `k`, sorted (points are grouped by cluster).
+fn sorted_keys(n: usize, k: u32) -> Vec<u32> {
+    (0..n)
+        .map(|i| (i as u64 * k as u64 / n as u64) as u32)
+        .collect()
+}
+
+#[test]
+fn histogram_by_reduce_by_key_over_sorted_keys() -> surge::Result<()> {
+    let keys = Seq::input("keys", sorted_keys(300, 7))?;
+    let ones = map(|k: Scalar<u32>| k.cast::<u64>().min(0u64) + 1u64, &keys)?;
+    check(
+        "histogram",
+        Computation::new(&reduce_by_key(add, &ones, &keys, 0u64)?)?,
+    );
+    Ok(())
+}
+
+#[test]
+fn listing_5_5_centroid_update_with_vector_valued_combiner() -> surge::Result<()> {
+    let (n, d) = (60usize, 3u64);
+    let x = Seq::input("x", values(n * d as usize, 1))?;
+    let points = split(&x, d)?;
+    let assign = Seq::input("assign", sorted_keys(n, 4))?;
+    let zero = Seq::input("zero", vec![0.0f64; d as usize])?;
+    let sums = reduce_by_key(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
+        &points,
+        &assign,
+        &zero,
+    )?;
+    check("Listing 5.5", Computation::new(&sums)?);
+    Ok(())
+}
+
+#[test]
+fn argmin_as_a_tuple_reduction() -> surge::Result<()> {
+    let d = Seq::input("d", values(40, 2))?;
+    let idx = range(0u32, 40u32)?;
+    // (With the range's bound a literal, LLVM fully unrolls the 39-step select chain and takes
+    // minutes; sizes as kernel arguments make the bound a run-time value.)
+    let best = reduce(
+        |a: (Scalar<f64>, Scalar<u32>), b: (Scalar<f64>, Scalar<u32>)| {
+            let take_a = a.0.le(&b.0);
+            (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
+        },
+        &zip(&d, &idx)?,
+    )?;
+    check("argmin index", Computation::new(&best.1)?);
+    Ok(())
+}
+
+#[test]
+fn l2_norm_with_sqrt_at_the_root() -> surge::Result<()> {
+    let x = Seq::input("x", values(1000, 3))?;
+    let norm = reduce(add, &map(|v: Scalar<f64>| &v * &v, &x)?)?.sqrt();
+    check("L2 norm", Computation::new(&norm)?);
+    Ok(())
+}
+
+#[test]
+fn k_means_assignment_with_argmin_per_point() -> surge::Result<()> {
+    let (n, k, d) = (50usize, 4usize, 3u64);
+    let x = Seq::input("x", values(n * d as usize, 4))?;
+    let c = Seq::input("c", values(k * d as usize, 5))?;
+    let points = split(&x, d)?;
+    let centroids = split(&c, d)?;
+    let assign = map(
+        |p: Seq<f64>| {
+            let dists = map(
+                |q: Seq<f64>| {
+                    reduce_prefix(add, &map(|(a, b)| (&a - &b) * (&a - &b), (&p, &q))?, 0.0)
+                },
+                &centroids,
+            )?;
+            let best = reduce(
+                |a: (Scalar<f64>, Scalar<u32>), b: (Scalar<f64>, Scalar<u32>)| {
+                    let take_a = a.0.le(&b.0);
+                    (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
+                },
+                &zip(&dists, &range(0u32, k as u32)?)?,
+            )?;
+            Ok(best.1)
+        },
+        &points,
+    )?;
+    check("k-means assignment", Computation::new(&assign)?);
+    Ok(())
+}
+
+#[test]
+fn dense_k_means_update_counts_and_sums_per_cluster() -> surge::Result<()> {
+    let n = 80usize;
+    let x = Seq::input("x", values(n, 6))?;
+    let assign = Seq::input(
+        "assign",
+        (0..n as u32).map(|i| (i * 7) % 5).collect::<Vec<_>>(),
+    )?;
+    let clusters = range(0u32, 5u32)?;
+    let means = map(
+        |c: Scalar<u32>| {
+            let count: Scalar<f64> = reduce_prefix(
+                add,
+                &map(|a: Scalar<u32>| a.equal(&c).select(1.0, 0.0), &assign)?,
+                0.0,
+            )?;
+            let sum = reduce_prefix(
+                add,
+                &map(
+                    |(a, v): (Scalar<u32>, Scalar<f64>)| a.equal(&c).select(&v, 0.0),
+                    (&assign, &x),
+                )?,
+                0.0,
+            )?;
+            Ok(sum / count.max(1.0))
+        },
+        &clusters,
+    )?;
+    check("dense k-means update", Computation::new(&means)?);
+    Ok(())
+}
+
+#[test]
+fn segmented_scan_over_csr_rows() -> surge::Result<()> {
+    let s = Seq::input("s", values(30, 7))?;
+    let off = Seq::input("off", vec![0u32, 5, 5, 12, 30])?;
+    let rows = nest(&s, &off)?;
+    check(
+        "segmented scan",
+        Computation::new(&map(|r: Seq<f64>| scan(add, &r), &rows)?)?,
+    );
+    Ok(())
+}
+
+#[test]
+fn scan_inside_a_row_feeding_a_reduction() -> surge::Result<()> {
+    let s = Seq::input("s", values(24, 8))?;
+    let rows = split(&s, 5u64)?;
+    let y = map(
+        |r: Seq<f64>| reduce_prefix(max, &scan(add, &r)?, -1e300),
+        &rows,
+    )?;
+    check("max prefix sum per row", Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn mat_mat_through_transpose_of_split() -> surge::Result<()> {
+    let (m, q, p) = (4u64, 3u64, 5u64);
+    let a = Seq::input("a", values((m * q) as usize, 9))?;
+    let b = Seq::input("b", values((q * p) as usize, 10))?;
+    let bcols = transpose(&split(&b, p)?)?;
+    let y = map(
+        |arow: Seq<f64>| {
+            map(
+                |bcol: Seq<f64>| reduce_prefix(add, &map(|(u, v)| u * v, (&arow, &bcol))?, 0.0),
+                &bcols,
+            )
+        },
+        &split(&a, q)?,
+    )?;
+    check("mat-mat", Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn scatter_into_a_copy() -> surge::Result<()> {
+    let s = Seq::input("s", values(10, 11))?;
+    let idx = Seq::input("idx", vec![3u32, 1, 4, 1, 5, 9, 2, 6, 5, 3])?;
+    let d = Seq::input("d", values(12, 12))?;
+    let y = map(|v: Scalar<f64>| v * 2.0, &scatter(&s, &idx, &d)?)?;
+    check("scatter", Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn scatter_per_row_inside_a_map() -> surge::Result<()> {
+    let s = Seq::input("s", values(12, 13))?;
+    let rows = split(&s, 4u64)?;
+    let idx = Seq::input("idx", vec![3u32, 0, 2, 1])?;
+    let y = map(|r: Seq<f64>| reduce(max, &scatter(&r, &idx, &r)?), &rows)?;
+    check("scatter per row", Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn three_point_stencil() -> surge::Result<()> {
+    let x = Seq::input("x", values(50, 14))?;
+    let n = 48u32;
+    let y = map(
+        |i: Scalar<u32>| Ok(at(&x, &i)? + at(&x, &i + 1u32)? * 2.0 + at(&x, &i + 2u32)?),
+        &range(0u32, n)?,
+    )?;
+    check("stencil", Computation::new(&y)?);
+    Ok(())
+}
