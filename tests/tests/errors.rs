@@ -98,12 +98,8 @@ fn bad_sizes_and_strides() {
 
 #[test]
 fn bad_input_data() {
-    let e = msg(Seq::input("x", vec![1.0f64, f64::NAN]));
-    assert_eq!(
-        e,
-        "input `x`: element 1 is NaN (NaN and infinities are rejected)"
-    );
-    assert!(msg(Seq::input("x", vec![f32::INFINITY])).contains("element 0 is inf"));
+    // NaN and infinities are values, not errors (tests/non_finite.rs).
+    assert!(Seq::input("x", vec![1.0f64, f64::NAN, f64::INFINITY]).is_ok());
     let a = Seq::input("same", vec![1.0f64]).unwrap();
     let b = Seq::input("same", vec![2.0f64]).unwrap();
     let y = map(|(x, y)| x + y, (&a, &b)).unwrap();

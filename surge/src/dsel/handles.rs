@@ -206,12 +206,25 @@ impl<T: Item> Sym for Seq<T> {
 }
 
 impl<T: Element> Seq<T> {
-    /// An input sequence named `name`, holding `data`. NaN and infinities are rejected.
+    /// An input sequence named `name`, holding `data`.
+    ///
+    /// Floats pass through as IEEE values: NaN and infinities are accepted and propagate as
+    /// they do in Rust (`NaN + 1` is NaN, `min` and `max` ignore a NaN operand), the same in the
+    /// interpreter and in every backend (README, "Non-finite values").
+    ///
+    /// ```
+    /// use surge::prelude::*;
+    /// let s = Seq::input("s", vec![1.0f64, f64::NAN, f64::INFINITY])?;
+    /// let y = map(|x| x * 2.0, &s)?.interpret()?;
+    /// assert!(y[1].is_nan() && y[2] == f64::INFINITY);
+    /// assert_eq!(reduce(max, &s)?.interpret()?, f64::INFINITY);
+    /// # Ok::<(), surge::SurgeError>(())
+    /// ```
     pub fn input(name: impl Into<String>, data: Vec<T>) -> Result<Self> {
         Ok(Seq::from_node(Node::input(
             name.into(),
             T::into_buffer(data),
-        )?))
+        )))
     }
 }
 

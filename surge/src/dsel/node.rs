@@ -71,25 +71,16 @@ impl Node {
         })
     }
 
-    pub(crate) fn input(name: String, buffer: Buffer) -> Result<Rc<Node>> {
-        if let Some(i) = buffer.first_non_finite() {
-            return Err(SurgeError::Input {
-                input: name,
-                message: format!(
-                    "element {i} is {} (NaN and infinities are rejected)",
-                    buffer.get(i).expect("in range")
-                ),
-            });
-        }
+    pub(crate) fn input(name: String, buffer: Buffer) -> Rc<Node> {
         let info = ValueInfo::input(buffer.elem(), buffer.len() as u64);
         let data = Rc::new(InputData { name, buffer });
-        Ok(Rc::new(Node {
+        Rc::new(Node {
             id: fresh_id(),
             op: Op::Input { buffer: 0 },
             info,
             deps: vec![],
             input: Some(data),
-        }))
+        })
     }
 
     pub(crate) fn ty(&self) -> &Type {

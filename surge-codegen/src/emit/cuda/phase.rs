@@ -61,14 +61,13 @@ fn identity(c: &Computation, params: &[NodeId], body: NodeId, elem: Elem) -> Opt
         return None;
     }
     let t = cuda_type(elem);
+    // Float `fmin`/`fmax` ignore a NaN operand (as Rust's `min`/`max` and the interpreter do), so
+    // NaN is their exact identity; ±∞ would turn a row of NaNs into ±∞.
     let (lo, hi) = match elem {
-        Elem::F32 => (
-            "(-__int_as_float(0x7f800000))",
-            "__int_as_float(0x7f800000)",
-        ),
+        Elem::F32 => ("__int_as_float(0x7fc00000)", "__int_as_float(0x7fc00000)"),
         Elem::F64 => (
-            "(-__longlong_as_double(0x7ff0000000000000LL))",
-            "__longlong_as_double(0x7ff0000000000000LL)",
+            "__longlong_as_double(0x7ff8000000000000LL)",
+            "__longlong_as_double(0x7ff8000000000000LL)",
         ),
         Elem::I32 => ("((i32)0x80000000)", "((i32)0x7fffffff)"),
         Elem::I64 => (
