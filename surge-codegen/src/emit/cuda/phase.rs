@@ -308,9 +308,9 @@ fn operator(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Operator, CodegenEr
         identity(c, &op.params, op.body, seq.elem).ok_or_else(|| CodegenError::EmitVariant {
             what: format!("phase {} ({})", tr.phase, tr.sequence),
             message: format!(
-                "the operator of `{}` ({node}) has no identity the CUDA emitter knows \
+                "the operator of {} has no identity the CUDA emitter knows \
                  (supported: |a, b| a + b, a * b, min, max, &&, ||)",
-                level.op
+                c.site(node)
             ),
         })?;
     let prefix = prefix.map(|x| tr.scalar(x, env)).transpose()?;
