@@ -1,6 +1,6 @@
 //! The one public error type of `surge-codegen`.
 
-use crate::ir::IrError;
+use crate::ir::{IrError, NodeId, SourceLoc, site};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CodegenError {
@@ -8,18 +8,21 @@ pub enum CodegenError {
     #[error("invalid computation: {0}")]
     Ir(#[from] IrError),
     /// The computation is valid but outside what the analysis supports.
-    #[error("analysis of `{op}` (node {node}): {message}")]
+    #[error("analysis of {}: {message}", site(.op, .loc.as_ref(), Some(*.node)))]
     Analysis {
         op: &'static str,
-        node: crate::ir::NodeId,
+        node: NodeId,
+        /// Where the user built the node ([`Computation::loc`](crate::ir::Computation::loc)).
+        loc: Option<SourceLoc>,
         message: String,
     },
     /// The reference interpreter failed on these inputs (an index out of range, a ragged
     /// transpose, ...): names the operator and node whose check failed.
-    #[error("`{op}` (node {node}) failed: {message}")]
+    #[error("{} failed: {message}", site(.op, .loc.as_ref(), Some(*.node)))]
     Eval {
         op: &'static str,
-        node: crate::ir::NodeId,
+        node: NodeId,
+        loc: Option<SourceLoc>,
         message: String,
     },
     /// Input data does not match the computation's input declarations.
@@ -35,11 +38,12 @@ pub enum CodegenError {
     #[error("variant id `{id}`: {message}")]
     Variant { id: String, message: String },
     /// The emitter for `backend` cannot generate this operator (in this position) yet.
-    #[error("the {backend} emitter cannot generate `{op}` (node {node}): {message}")]
+    #[error("the {backend} emitter cannot generate {}: {message}", site(.op, .loc.as_ref(), Some(*.node)))]
     Emit {
         backend: &'static str,
         op: &'static str,
-        node: crate::ir::NodeId,
+        node: NodeId,
+        loc: Option<SourceLoc>,
         message: String,
     },
     /// The emitter cannot generate code for a phase or variant: names which and why.

@@ -7,7 +7,10 @@
 //! - **Integers and booleans** must match exactly (integer arithmetic wraps the same way in the
 //!   interpreter and in every backend).
 //! - A **floating-point** element `g` with reference `w` must satisfy
-//!   `|g - w| ≤ n·ε·Σ|x| + f64::MIN_POSITIVE` (ε = 2⁻⁵², twice the unit roundoff u), or both be NaN.
+//!   `|g - w| ≤ n·ε·Σ|x| + f64::MIN_POSITIVE` (ε = 2⁻⁵², twice the unit roundoff u). Where either
+//!   is not finite they must be the same IEEE value: both NaN (any payload), or the same infinity
+//!   (inputs may hold NaN and infinities, which pass through every backend as they do through
+//!   the interpreter).
 //!   Why: variants reassociate sums (tree reductions, split accumulators, two-pass scans). Any
 //!   association order of an `n`-term sum lies within `(n - 1)·u·Σ|xᵢ|` of the exact sum, so two
 //!   orders differ by at most `2(n - 1)·u·Σ|xᵢ| < n·ε·Σ|xᵢ|`. `Σ|xᵢ|` per output element is the
@@ -218,7 +221,12 @@ impl Expected {
             w.as_f64().unwrap_or(f64::NAN),
         );
         let bound = self.bound(i);
-        if (gf - wf).abs() <= bound || (gf.is_nan() && wf.is_nan()) {
+        let same = if gf.is_finite() && wf.is_finite() {
+            (gf - wf).abs() <= bound
+        } else {
+            gf == wf || (gf.is_nan() && wf.is_nan())
+        };
+        if same {
             return Ok(());
         }
         Err(element(format!("{gf:e}"), format!("{wf:e}"), Some(bound)))
@@ -269,6 +277,36 @@ mod tests {
             "{m}"
         );
         e.check(&flat(&[f64::NAN, 2.0], vec![2])).unwrap_err();
+    }
+
+    #[test]
+    fn non_finite_values_match_only_themselves() {
+        let (inf, nan) = (f64::INFINITY, f64::NAN);
+        let want = flat(&[inf, -inf, nan, 1.0], vec![4]);
+        // An infinite Σ|x| makes the bound infinite: a finite result must still not pass for ∞.
+        let e = Expected::new(
+            want.clone(),
+            &flat(&[inf, inf, nan, inf], vec![4]),
+            4,
+            "interpreter",
+        );
+        e.check(&want).unwrap();
+        e.check(&flat(&[inf, -inf, -nan, 1.0], vec![4])).unwrap();
+        for bad in [
+            [1e308, -inf, nan, 1.0],
+            [inf, inf, nan, 1.0],
+            [inf, -inf, 0.0, 1.0],
+            [inf, -inf, nan, nan],
+        ] {
+            let m = e.check(&flat(&bad, vec![4])).unwrap_err().to_string();
+            assert!(m.contains("interpreter gives"), "{m}");
+        }
+        assert_eq!(
+            e.check(&flat(&[1e308, -inf, nan, 1.0], vec![4]))
+                .unwrap_err()
+                .to_string(),
+            "element 0: got 1e308, interpreter gives inf (bound inf)"
+        );
     }
 
     #[test]

@@ -160,16 +160,19 @@ mod tests {
             Node {
                 op: Op::Input { buffer: 0 },
                 ty: f64s.clone(),
+                loc: None,
             },
             Node {
                 op: Op::Param,
                 ty: s.clone(),
+                loc: None,
             },
             Node {
                 op: Op::Scalar {
                     expr: ScalarExpr::Binary(BinaryOp::Mul, v(1), v(1)),
                 },
                 ty: s.clone(),
+                loc: None,
             },
             Node {
                 op: Op::Map {
@@ -180,20 +183,24 @@ mod tests {
                     inputs: vec![NodeId(0)],
                 },
                 ty: f64s,
+                loc: None,
             },
             Node {
                 op: Op::Param,
                 ty: s.clone(),
+                loc: None,
             },
             Node {
                 op: Op::Param,
                 ty: s.clone(),
+                loc: None,
             },
             Node {
                 op: Op::Scalar {
                     expr: ScalarExpr::Binary(BinaryOp::Add, v(4), v(5)),
                 },
                 ty: s.clone(),
+                loc: None,
             },
             Node {
                 op: Op::Reduce {
@@ -205,6 +212,7 @@ mod tests {
                     prefix: None,
                 },
                 ty: s,
+                loc: None,
             },
         ];
         Computation {

@@ -49,7 +49,7 @@ impl B {
         b
     }
     fn push(&mut self, op: Op, ty: Type) -> NodeId {
-        self.c.nodes.push(Node { op, ty });
+        self.c.nodes.push(Node::new(op, ty));
         NodeId(self.c.nodes.len() as u64 - 1)
     }
     fn param(&mut self, ty: Type) -> NodeId {

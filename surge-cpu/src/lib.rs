@@ -15,10 +15,12 @@ pub enum CpuError {
     #[error(transparent)]
     Invalid(#[from] CodegenError),
     /// Evaluation failed on these inputs (an index out of range, a ragged transpose, ...).
-    #[error("`{op}` (node {node}) failed: {message}")]
+    #[error("{} failed: {message}", surge_codegen::ir::site(.op, .loc.as_ref(), Some(*.node)))]
     Runtime {
         op: &'static str,
         node: NodeId,
+        /// Where the user built the node.
+        loc: Option<surge_codegen::ir::SourceLoc>,
         message: String,
     },
     /// The generated kernels did not compile or load; names the variants whose code failed and

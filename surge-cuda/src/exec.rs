@@ -205,7 +205,12 @@ pub fn runtime_error(ir: &Computation, rec: &[u64; ERROR_WORDS]) -> Option<CudaE
     } else {
         "kernel"
     };
-    Some(CudaError::Runtime { op, node, message })
+    Some(CudaError::Runtime {
+        op,
+        node,
+        loc: ir.loc(node),
+        message,
+    })
 }
 
 /// The compiled and loaded kernels of many variants of one computation on one device. Building

@@ -45,10 +45,12 @@ pub enum CudaError {
     /// A device-side run-time check failed (an index out of range, bad nest offsets, a
     /// reduction of an empty row without a prefix): the node, its operator and the message the
     /// interpreter gives for the same failure.
-    #[error("`{op}` (node {node}) failed: {message}")]
+    #[error("{} failed: {message}", surge_codegen::ir::site(.op, .loc.as_ref(), Some(*.node)))]
     Runtime {
         op: &'static str,
         node: surge_codegen::ir::NodeId,
+        /// Where the user built the node.
+        loc: Option<surge_codegen::ir::SourceLoc>,
         message: String,
     },
     /// A driver, cuBLAS or cuSPARSE call failed.

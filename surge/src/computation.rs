@@ -27,6 +27,11 @@ fn next_id() -> u64 {
 
 impl Computation {
     /// Builds the computation whose result is `root` (a `Seq` or `Scalar` handle).
+    ///
+    /// A lambda's parameter used outside its lambda (a closure that stored its argument, or a
+    /// value computed from it, somewhere that outlives the call) is an error naming the line
+    /// that used it and the lambda's line.
+    #[track_caller]
     pub fn new<S: Sym>(root: &S) -> Result<Self> {
         let (ir, buffers) = lower(&root.to_node())?;
         Ok(Computation {
@@ -84,6 +89,7 @@ impl Computation {
 /// Evaluating a handle with the reference interpreter into plain Rust values.
 pub trait Interpret {
     type Output;
+    #[track_caller]
     fn interpret(&self) -> Result<Self::Output>;
 }
 
@@ -99,6 +105,7 @@ fn scalar_of<T: Element>(v: &Value) -> T {
 
 impl<T: Element> Interpret for Scalar<T> {
     type Output = T;
+    #[track_caller]
     fn interpret(&self) -> Result<T> {
         Ok(scalar_of(&Computation::new(self)?.interpret()?))
     }
@@ -106,6 +113,7 @@ impl<T: Element> Interpret for Scalar<T> {
 
 impl<T: Element> Interpret for Seq<T> {
     type Output = Vec<T>;
+    #[track_caller]
     fn interpret(&self) -> Result<Vec<T>> {
         let v = Computation::new(self)?.interpret()?;
         Ok(v.as_seq()
@@ -118,6 +126,7 @@ impl<T: Element> Interpret for Seq<T> {
 
 impl<T: Element> Interpret for Seq<Seq<T>> {
     type Output = Vec<Vec<T>>;
+    #[track_caller]
     fn interpret(&self) -> Result<Vec<Vec<T>>> {
         let v = Computation::new(self)?.interpret()?;
         let rows = v.as_seq().unwrap_or_else(|| unexpected("a sequence"));

@@ -112,7 +112,10 @@ impl Kernels {
             .run_in_keyed(c.ir(), variant, c.buffers(), Some(c.id()), ws)?)
     }
 
-    /// Runs `variant` on other buffers of the same shape (checked against the declarations).
+    /// Runs `variant` on other buffers of the same shape (checked against the declarations:
+    /// their number, element types and lengths). Float values are not checked: NaN and
+    /// infinities pass through as IEEE values, as they do through `Seq::input` and the
+    /// interpreter (README, "Non-finite values").
     pub fn run_on(&self, variant: &Variant, buffers: &[Buffer]) -> Result<Output> {
         Ok(self.inner.run(variant, buffers)?)
     }

@@ -207,6 +207,50 @@ pub fn integer_results_match_exactly(b: &dyn Backend) {
     }
 }
 
+/// NaN and ±∞ (in inputs and literals) pass through every variant as through the interpreter:
+/// sums, min/max over tiles that are all NaN, partly NaN or hold ∞, scans and SpMV.
+pub fn non_finite_values_pass_through(b: &dyn Backend) {
+    require(b);
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    let mut data = values(300, 3);
+    data[0..37].fill(nan); // tile 0: all NaN
+    data[40] = nan; // tile 1: one NaN
+    data[80] = inf; // tile 2: +∞ ...
+    data[90] = -inf; // ... and -∞: its sum is NaN
+    data[120] = -inf;
+    let s = Seq::input("s", data).unwrap();
+    for (what, tile) in [("reduce", 64u64), ("reduce, large tile", 4096)] {
+        let c = Computation::new(&reduce_app(&s, tile).unwrap()).unwrap();
+        check_all(b, &format!("non-finite {what}"), &c);
+        let c = Computation::new(&scan_app(&s, tile).unwrap()).unwrap();
+        check_all(b, &format!("non-finite scan, tile {tile}"), &c);
+    }
+    let tiles = split(&s, 37u64).unwrap();
+    for (name, op) in [("min", min::<f64> as fn(_, _) -> _), ("max", max::<f64>)] {
+        let r = map(|t: Seq<f64>| reduce(op, &t), &tiles).unwrap();
+        check_all(
+            b,
+            &format!("non-finite {name} per tile"),
+            &Computation::new(&r).unwrap(),
+        );
+    }
+    // Literals: NaN ignored by max, ∞ chosen by select, NaN scaled.
+    let r = map(
+        |x: Scalar<f64>| {
+            let y = x.max(nan) + select(&x.gt(0.5), inf, 0.0);
+            y * lit(1.0) + x.min(-inf)
+        },
+        &s,
+    )
+    .unwrap();
+    check_all(b, "non-finite literals", &Computation::new(&r).unwrap());
+    let m = matgen::random(300, 200, 9, 1);
+    let mut x = values(m.cols, 5);
+    (x[3], x[7], x[11]) = (nan, inf, -inf);
+    let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
+    check_all(b, "non-finite spmv", &c);
+}
+
 /// Out-of-range data is an error naming the operator in every variant, never a wrong answer.
 pub fn bad_indices_are_errors(b: &dyn Backend) {
     require(b);
@@ -299,6 +343,11 @@ macro_rules! backend_conformance {
             $(#[$attr])*
             fn operator_table_every_variant() {
                 operator_table_matches_interpreter(&$backend)
+            }
+            #[test]
+            $(#[$attr])*
+            fn non_finite_values_every_variant() {
+                non_finite_values_pass_through(&$backend)
             }
             #[test]
             $(#[$attr])*

@@ -125,6 +125,7 @@ fn recorded_errors_decode_to_the_failing_operator_and_message() {
         CudaError::Runtime {
             op: "gather",
             node: gather,
+            loc: c.ir().loc(gather),
             message: "index 7 at position 1 is out of range for a source of length 3".into()
         }
     );
@@ -138,12 +139,19 @@ fn recorded_errors_decode_to_the_failing_operator_and_message() {
     assert_eq!(
         e.to_string(),
         format!(
-            "`nest` (node {nest}) failed: offsets are not monotone: offsets[2] = 5 > offsets[3] = 4"
+            "{} failed: offsets are not monotone: offsets[2] = 5 > offsets[3] = 4",
+            c.ir().site(nest)
         )
     );
+    // The site leads with the user's line (here the app's `nest` call), then the node.
+    let loc = c.ir().loc(nest).expect("traced nodes have a location");
+    assert!(loc.file.ends_with("spmv.rs"), "{loc}");
     // Through the facade a CUDA run-time error reads like the CPU backend's.
     let s: surge::SurgeError = e.into();
-    assert!(s.to_string().starts_with("`nest` (node"), "{s}");
+    assert!(
+        s.to_string().starts_with(&format!("`nest` at {loc} (node")),
+        "{s}"
+    );
 }
 
 // ---- On a GPU --------------------------------------------------------------------------------

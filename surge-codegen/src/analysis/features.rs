@@ -75,6 +75,7 @@ pub fn features(
             return Err(CodegenError::Analysis {
                 op: node.op.kind().name(),
                 node: source,
+                loc: c.loc(source),
                 message: "the length of the first input sequence cannot be known before running"
                     .into(),
             });

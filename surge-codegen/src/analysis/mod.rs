@@ -127,6 +127,7 @@ impl Analyzer<'_> {
         CodegenError::Analysis {
             op: self.op(n).kind().name(),
             node: n,
+            loc: self.c.loc(n),
             message,
         }
     }

@@ -198,14 +198,6 @@ impl Buffer {
             Elem::Bool => return None,
         })
     }
-    /// Whether any element is NaN or infinite (integer buffers never are).
-    pub fn first_non_finite(&self) -> Option<usize> {
-        match self {
-            Buffer::F32(v) => v.iter().position(|x| !x.is_finite()),
-            Buffer::F64(v) => v.iter().position(|x| !x.is_finite()),
-            _ => None,
-        }
-    }
 }
 
 /// The result of running a computation on a backend: a scalar, a flat sequence, or a sequence of

@@ -4,6 +4,7 @@
 //! the call that caused them) run them through [`infer`](super::infer).
 
 use super::{Elem, IrError, Lambda, Literal, NodeId, OpKind, Type};
+use std::fmt::Display;
 
 /// What is known about a value before anything runs: its type, its length when it is a sequence
 /// of statically known length, and its value when it is a constant scalar.
@@ -132,6 +133,15 @@ impl<'a, 'b> Typing<'a, 'b> {
 
     /// The common static length of the sequences `ns` whose lengths are known, or an error
     /// naming the first two that differ.
+    /// Operand `a` (a singular noun: "input") and operand `b` (a plural one: "keys") have the
+    /// same length when both are known; the message is [`lengths_differ`]'s.
+    pub fn pair_lengths(&self, a: (NodeId, &str), b: (NodeId, &str)) -> Result<(), IrError> {
+        match (self.info(a.0).len, self.info(b.0).len) {
+            (Some(la), Some(lb)) if la != lb => Err(self.err(lengths_differ(a.1, la, b.1, lb))),
+            _ => Ok(()),
+        }
+    }
+
     pub fn same_lengths(&self, ns: &[NodeId], what: &str) -> Result<Option<u64>, IrError> {
         let mut known: Option<(usize, u64)> = None;
         for (i, n) in ns.iter().enumerate() {
@@ -149,6 +159,12 @@ impl<'a, 'b> Typing<'a, 'b> {
         }
         Ok(known.map(|(_, l)| l))
     }
+}
+
+/// Two operands that must be equally long are not, as a sentence: "the input has length 3 but
+/// the keys have length 2" (`a` singular, `b` plural). Typing and the interpreter share it.
+pub fn lengths_differ(a: &str, la: impl Display, b: &str, lb: impl Display) -> String {
+    format!("the {a} has length {la} but the {b} have length {lb}")
 }
 
 /// Number of elements of `range(a, b, s)` (Python semantics).

@@ -13,16 +13,19 @@
 pub mod data;
 mod infer;
 pub mod interpret;
+mod loc;
 mod op;
 mod ops;
 mod scalar;
 #[cfg(test)]
 pub(crate) mod testing;
 mod types;
+mod validate;
 mod value;
 
 pub use infer::{Typing, ValueInfo, range_len};
 pub use interpret::interpret;
+pub use loc::{SourceLoc, site};
 pub use op::{Family, Lambda, Node, NodeId, Op, OpInfo, OpKind, Strongest};
 pub use ops::{check_offsets, infer};
 pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp, infer_scalar};
@@ -41,12 +44,14 @@ pub struct InputDecl {
     pub len: u64,
 }
 
-/// A validation failure: the operator at fault, the node when known, and what is wrong.
+/// A validation failure: the operator at fault, where the user built it and the node when
+/// known, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{op}`{}: {message}", node.map(|n| format!(" (node {n})")).unwrap_or_default())]
+#[error("{}: {message}", site(.op, .loc.as_ref(), *.node))]
 pub struct IrError {
     pub op: &'static str,
     pub node: Option<NodeId>,
+    pub loc: Option<SourceLoc>,
     pub message: String,
 }
 
@@ -55,12 +60,22 @@ impl IrError {
         IrError {
             op,
             node: None,
+            loc: None,
             message: message.into(),
         }
     }
     pub fn at(mut self, node: NodeId) -> Self {
         self.node = Some(node);
         self
+    }
+    /// Names the user's line, unless a location is already known.
+    pub fn located(mut self, loc: Option<SourceLoc>) -> Self {
+        self.loc = self.loc.or(loc);
+        self
+    }
+    /// [`at`](Self::at) node `n` of `c`, with its location.
+    pub fn in_computation(self, c: &Computation, n: NodeId) -> Self {
+        self.at(n).located(c.loc(n))
     }
 }
 
@@ -81,116 +96,17 @@ impl Computation {
         self.node(self.root)
     }
 
-    /// Checks every node's operand order, types, arities, static lengths and parameter scoping.
-    pub fn validate(&self) -> Result<(), IrError> {
-        self.infer_all().map(|_| ())
-    }
-
-    /// Validates the computation and returns what is statically known about every node.
-    pub fn infer_all(&self) -> Result<Vec<ValueInfo>, IrError> {
-        let n = self.nodes.len() as u64;
-        if self.root.0 >= n {
-            return Err(IrError::new(
-                "computation",
-                format!("root {} does not exist ({n} nodes)", self.root),
-            ));
-        }
-        let mut infos: Vec<ValueInfo> = Vec::with_capacity(self.nodes.len());
-        let mut binder: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
-        for (i, node) in self.nodes.iter().enumerate() {
-            let id = NodeId(i as u64);
-            let kind = node.op.kind().name();
-            for r in node.op.references() {
-                if r.0 >= id.0 {
-                    return Err(IrError::new(
-                        kind,
-                        format!("refers to {r}, which does not come before it"),
-                    )
-                    .at(id));
-                }
-            }
-            let info = match &node.op {
-                Op::Input { buffer } => {
-                    let decl = self.inputs.get(*buffer).ok_or_else(|| {
-                        IrError::new(
-                            kind,
-                            format!(
-                                "buffer {buffer} does not exist ({} inputs)",
-                                self.inputs.len()
-                            ),
-                        )
-                        .at(id)
-                    })?;
-                    if decl.elem == Elem::Bool {
-                        return Err(IrError::new(
-                            kind,
-                            format!("input `{}` has element type bool", decl.name),
-                        )
-                        .at(id));
-                    }
-                    ValueInfo::input(decl.elem, decl.len)
-                }
-                Op::Param => ValueInfo::of_type(node.ty.clone()),
-                op => infer(op, &|r| &infos[r.0 as usize]).map_err(|e| e.at(id))?,
-            };
-            if info.ty != node.ty {
-                return Err(IrError::new(
-                    kind,
-                    format!(
-                        "declared type {} but its operands give {}",
-                        node.ty, info.ty
-                    ),
-                )
-                .at(id));
-            }
-            for l in node.op.lambdas() {
-                for p in &l.params {
-                    if !matches!(self.node(*p).op, Op::Param) {
-                        return Err(IrError::new(
-                            kind,
-                            format!("lambda parameter {p} is not a parameter node"),
-                        )
-                        .at(id));
-                    }
-                    if let Some(other) = binder[p.0 as usize] {
-                        return Err(IrError::new(
-                            kind,
-                            format!("parameter {p} is already bound by {other}"),
-                        )
-                        .at(id));
-                    }
-                    binder[p.0 as usize] = Some(id);
-                }
-            }
-            infos.push(info);
-        }
-        for (i, b) in binder.iter().enumerate() {
-            if matches!(self.nodes[i].op, Op::Param) && b.is_none() {
-                return Err(IrError::new("param", "not bound by any lambda").at(NodeId(i as u64)));
-            }
-        }
-        if let Some(p) = self.free_params()[self.root.0 as usize].iter().next() {
-            return Err(IrError::new(
-                "computation",
-                format!(
-                    "parameter {p} is used outside the lambda that binds it ({:?})",
-                    binder[p.0 as usize]
-                ),
-            ));
-        }
-        Ok(infos)
-    }
-
     /// A hash of the whole IR, stable across runs, platforms and compiler versions (FNV-1a over
     /// the canonical JSON form). It keys every cache.
+    /// Source locations are left out: moving a line of the program keeps the hash.
     pub fn stable_hash(&self) -> u128 {
-        fnv1a128(&serde_json::to_vec(self).expect("IR serializes"))
+        fnv1a128(&serde_json::to_vec(&self.without_locs()).expect("IR serializes"))
     }
 
     /// Like [`stable_hash`](Self::stable_hash) but ignoring input lengths: the same program on
     /// inputs of other sizes has the same structure hash, so compiled kernels can be reused.
     pub fn structure_hash(&self) -> u128 {
-        let mut c = self.clone();
+        let mut c = self.without_locs();
         c.inputs.iter_mut().for_each(|i| i.len = 0);
         fnv1a128(&serde_json::to_vec(&c).expect("IR serializes"))
     }

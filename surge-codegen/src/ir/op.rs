@@ -1,6 +1,6 @@
 //! Operator nodes of the IR.
 
-use super::{ScalarExpr, Type};
+use super::{ScalarExpr, SourceLoc, Type};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -394,10 +394,36 @@ impl Op {
     }
 }
 
-/// One node: its operator and its type (checked by the validator).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One node: its operator, its type (checked by the validator) and, when it was traced from
+/// user code, where ([`SourceLoc`]). Equality and hashing ignore the location: two programs that
+/// differ only in where their lines are have the same structure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Node {
     #[serde(flatten)]
     pub op: Op,
     pub ty: Type,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loc: Option<SourceLoc>,
+}
+
+impl Node {
+    /// A node without a source location (IR built by hand).
+    pub fn new(op: Op, ty: Type) -> Self {
+        Node { op, ty, loc: None }
+    }
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        self.op == other.op && self.ty == other.ty
+    }
+}
+
+impl Eq for Node {}
+
+impl std::hash::Hash for Node {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.op.hash(state);
+        self.ty.hash(state);
+    }
 }

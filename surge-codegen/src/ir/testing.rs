@@ -40,7 +40,7 @@ impl B {
         )
     }
     pub fn raw(&mut self, op: Op, ty: Type) -> NodeId {
-        self.c.nodes.push(Node { op, ty });
+        self.c.nodes.push(Node::new(op, ty));
         NodeId(self.c.nodes.len() as u64 - 1)
     }
     /// Adds `op`, typed by inference (panics with the typing error: use `typing_error` to see it).

@@ -108,6 +108,7 @@ impl NativeKernels {
             return CpuError::Runtime {
                 op: self.ir.node(node).op.kind().name(),
                 node,
+                loc: self.ir.loc(node),
                 message: message.to_string(),
             };
         }

@@ -19,8 +19,10 @@ pub trait Item: 'static {
 pub trait Sym: Clone {
     type Item: Item<Sym = Self>;
     #[doc(hidden)]
+    #[track_caller]
     fn from_node(n: Rc<Node>) -> Self;
     #[doc(hidden)]
+    #[track_caller]
     fn to_node(&self) -> Rc<Node>;
 }
 
@@ -107,12 +109,14 @@ impl<T> fmt::Debug for Scalar<T> {
 
 impl<T: Item<Sym = Scalar<T>>> Sym for Scalar<T> {
     type Item = T;
+    #[track_caller]
     fn from_node(node: Rc<Node>) -> Self {
         Scalar {
             node,
             _t: PhantomData,
         }
     }
+    #[track_caller]
     fn to_node(&self) -> Rc<Node> {
         self.node.clone()
     }
@@ -120,6 +124,7 @@ impl<T: Item<Sym = Scalar<T>>> Sym for Scalar<T> {
 
 impl<T: Element> Scalar<T> {
     /// A constant.
+    #[track_caller]
     pub fn constant(v: T) -> Self {
         Scalar::from_node(Node::typed(
             Op::Scalar {
@@ -131,25 +136,30 @@ impl<T: Element> Scalar<T> {
 }
 
 /// A constant scalar; shorthand for [`Scalar::constant`].
+#[track_caller]
 pub fn lit<T: Element>(v: T) -> Scalar<T> {
     Scalar::constant(v)
 }
 
 /// Anything usable where a scalar operand is expected: a plain value or a symbolic scalar.
 pub trait IntoScalar<T> {
+    #[track_caller]
     fn into_scalar(self) -> Scalar<T>;
 }
 impl<T: Element> IntoScalar<T> for T {
+    #[track_caller]
     fn into_scalar(self) -> Scalar<T> {
         Scalar::constant(self)
     }
 }
 impl<T> IntoScalar<T> for Scalar<T> {
+    #[track_caller]
     fn into_scalar(self) -> Scalar<T> {
         self
     }
 }
 impl<T> IntoScalar<T> for &Scalar<T> {
+    #[track_caller]
     fn into_scalar(self) -> Scalar<T> {
         self.clone()
     }
@@ -194,24 +204,40 @@ impl<T: Item> Item for Seq<T> {
 
 impl<T: Item> Sym for Seq<T> {
     type Item = Seq<T>;
+    #[track_caller]
     fn from_node(node: Rc<Node>) -> Self {
         Seq {
             node,
             _t: PhantomData,
         }
     }
+    #[track_caller]
     fn to_node(&self) -> Rc<Node> {
         self.node.clone()
     }
 }
 
 impl<T: Element> Seq<T> {
-    /// An input sequence named `name`, holding `data`. NaN and infinities are rejected.
+    /// An input sequence named `name`, holding `data`.
+    ///
+    /// Floats pass through as IEEE values: NaN and infinities are accepted and propagate as
+    /// they do in Rust (`NaN + 1` is NaN, `min` and `max` ignore a NaN operand), the same in the
+    /// interpreter and in every backend (README, "Non-finite values").
+    ///
+    /// ```
+    /// use surge::prelude::*;
+    /// let s = Seq::input("s", vec![1.0f64, f64::NAN, f64::INFINITY])?;
+    /// let y = map(|x| x * 2.0, &s)?.interpret()?;
+    /// assert!(y[1].is_nan() && y[2] == f64::INFINITY);
+    /// assert_eq!(reduce(max, &s)?.interpret()?, f64::INFINITY);
+    /// # Ok::<(), surge::SurgeError>(())
+    /// ```
+    #[track_caller]
     pub fn input(name: impl Into<String>, data: Vec<T>) -> Result<Self> {
         Ok(Seq::from_node(Node::input(
             name.into(),
             T::into_buffer(data),
-        )?))
+        )))
     }
 }
 
@@ -232,9 +258,11 @@ macro_rules! tuple_sym {
         }
         impl<$($T: Sym),+> Sym for ($($T,)+) {
             type Item = ($($T::Item,)+);
+            #[track_caller]
             fn from_node(n: Rc<Node>) -> Self {
                 ($($T::from_node(Node::typed(Op::Project { tuple: n.id, index: $i }, vec![n.clone()])),)+)
             }
+            #[track_caller]
             fn to_node(&self) -> Rc<Node> {
                 let deps = vec![$(self.$i.to_node()),+];
                 Node::typed(Op::Tuple { items: deps.iter().map(|d| d.id).collect() }, deps)
@@ -249,16 +277,19 @@ tuple_sym!(A 0, B 1, C 2, D 3);
 /// What a traced lambda may return: a symbolic value, or a `Result` of one (so `?` works inside).
 pub trait Traced {
     type Sym: Sym;
+    #[track_caller]
     fn into_sym(self) -> Result<Self::Sym>;
 }
 impl<S: Sym> Traced for S {
     type Sym = S;
+    #[track_caller]
     fn into_sym(self) -> Result<S> {
         Ok(self)
     }
 }
 impl<S: Sym> Traced for Result<S> {
     type Sym = S;
+    #[track_caller]
     fn into_sym(self) -> Result<S> {
         self
     }

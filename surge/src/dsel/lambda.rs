@@ -29,6 +29,7 @@ impl TracedLambda {
     }
 }
 
+#[track_caller]
 pub(crate) fn param<S: Sym>() -> (S, Rc<Node>) {
     let p = Node::param(S::Item::ty());
     (S::from_node(p.clone()), p)
@@ -39,16 +40,20 @@ pub(crate) fn param<S: Sym>() -> (S, Rc<Node>) {
 pub trait MapInputs {
     type Args;
     #[doc(hidden)]
+    #[track_caller]
     fn nodes(&self) -> Vec<Rc<Node>>;
     #[doc(hidden)]
+    #[track_caller]
     fn params() -> (Self::Args, Vec<Rc<Node>>);
 }
 
 impl<A: Item> MapInputs for &Seq<A> {
     type Args = A::Sym;
+    #[track_caller]
     fn nodes(&self) -> Vec<Rc<Node>> {
         vec![self.node.clone()]
     }
+    #[track_caller]
     fn params() -> (Self::Args, Vec<Rc<Node>>) {
         let (a, p) = param::<A::Sym>();
         (a, vec![p])
@@ -59,9 +64,11 @@ macro_rules! map_inputs {
     ($($A:ident $a:ident $i:tt),+) => {
         impl<$($A: Item),+> MapInputs for ($(&Seq<$A>,)+) {
             type Args = ($($A::Sym,)+);
+            #[track_caller]
             fn nodes(&self) -> Vec<Rc<Node>> {
                 vec![$(self.$i.node.clone()),+]
             }
+            #[track_caller]
             fn params() -> (Self::Args, Vec<Rc<Node>>) {
                 $(let $a = param::<$A::Sym>();)+
                 (($($a.0,)+), vec![$($a.1),+])
@@ -74,6 +81,7 @@ map_inputs!(A a 0, B b 1);
 map_inputs!(A a 0, B b 1, C c 2);
 map_inputs!(A a 0, B b 1, C c 2, D d 3);
 
+#[track_caller]
 pub(crate) fn trace_map<I: MapInputs, R: Traced>(
     f: impl FnOnce(I::Args) -> R,
 ) -> Result<(TracedLambda, R::Sym)> {
@@ -92,6 +100,7 @@ pub(crate) fn trace_map<I: MapInputs, R: Traced>(
 /// the built-ins [`add`](crate::add), [`mul`](crate::mul), [`min`](crate::min), [`max`](crate::max).
 pub trait Combiner<S: Sym> {
     #[doc(hidden)]
+    #[track_caller]
     fn trace(self) -> Result<TracedLambdaPub>;
 }
 
@@ -111,6 +120,7 @@ impl std::fmt::Debug for TracedLambdaPub {
 }
 
 impl<S: Sym, R: Traced<Sym = S>, F: FnOnce(S, S) -> R> Combiner<S> for F {
+    #[track_caller]
     fn trace(self) -> Result<TracedLambdaPub> {
         let (a, pa) = param::<S>();
         let (b, pb) = param::<S>();
@@ -145,19 +155,23 @@ pub fn max<T: Numeric>(a: Scalar<T>, b: Scalar<T>) -> Scalar<T> {
 /// A prefix (initial value) for `reduce`, `reduce_by_key` and `scan`: a symbolic value or a plain
 /// number.
 pub trait IntoSym<S> {
+    #[track_caller]
     fn into_sym(self) -> S;
 }
 impl<S: Sym> IntoSym<S> for S {
+    #[track_caller]
     fn into_sym(self) -> S {
         self
     }
 }
 impl<S: Sym> IntoSym<S> for &S {
+    #[track_caller]
     fn into_sym(self) -> S {
         self.clone()
     }
 }
 impl<T: super::handles::Element> IntoSym<Scalar<T>> for T {
+    #[track_caller]
     fn into_sym(self) -> Scalar<T> {
         Scalar::constant(self)
     }

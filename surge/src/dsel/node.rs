@@ -5,9 +5,15 @@
 //! `surge_codegen::ir::infer` the validator uses), so a bad argument fails at the call that made it.
 //! Lowering numbers the reachable nodes topologically and inlines chains of scalar nodes into one
 //! expression tree per lambda body.
+//!
+//! Every node records the `file:line:column` of the user's call that made it: the public DSEL
+//! functions, operator impls and the helpers between them and [`Node::new`] are all
+//! `#[track_caller]`, so `Location::caller()` here is the user's line. Lowering carries it into
+//! the IR ([`ir::Node::loc`]), where errors read it.
 
 use crate::{Result, SurgeError};
 use std::collections::HashMap;
+use std::panic::Location;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use surge_codegen::data::Buffer;
@@ -30,11 +36,15 @@ pub struct Node {
     pub(crate) info: ValueInfo,
     pub(crate) deps: Vec<Rc<Node>>,
     pub(crate) input: Option<Rc<InputData>>,
+    /// The user's call that made this node.
+    pub(crate) loc: &'static Location<'static>,
 }
 
 impl Node {
-    /// A node whose info is inferred from its dependencies.
+    /// A node whose info is inferred from its dependencies. A typing error names the caller's line.
+    #[track_caller]
     pub(crate) fn new(op: Op, deps: Vec<Rc<Node>>) -> Result<Rc<Node>, IrError> {
+        let loc = Location::caller();
         let info = {
             let lookup = |id: NodeId| -> &ValueInfo {
                 &deps
@@ -43,7 +53,7 @@ impl Node {
                     .unwrap_or_else(|| panic!("internal: {id} missing from deps"))
                     .info
             };
-            infer(&op, &lookup)?
+            infer(&op, &lookup).map_err(|e| e.located(Some(loc.into())))?
         };
         Ok(Rc::new(Node {
             id: fresh_id(),
@@ -51,16 +61,19 @@ impl Node {
             info,
             deps,
             input: None,
+            loc,
         }))
     }
 
     /// Like [`Node::new`] for arguments whose types the Rust type system already guarantees.
+    #[track_caller]
     pub(crate) fn typed(op: Op, deps: Vec<Rc<Node>>) -> Rc<Node> {
         let kind = op.kind();
         Node::new(op, deps)
             .unwrap_or_else(|e| panic!("internal: statically typed `{kind}` failed inference: {e}"))
     }
 
+    #[track_caller]
     pub(crate) fn param(ty: Type) -> Rc<Node> {
         Rc::new(Node {
             id: fresh_id(),
@@ -68,28 +81,22 @@ impl Node {
             info: ValueInfo::of_type(ty),
             deps: vec![],
             input: None,
+            loc: Location::caller(),
         })
     }
 
-    pub(crate) fn input(name: String, buffer: Buffer) -> Result<Rc<Node>> {
-        if let Some(i) = buffer.first_non_finite() {
-            return Err(SurgeError::Input {
-                input: name,
-                message: format!(
-                    "element {i} is {} (NaN and infinities are rejected)",
-                    buffer.get(i).expect("in range")
-                ),
-            });
-        }
+    #[track_caller]
+    pub(crate) fn input(name: String, buffer: Buffer) -> Rc<Node> {
         let info = ValueInfo::input(buffer.elem(), buffer.len() as u64);
         let data = Rc::new(InputData { name, buffer });
-        Ok(Rc::new(Node {
+        Rc::new(Node {
             id: fresh_id(),
             op: Op::Input { buffer: 0 },
             info,
             deps: vec![],
             input: Some(data),
-        }))
+            loc: Location::caller(),
+        })
     }
 
     pub(crate) fn ty(&self) -> &Type {
@@ -101,9 +108,53 @@ fn fresh_id() -> NodeId {
     NodeId(NEXT_ID.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Lowers the graph reachable from `root` to an IR computation and its bound buffers.
+/// Lowers the graph reachable from `root` to an IR computation and its bound buffers. A lambda
+/// parameter that a closure let out of its lambda is an error naming both places.
+#[track_caller]
 pub(crate) fn lower(root: &Rc<Node>) -> Result<(ir::Computation, Vec<Buffer>)> {
-    // Collect every node by global id.
+    let caller = Location::caller();
+    let all = collect(root);
+    let inlined = inline_scalars(&all);
+    let mut l = Lowering::default();
+    // Post-order numbering over the references of the inlined operators.
+    let mut work: Vec<(NodeId, bool)> = vec![(root.id, false)];
+    while let Some((id, expanded)) = work.pop() {
+        if l.local.contains_key(&id) {
+            continue;
+        }
+        let node = &all[&id];
+        let op = match &node.op {
+            Op::Scalar { .. } => Op::Scalar {
+                expr: inlined[&id].clone(),
+            },
+            op => op.clone(),
+        };
+        if expanded {
+            l.push(node, op)?;
+            continue;
+        }
+        work.push((id, true));
+        let refs = op.references().into_iter().rev();
+        work.extend(
+            refs.filter(|r| !l.local.contains_key(r))
+                .map(|r| (r, false)),
+        );
+    }
+    let c = ir::Computation {
+        inputs: l.inputs,
+        nodes: l.nodes,
+        root: l.local[&root.id],
+    };
+    // A result that is itself a parameter has no node to name: name the caller's line.
+    c.check_scopes()
+        .map_err(|e| e.located(Some(caller.into())))?;
+    c.validate()
+        .unwrap_or_else(|e| panic!("internal: lowering produced invalid IR: {e}\n{c}"));
+    Ok((c, l.buffers))
+}
+
+/// Every node reachable from `root`, by global id.
+fn collect(root: &Rc<Node>) -> HashMap<NodeId, Rc<Node>> {
     let mut all: HashMap<NodeId, Rc<Node>> = HashMap::new();
     let mut stack = vec![root.clone()];
     while let Some(n) = stack.pop() {
@@ -113,7 +164,12 @@ pub(crate) fn lower(root: &Rc<Node>) -> Result<(ir::Computation, Vec<Buffer>)> {
         stack.extend(n.deps.iter().cloned());
         all.insert(n.id, n);
     }
-    // Inline scalar chains: a `Value` leaf naming another scalar node is replaced by its tree.
+    all
+}
+
+/// Each scalar node's expression with every `Value` leaf naming another scalar node replaced by
+/// that node's tree.
+fn inline_scalars(all: &HashMap<NodeId, Rc<Node>>) -> HashMap<NodeId, ScalarExpr> {
     let mut inlined: HashMap<NodeId, ScalarExpr> = HashMap::new();
     let mut scalar_ids: Vec<NodeId> = all
         .values()
@@ -128,76 +184,62 @@ pub(crate) fn lower(root: &Rc<Node>) -> Result<(ir::Computation, Vec<Buffer>)> {
         };
         inlined.insert(id, inline(expr, &inlined));
     }
-    let op_of = |n: &Node| -> Op {
-        match &n.op {
-            Op::Scalar { .. } => Op::Scalar {
-                expr: inlined[&n.id].clone(),
-            },
-            op => op.clone(),
-        }
-    };
-    // Post-order numbering over the references of the inlined operators.
-    let mut local: HashMap<NodeId, NodeId> = HashMap::new();
-    let mut nodes: Vec<ir::Node> = Vec::new();
-    let mut inputs: Vec<InputDecl> = Vec::new();
-    let mut buffers: Vec<Buffer> = Vec::new();
-    let mut input_index: HashMap<*const InputData, usize> = HashMap::new();
-    let mut names: HashMap<String, *const InputData> = HashMap::new();
-    let mut work: Vec<(NodeId, bool)> = vec![(root.id, false)];
-    while let Some((id, expanded)) = work.pop() {
-        if local.contains_key(&id) {
-            continue;
-        }
-        let node = &all[&id];
-        let mut op = op_of(node);
-        if !expanded {
-            work.push((id, true));
-            let mut refs = op.references();
-            refs.reverse();
-            work.extend(
-                refs.into_iter()
-                    .filter(|r| !local.contains_key(r))
-                    .map(|r| (r, false)),
-            );
-            continue;
-        }
+    inlined
+}
+
+/// The IR being built: nodes numbered so far (global id → local id) and the bound inputs.
+#[derive(Default)]
+struct Lowering {
+    local: HashMap<NodeId, NodeId>,
+    nodes: Vec<ir::Node>,
+    inputs: Vec<InputDecl>,
+    buffers: Vec<Buffer>,
+    input_index: HashMap<*const InputData, usize>,
+    names: HashMap<String, *const InputData>,
+}
+
+impl Lowering {
+    /// Appends `node` (its operator `op`, operands already numbered) with its location.
+    fn push(&mut self, node: &Node, mut op: Op) -> Result<()> {
         if let Some(data) = &node.input {
-            let key = Rc::as_ptr(data);
-            let next = input_index.len();
-            let idx = *input_index.entry(key).or_insert(next);
-            if idx == next {
-                if let Some(other) = names.insert(data.name.clone(), key)
-                    && other != key
-                {
-                    return Err(SurgeError::Input {
-                        input: data.name.clone(),
-                        message: "two different inputs of one computation have this name".into(),
-                    });
-                }
-                inputs.push(InputDecl {
-                    name: data.name.clone(),
-                    elem: data.buffer.elem(),
-                    len: data.buffer.len() as u64,
-                });
-                buffers.push(data.buffer.clone());
-            }
-            op = Op::Input { buffer: idx };
+            op = Op::Input {
+                buffer: self.bind(data)?,
+            };
         }
-        op.remap(&mut |r| local[&r]);
-        local.insert(id, NodeId(nodes.len() as u64));
-        nodes.push(ir::Node {
+        op.remap(&mut |r| self.local[&r]);
+        self.local.insert(node.id, NodeId(self.nodes.len() as u64));
+        self.nodes.push(ir::Node {
             op,
             ty: node.info.ty.clone(),
+            loc: Some(node.loc.into()),
         });
+        Ok(())
     }
-    let c = ir::Computation {
-        inputs,
-        nodes,
-        root: local[&root.id],
-    };
-    c.validate()
-        .unwrap_or_else(|e| panic!("internal: lowering produced invalid IR: {e}\n{c}"));
-    Ok((c, buffers))
+
+    /// The input index of `data`, declaring it on first sight; two inputs with one name are an
+    /// error.
+    fn bind(&mut self, data: &Rc<InputData>) -> Result<usize> {
+        let key = Rc::as_ptr(data);
+        let next = self.input_index.len();
+        let idx = *self.input_index.entry(key).or_insert(next);
+        if idx == next {
+            if let Some(other) = self.names.insert(data.name.clone(), key)
+                && other != key
+            {
+                return Err(SurgeError::Input {
+                    input: data.name.clone(),
+                    message: "two different inputs of one computation have this name".into(),
+                });
+            }
+            self.inputs.push(InputDecl {
+                name: data.name.clone(),
+                elem: data.buffer.elem(),
+                len: data.buffer.len() as u64,
+            });
+            self.buffers.push(data.buffer.clone());
+        }
+        Ok(idx)
+    }
 }
 
 fn inline(e: &ScalarExpr, done: &HashMap<NodeId, ScalarExpr>) -> ScalarExpr {

@@ -9,7 +9,8 @@
 //! * `%` comment lines and blank lines may appear anywhere after the header (tolerated
 //!   because real-world files contain them, e.g. a second `%%GraphBLAS` line).
 //! * `pattern` entries become `1.0`; `integer` values must be integers; NaN/inf are
-//!   rejected (Surge must never let NaN inputs propagate silently).
+//!   rejected: in a benchmark file they mean a corrupt file (data built in Rust may hold
+//!   them; see the README's "Non-finite values").
 //! * Coordinate format: duplicate entries are summed; explicit zeros are kept as
 //!   structural entries (benchmarks rely on the file's sparsity pattern).
 //! * Array format: only nonzero values are stored in the CSR result.

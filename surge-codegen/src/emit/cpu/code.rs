@@ -104,6 +104,7 @@ impl<'a> Gen<'a> {
             backend: "cpu",
             op: self.op_name(n),
             node: n,
+            loc: self.c.loc(n),
             message: message.into(),
         }
     }

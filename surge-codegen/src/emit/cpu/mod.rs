@@ -220,6 +220,7 @@ fn render(template: &str, ctx: &tera::Context) -> R<String> {
             backend: "cpu",
             op: "template",
             node: NodeId(0),
+            loc: None,
             message: msg,
         }
     })

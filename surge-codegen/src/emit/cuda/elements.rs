@@ -117,8 +117,8 @@ impl Tr<'_> {
         CodegenError::EmitVariant {
             what: format!("phase {} ({})", self.phase, self.sequence),
             message: format!(
-                "the CUDA emitter cannot translate `{}` ({n}) {what}",
-                self.c.node(n).op.kind()
+                "the CUDA emitter cannot translate {} {what}",
+                self.c.site(n)
             ),
         }
     }

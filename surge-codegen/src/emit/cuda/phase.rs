@@ -61,14 +61,13 @@ fn identity(c: &Computation, params: &[NodeId], body: NodeId, elem: Elem) -> Opt
         return None;
     }
     let t = cuda_type(elem);
+    // Float `fmin`/`fmax` ignore a NaN operand (as Rust's `min`/`max` and the interpreter do), so
+    // NaN is their exact identity; ±∞ would turn a row of NaNs into ±∞.
     let (lo, hi) = match elem {
-        Elem::F32 => (
-            "(-__int_as_float(0x7f800000))",
-            "__int_as_float(0x7f800000)",
-        ),
+        Elem::F32 => ("__int_as_float(0x7fc00000)", "__int_as_float(0x7fc00000)"),
         Elem::F64 => (
-            "(-__longlong_as_double(0x7ff0000000000000LL))",
-            "__longlong_as_double(0x7ff0000000000000LL)",
+            "__longlong_as_double(0x7ff8000000000000LL)",
+            "__longlong_as_double(0x7ff8000000000000LL)",
         ),
         Elem::I32 => ("((i32)0x80000000)", "((i32)0x7fffffff)"),
         Elem::I64 => (
@@ -309,9 +308,9 @@ fn operator(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Operator, CodegenEr
         identity(c, &op.params, op.body, seq.elem).ok_or_else(|| CodegenError::EmitVariant {
             what: format!("phase {} ({})", tr.phase, tr.sequence),
             message: format!(
-                "the operator of `{}` ({node}) has no identity the CUDA emitter knows \
+                "the operator of {} has no identity the CUDA emitter knows \
                  (supported: |a, b| a + b, a * b, min, max, &&, ||)",
-                level.op
+                c.site(node)
             ),
         })?;
     let prefix = prefix.map(|x| tr.scalar(x, env)).transpose()?;

@@ -9,7 +9,7 @@ use crate::ir::{
 use crate::target::Platform;
 
 fn node(op: Op, ty: Type) -> Node {
-    Node { op, ty }
+    Node::new(op, ty)
 }
 
 /// `map(|row| reduce(+, row), split(s, 4))` built by hand.

@@ -67,6 +67,7 @@ impl Interp<'_> {
             Failure::Here(message) => CodegenError::Eval {
                 op: self.c.node(n).op.kind().name(),
                 node: n,
+                loc: self.c.loc(n),
                 message,
             },
             Failure::Operand(e) => e,

@@ -4,6 +4,7 @@
 //! an element; backends may reassociate it (the interpreter folds left to right).
 
 use super::{Eval, Failure, Typing, ValueInfo, items, to_index, unexpected};
+use crate::ir::infer::lengths_differ;
 use crate::ir::value::Value;
 use crate::ir::{IrError, Lambda, NodeId, Op, OpKind, Type};
 
@@ -43,7 +44,7 @@ pub(super) fn infer(t: &Typing<'_, '_>, op: &Op) -> Result<ValueInfo, IrError> {
         } => {
             t.seq_item(*input, "input")?;
             t.int_seq(*keys, "keys")?;
-            t.same_lengths(&[*input, *keys], "input and keys")?;
+            t.pair_lengths((*input, "input"), (*keys, "keys"))?;
             let e = operator(t, l, *input, Some(*prefix))?;
             Ok(ValueInfo::of_type(Type::seq(e)))
         }
@@ -123,12 +124,7 @@ fn reduce_by_key(
     let (s, k) = (ev.seq(input)?, ev.seq(keys)?);
     let (s, k) = (items(&s), items(&k));
     if s.len() != k.len() {
-        return Err(format!(
-            "input has length {} but keys have length {}",
-            s.len(),
-            k.len()
-        )
-        .into());
+        return Err(lengths_differ("input", s.len(), "keys", k.len()).into());
     }
     let p = (*ev.value(prefix)?).clone();
     let mut out = Vec::new();

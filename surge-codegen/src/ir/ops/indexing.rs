@@ -3,6 +3,7 @@
 //! errors naming the index and its position.
 
 use super::{Eval, Failure, Typing, ValueInfo, items, to_index, unexpected};
+use crate::ir::infer::lengths_differ;
 use crate::ir::value::Value;
 use crate::ir::{IrError, Op, Type};
 
@@ -47,7 +48,7 @@ pub(super) fn infer(t: &Typing<'_, '_>, op: &Op) -> Result<ValueInfo, IrError> {
                     "source elements are {e} but destination elements are {d}"
                 )));
             }
-            t.same_lengths(&[*source, *indices], "source and indices")?;
+            t.pair_lengths((*source, "source"), (*indices, "indices"))?;
             ValueInfo {
                 ty: Type::seq(e),
                 len: t.info(*dest).len,
@@ -94,12 +95,7 @@ pub(super) fn eval(ev: &mut dyn Eval, op: &Op) -> Result<Value, Failure> {
             let (s, idx) = (ev.seq(*source)?, ev.seq(*indices)?);
             let (s, idx) = (items(&s), items(&idx));
             if s.len() != idx.len() {
-                return Err(format!(
-                    "source has length {} but indices have length {}",
-                    s.len(),
-                    idx.len()
-                )
-                .into());
+                return Err(lengths_differ("source", s.len(), "indices", idx.len()).into());
             }
             let mut d = items(&*ev.seq(*dest)?).to_vec();
             for (pos, (x, i)) in s.iter().zip(idx).enumerate() {

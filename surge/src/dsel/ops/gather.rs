@@ -13,6 +13,7 @@ use surge_codegen::ir::Op;
 /// assert!(gather(&s, &bad)?.interpret().unwrap_err().to_string().contains("index 3 at position 0 is out of range"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn gather<T: Item, I: IndexElement>(s: &Seq<T>, idx: &Seq<I>) -> Result<Seq<T>> {
     super::build(
         Op::Gather {

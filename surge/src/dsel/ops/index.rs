@@ -12,6 +12,7 @@ use surge_codegen::ir::Op;
 /// assert!(at(&s, 2u32).unwrap_err().to_string().contains("index 2 out of range"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn at<T: Item, I: IndexElement>(s: &Seq<T>, i: impl IntoScalar<I>) -> Result<T::Sym> {
     let i = i.into_scalar();
     super::build(
@@ -32,6 +33,7 @@ pub fn at<T: Item, I: IndexElement>(s: &Seq<T>, i: impl IntoScalar<I>) -> Result
 /// assert_eq!(map(|row| len(&row), &rows)?.interpret()?, vec![2, 1]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn len<T: Item>(s: &Seq<T>) -> Scalar<u64> {
     Scalar::from_node(Node::typed(
         Op::Length { seq: s.id() },

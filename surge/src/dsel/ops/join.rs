@@ -11,6 +11,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(map(|(x, y)| x + y, &join(&a, &b)?)?.interpret()?, vec![11, 21, 31, 12, 22, 32]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn join<A: Item, B: Item>(a: &Seq<A>, b: &Seq<B>) -> Result<Seq<(A, B)>> {
     super::build(
         Op::Join {
@@ -21,6 +22,7 @@ pub fn join<A: Item, B: Item>(a: &Seq<A>, b: &Seq<B>) -> Result<Seq<(A, B)>> {
 }
 
 /// `join(a, b, c)`.
+#[track_caller]
 pub fn join3<A: Item, B: Item, C: Item>(
     a: &Seq<A>,
     b: &Seq<B>,

@@ -16,10 +16,13 @@ use surge_codegen::ir::Op;
 /// let y = map(|(x, y)| x * 2.0 + y, (&a, &b))?;
 /// assert_eq!(y.interpret()?, vec![12.0, 24.0, 36.0]);
 /// let short = Seq::input("c", vec![1.0f64])?;
-/// let err = map(|(x, y)| x + y, (&a, &short)).unwrap_err();
-/// assert!(err.to_string().contains("`map`: input lengths differ"));
+/// let err = map(|(x, y)| x + y, (&a, &short)).unwrap_err().to_string();
+/// // "`map` at src/main.rs:9:11: input lengths differ: ...": the operator, then your line.
+/// assert!(err.starts_with("`map` at "), "{err}");
+/// assert!(err.ends_with(": input lengths differ: input 0 has length 3, input 1 has length 1"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn map<I: MapInputs, R: Traced>(
     f: impl FnOnce(I::Args) -> R,
     inputs: I,

@@ -42,6 +42,7 @@ use std::rc::Rc;
 use surge_codegen::ir::Op;
 
 /// Builds a `reduce` or `scan` node: traces the operator and keeps the input and prefix alive.
+#[track_caller]
 fn fold<T: super::Item, R: Sym>(
     op: impl super::Combiner<T::Sym>,
     s: &Seq<T>,
@@ -64,6 +65,7 @@ fn fold<T: super::Item, R: Sym>(
     )
 }
 
+#[track_caller]
 fn build<S: Sym>(op: Op, deps: Vec<Rc<Node>>) -> Result<S> {
     Ok(S::from_node(Node::new(op, deps)?))
 }

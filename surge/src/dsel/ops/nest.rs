@@ -1,6 +1,6 @@
 use super::super::handles::{IndexElement, Item, Nested, Seq};
 use crate::{Result, SurgeError};
-use surge_codegen::ir::{IrError, Op};
+use surge_codegen::ir::{IrError, Op, SourceLoc};
 
 /// `nest(s, offsets)`: a CSR-style nested sequence, row `i` being `s[offsets[i]..offsets[i+1]]`.
 ///
@@ -16,16 +16,16 @@ use surge_codegen::ir::{IrError, Op};
 /// assert!(nest(&s, &bad).unwrap_err().to_string().contains("offsets are not monotone"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn nest<T: Item, I: IndexElement>(s: &Seq<T>, offsets: &Seq<I>) -> Result<Nested<T>> {
     if let (Some(data), Some(len)) = (&offsets.node.input, s.node.info.len) {
         let off: Vec<i128> = (0..data.buffer.len())
             .map(|i| data.buffer.get_int(i).expect("integer buffer"))
             .collect();
+        let here = SourceLoc::caller();
         surge_codegen::ir::check_offsets(&off, len as usize).map_err(|m| {
-            SurgeError::Build(IrError::new(
-                "nest",
-                format!("{m} (offsets `{}`)", data.name),
-            ))
+            let e = IrError::new("nest", format!("{m} (offsets `{}`)", data.name));
+            SurgeError::Build(e.located(Some(here)))
         })?;
     }
     super::build(
@@ -39,6 +39,7 @@ pub fn nest<T: Item, I: IndexElement>(s: &Seq<T>, offsets: &Seq<I>) -> Result<Ne
 
 impl<T: Item> Seq<T> {
     /// Method form of [`nest`].
+    #[track_caller]
     pub fn nest<I: IndexElement>(&self, offsets: &Seq<I>) -> Result<Nested<T>> {
         nest(self, offsets)
     }

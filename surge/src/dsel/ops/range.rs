@@ -9,6 +9,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(range(2i64, 5i64)?.interpret()?, vec![2, 3, 4]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn range<I: IndexElement>(
     start: impl IntoScalar<I>,
     end: impl IntoScalar<I>,
@@ -33,6 +34,7 @@ pub fn range<I: IndexElement>(
 /// assert!(range_step(0i32, 5, 0).unwrap_err().to_string().contains("stride is 0"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn range_step<I: IndexElement>(
     start: impl IntoScalar<I>,
     end: impl IntoScalar<I>,

@@ -13,6 +13,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(reduce(|a, b| a * b, &s)?.interpret()?, 12.0);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn reduce<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<T::Sym> {
     build(op, s, None)
 }
@@ -25,6 +26,7 @@ pub fn reduce<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<T::Sym> 
 /// assert_eq!(reduce_prefix(add, &s, 7)?.interpret()?, 7);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn reduce_prefix<T: Item>(
     op: impl Combiner<T::Sym>,
     s: &Seq<T>,
@@ -33,6 +35,7 @@ pub fn reduce_prefix<T: Item>(
     build(op, s, Some(prefix.into_sym()))
 }
 
+#[track_caller]
 fn build<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: Option<T::Sym>) -> Result<T::Sym> {
     super::fold(op, s, prefix, |op, input, prefix| Op::Reduce {
         op,

@@ -13,6 +13,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(reduce_by_key(add, &s, &k, 0.0)?.interpret()?, vec![3.0, 12.0]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn reduce_by_key<T: Item, K: IndexElement>(
     op: impl Combiner<T::Sym>,
     s: &Seq<T>,

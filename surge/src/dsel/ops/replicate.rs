@@ -10,6 +10,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(replicate::<f64>(1.5, 3u64)?.interpret()?, vec![1.5, 1.5, 1.5]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn replicate<T: Item>(v: impl IntoSym<T::Sym>, len: impl IntoScalar<u64>) -> Result<Seq<T>> {
     let (v, n) = (v.into_sym().to_node(), len.into_scalar());
     super::build(

@@ -10,6 +10,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(reverse(&s)?.interpret()?, vec![3.0, 2.0, 1.0]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn reverse<T: Item>(s: &Seq<T>) -> Result<Seq<T>> {
     super::build(Op::Reverse { input: s.id() }, vec![s.node.clone()])
 }

@@ -11,6 +11,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(scan(add, &s)?.interpret()?, vec![1, 3, 6, 10]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn scan<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<Seq<T>> {
     build(op, s, None)
 }
@@ -24,6 +25,7 @@ pub fn scan<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>) -> Result<Seq<T>> {
 /// assert_eq!(scan_prefix(add, &s, 100)?.interpret()?, vec![100, 101, 103, 106]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn scan_prefix<T: Item>(
     op: impl Combiner<T::Sym>,
     s: &Seq<T>,
@@ -32,6 +34,7 @@ pub fn scan_prefix<T: Item>(
     build(op, s, Some(prefix.into_sym()))
 }
 
+#[track_caller]
 fn build<T: Item>(op: impl Combiner<T::Sym>, s: &Seq<T>, prefix: Option<T::Sym>) -> Result<Seq<T>> {
     super::fold(op, s, prefix, |op, input, prefix| Op::Scan {
         op,

@@ -12,6 +12,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(scatter(&s, &idx, &d)?.interpret()?, vec![2.0, 0.0, 0.0, 1.0]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn scatter<T: Item, I: IndexElement>(s: &Seq<T>, idx: &Seq<I>, d: &Seq<T>) -> Result<Seq<T>> {
     super::build(
         Op::Scatter {

@@ -12,6 +12,7 @@ use surge_codegen::ir::Op;
 /// assert!(split(&s, 0u64).unwrap_err().to_string().contains("tile size must be positive"));
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn split<T: Item>(s: &Seq<T>, tile: impl IntoScalar<u64>) -> Result<Nested<T>> {
     let t = tile.into_scalar();
     super::build(

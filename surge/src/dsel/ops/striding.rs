@@ -10,6 +10,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(striding(&s, 3u64)?.interpret()?, vec![0, 3, 6]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn striding<T: Item>(s: &Seq<T>, stride: impl IntoScalar<u64>) -> Result<Seq<T>> {
     let k = stride.into_scalar();
     super::build(

@@ -11,6 +11,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(transpose(&m)?.interpret()?, vec![vec![1, 4], vec![2, 5], vec![3, 6]]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn transpose<T: Item>(s: &Nested<T>) -> Result<Nested<T>> {
     super::build(Op::Transpose { input: s.id() }, vec![s.node.clone()])
 }

@@ -12,6 +12,7 @@ use surge_codegen::ir::Op;
 /// assert_eq!(map(|(x, y)| x * y, &z)?.interpret()?, vec![3.0, 8.0]);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
+#[track_caller]
 pub fn zip<A: Item, B: Item>(a: &Seq<A>, b: &Seq<B>) -> Result<Seq<(A, B)>> {
     super::build(
         Op::Zip {
@@ -22,6 +23,7 @@ pub fn zip<A: Item, B: Item>(a: &Seq<A>, b: &Seq<B>) -> Result<Seq<(A, B)>> {
 }
 
 /// `zip(a, b, c)`.
+#[track_caller]
 pub fn zip3<A: Item, B: Item, C: Item>(
     a: &Seq<A>,
     b: &Seq<B>,
