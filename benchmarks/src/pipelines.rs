@@ -6,12 +6,13 @@ use std::hint::black_box;
 use std::sync::Arc;
 use surge::prelude::*;
 
+#[allow(missing_debug_implementations)]
 /// One pipeline: its Surge program, its serial and rayon references, and the bytes it must read.
 pub struct Case {
     pub name: &'static str,
-    pub build: Box<dyn Fn() -> Computation>,
-    pub serial: Box<dyn Fn()>,
-    pub rayon: Box<dyn Fn()>,
+    pub build: Box<dyn Fn() -> Computation + Send + Sync>,
+    pub serial: Box<dyn Fn() + Send + Sync>,
+    pub rayon: Box<dyn Fn() + Send + Sync>,
     pub bytes: usize,
 }
 
@@ -29,14 +30,21 @@ pub(crate) fn data(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-pub(crate) fn argmin_op(a: (Scalar<f64>, Scalar<u32>), b: (Scalar<f64>, Scalar<u32>)) -> (Scalar<f64>, Scalar<u32>) {
+pub(crate) fn argmin_op(
+    a: (Scalar<f64>, Scalar<u32>),
+    b: (Scalar<f64>, Scalar<u32>),
+) -> (Scalar<f64>, Scalar<u32>) {
     let take_a = a.0.le(&b.0);
     (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
 }
 
 /// Histogram of 10^7 sorted keys over 1000 bins.
 fn histogram() -> Case {
-    let keys: Arc<Vec<u32>> = Arc::new((0..N).map(|i| (i as u64 * 1000 / N as u64) as u32).collect());
+    let keys: Arc<Vec<u32>> = Arc::new(
+        (0..N)
+            .map(|i| (i as u64 * 1000 / N as u64) as u32)
+            .collect(),
+    );
     let (k1, k2, k3) = (keys.clone(), keys.clone(), keys);
     Case {
         name: "histogram_by_key",
@@ -97,8 +105,11 @@ fn argmin() -> Case {
         build: Box::new(move || {
             let d = Seq::input("d", d1.to_vec()).expect("input");
             let n = d1.len() as u32;
-            let best = reduce(argmin_op, &zip(&d, &range(0u32, n).expect("range")).expect("zip"))
-                .expect("reduce");
+            let best = reduce(
+                argmin_op,
+                &zip(&d, &range(0u32, n).expect("range")).expect("zip"),
+            )
+            .expect("reduce");
             Computation::new(&best.1).expect("c")
         }),
         serial: Box::new(move || {
@@ -180,7 +191,10 @@ fn segmented_scan() -> Case {
         }),
         rayon: Box::new(move || {
             let mut y = vec![0.0; N];
-            let rows: Vec<(usize, usize)> = o3.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
+            let rows: Vec<(usize, usize)> = o3
+                .windows(2)
+                .map(|w| (w[0] as usize, w[1] as usize))
+                .collect();
             let mut slices: Vec<&mut [f64]> = Vec::with_capacity(rows.len());
             let mut rest: &mut [f64] = &mut y;
             for &(a, b) in &rows {
@@ -188,13 +202,16 @@ fn segmented_scan() -> Case {
                 slices.push(head);
                 rest = tail;
             }
-            slices.into_par_iter().zip(rows.par_iter()).for_each(|(out, &(a, _))| {
-                let mut acc = 0.0;
-                for (k, o) in out.iter_mut().enumerate() {
-                    acc += x3[a + k];
-                    *o = acc;
-                }
-            });
+            slices
+                .into_par_iter()
+                .zip(rows.par_iter())
+                .for_each(|(out, &(a, _))| {
+                    let mut acc = 0.0;
+                    for (k, o) in out.iter_mut().enumerate() {
+                        acc += x3[a + k];
+                        *o = acc;
+                    }
+                });
             black_box(y);
         }),
         bytes: N * 16,

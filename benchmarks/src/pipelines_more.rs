@@ -40,7 +40,7 @@ pub fn k_means_assignment() -> Case {
                         },
                         &centroids,
                     )?;
-                    let n = length(&dists)?.cast::<u32>();
+                    let n = len(&dists).cast::<u32>();
                     let best = reduce(argmin_op, &zip(&dists, &range(0u32, n)?)?)?;
                     Ok(best.1)
                 },

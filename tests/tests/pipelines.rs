@@ -53,10 +53,9 @@ fn listing_5_5_centroid_update_with_vector_valued_combiner() -> surge::Result<()
 
 #[test]
 fn argmin_as_a_tuple_reduction() -> surge::Result<()> {
-    let d = Seq::input("d", values(40, 2))?;
-    let idx = range(0u32, 40u32)?;
-    // (With the range's bound a literal, LLVM fully unrolls the 39-step select chain and takes
-    // minutes; sizes as kernel arguments make the bound a run-time value.)
+    // Long enough (10^4) that cooperative variants split it into chunks of 64 and 4096.
+    let d = Seq::input("d", values(10_000, 2))?;
+    let idx = range(0u32, 10_000u32)?;
     let best = reduce(
         |a: (Scalar<f64>, Scalar<u32>), b: (Scalar<f64>, Scalar<u32>)| {
             let take_a = a.0.le(&b.0);

@@ -54,7 +54,7 @@ fn run_case(case: &Case, runs: usize, read_gbps: f64) -> serde_json::Value {
             best = (t.median, v.id());
         }
     }
-    let default = k.default_variant().expect("a default variant");
+    let default = k.default_variant();
     let t_default = measure(1, runs, || k.run_in(&c, default, &mut ws).expect("runs"));
     let serial = measure(1, runs, || (case.serial)()).median;
     let pool = surge_cpu::native::skeleton::pool(2);

@@ -132,7 +132,7 @@ fn chk_equal_len(a: usize, b: usize, k: usize, op: &str, node: u64) {
 #[cold]
 #[inline(never)]
 fn fail_pair_len(a: usize, b: usize, what_a: &str, what_b: &str, op: &str, node: u64) -> ! {
-    fail(op, node, format!("{what_a} has length {a} but {what_b} have length {b}"))
+    fail(op, node, format!("the {what_a} has length {a} but the {what_b} have length {b}"))
 }
 
 #[inline(always)]

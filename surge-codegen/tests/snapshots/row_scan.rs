@@ -111,6 +111,7 @@ pub unsafe extern "C" fn m0_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
         let row2 = &b0[lo0..hi1];
 
+        const _: () = assert!(std::mem::size_of::<i64>() <= 32, "an accumulator fits the host's slot");
         chk_host_range(lo, hi, (row2.len()) as usize, 1, "partial");
         let mut acc: i64 = (unsafe { *row2.get_unchecked(lo) });
         for k in (lo + 1)..hi {

@@ -102,6 +102,7 @@ pub unsafe extern "C" fn m0_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
         let row5 = &b1[lo3..hi4];
         chk_equal_len(row2.len(), row5.len(), 1, "map", 12);
 
+        const _: () = assert!(std::mem::size_of::<f64>() <= 32, "an accumulator fits the host's slot");
         chk_host_range(lo, hi, (row2.len()) as usize, 1, "partial");
         let mut acc: f64 = (((unsafe { *row2.get_unchecked(lo) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(lo) })) as i128, lo, b3.len(), "gather", 8)]));
         for k in (lo + 1)..hi {
@@ -312,6 +313,7 @@ pub unsafe extern "C" fn m1_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
         let row5 = &b1[lo3..hi4];
         chk_equal_len(row2.len(), row5.len(), 1, "map", 12);
 
+        const _: () = assert!(std::mem::size_of::<f64>() <= 32, "an accumulator fits the host's slot");
         chk_host_range(lo, hi, (row2.len()) as usize, 1, "partial");
         let mut acc: f64 = (((unsafe { *row2.get_unchecked(lo) })) * (b3[chk_gather(((unsafe { *row5.get_unchecked(lo) })) as i128, lo, b3.len(), "gather", 8)]));
         for k in (lo + 1)..hi {

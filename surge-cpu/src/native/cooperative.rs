@@ -6,7 +6,12 @@ use super::plan::by_chunk;
 use super::run::{PhaseCall, Shared};
 use super::skeleton::{LevelPlan, for_chunks};
 use crate::CpuError;
-use surge_codegen::emit::cpu::Inner;
+use surge_codegen::emit::cpu::{ACC_SLOT_WORDS, Inner};
+
+/// One accumulator as the kernels read and write it: a scalar or a tuple of scalars (argmin's
+/// `(f64, u32)`) of at most `ACC_SLOT_WORDS` words; the library checks its accumulator type fits
+/// at compile time.
+pub(super) type Acc = [u64; ACC_SLOT_WORDS];
 
 impl PhaseCall<'_> {
     /// Elements of `lo..hi` whose inner sequence is long enough to split across the inner
@@ -30,18 +35,18 @@ impl PhaseCall<'_> {
 
     /// The reduction of element `i`'s inner sequence (`m` elements) from partial reductions
     /// over the inner level's chunks, combined in order.
-    pub(super) fn cooperative_reduce(&self, i: usize, m: usize) -> Result<u64, CpuError> {
+    pub(super) fn cooperative_reduce(&self, i: usize, m: usize) -> Result<Acc, CpuError> {
         let partials = self.partials(i, m)?;
         self.fold(i, &partials)
     }
 
-    fn partials(&self, i: usize, m: usize) -> Result<Vec<u64>, CpuError> {
+    fn partials(&self, i: usize, m: usize) -> Result<Vec<Acc>, CpuError> {
         let inner = self.plan.inner;
         let LevelPlan::Parallel { chunk, .. } = inner else {
             panic!("internal: partials of a sequential level")
         };
         let chunk = chunk.max(1);
-        let mut parts = vec![0u64; m.div_ceil(chunk)];
+        let mut parts = vec![[0u64; ACC_SLOT_WORDS]; m.div_ceil(chunk)];
         let pptr = Shared(parts.as_mut_ptr());
         let partial = self.f.partial.expect("partial");
         // The schedule deals out chunk indices, so partial `c` is always chunk `c`.
@@ -64,19 +69,19 @@ impl PhaseCall<'_> {
         Ok(parts)
     }
 
-    fn fold(&self, i: usize, parts: &[u64]) -> Result<u64, CpuError> {
+    fn fold(&self, i: usize, parts: &[Acc]) -> Result<Acc, CpuError> {
         let combine = self.f.combine.expect("combine");
         let mut acc = parts[0];
         for p in &parts[1..] {
-            let mut out = 0u64;
-            // SAFETY: accumulators are stored in u64 slots.
+            let mut out = [0u64; ACC_SLOT_WORDS];
+            // SAFETY: accumulators are stored in `Acc` slots.
             self.check(unsafe {
                 combine(
                     self.bufs.0,
                     i,
-                    &acc as *const u64 as *const u8,
-                    p as *const u64 as *const u8,
-                    &mut out as *mut u64 as *mut u8,
+                    &acc as *const Acc as *const u8,
+                    p as *const Acc as *const u8,
+                    &mut out as *mut Acc as *mut u8,
                 )
             })?;
             acc = out;
@@ -97,10 +102,10 @@ impl PhaseCall<'_> {
         };
         let chunk = chunk.max(1);
         let chunk_fn = self.f.chunk.expect("chunk");
-        let carries: Vec<Option<u64>> = if self.abi.inner == Some(Inner::Scan) {
+        let carries: Vec<Option<Acc>> = if self.abi.inner == Some(Inner::Scan) {
             let parts = self.partials(i, m)?;
             let mut carries = vec![None];
-            let mut acc: Option<u64> = None;
+            let mut acc: Option<Acc> = None;
             for p in &parts[..parts.len() - 1] {
                 acc = Some(match acc {
                     None => *p,
@@ -123,7 +128,7 @@ impl PhaseCall<'_> {
                 for (ci, carry) in carries.iter().enumerate().take(c1).skip(c0) {
                     let (a, e) = (ci * chunk, ((ci + 1) * chunk).min(m));
                     let carry = *carry;
-                    let c = carry.unwrap_or(0);
+                    let c = carry.unwrap_or([0u64; ACC_SLOT_WORDS]);
                     // SAFETY: positions a..e of the row are this chunk's own.
                     self.check(unsafe {
                         chunk_fn(
@@ -132,7 +137,7 @@ impl PhaseCall<'_> {
                             a,
                             e,
                             u8::from(carry.is_some()),
-                            &c as *const u64 as *const u8,
+                            &c as *const Acc as *const u8,
                             r.0,
                         )
                     })?;

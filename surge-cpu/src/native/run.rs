@@ -189,7 +189,7 @@ impl PhaseCall<'_> {
                 let r = self.cooperative_reduce(i, m)?;
                 let fin = self.f.finish.expect("finish");
                 // SAFETY: `r` holds one accumulator; `i` is in range.
-                self.check(unsafe { fin(b.0, i, &r as *const u64 as *const u8, o.0) })?;
+                self.check(unsafe { fin(b.0, i, r.as_ptr() as *const u8, o.0) })?;
                 start = i + 1;
             }
             if start < hi {

@@ -22,6 +22,10 @@ const RUNTIME: &str = include_str!("../../../templates/cpu/runtime.rs");
 const PHASE: &str = include_str!("../../../templates/cpu/phase.rs.tera");
 const PROGRAM: &str = include_str!("../../../templates/cpu/program.rs.tera");
 
+/// Words (`u64`) of the host's accumulator slot for cooperative reductions and scans: room for
+/// a tuple of up to four scalars (argmin's `(f64, u32)`, a `(count, sum)`).
+pub const ACC_SLOT_WORDS: usize = 4;
+
 /// How a phase's result is laid out in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -5,7 +5,8 @@
 
 use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
 use super::diagonal::emit_diagonal;
-use super::{Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
+use super::values::{from_value, rust_type};
+use super::{ACC_SLOT_WORDS, Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
 use crate::analysis::{Analysis, Phase};
 use crate::ir::{Elem, NodeId, Op, Type};
 use std::collections::HashMap;
@@ -130,6 +131,7 @@ pub(super) fn emit_phase<'a>(
     ctx.insert("sequence", &phase.expression_sequence());
     ctx.insert("prelude", &prelude);
     ctx.insert("env_i", "");
+    ctx.insert("acc_slot_bytes", &(ACC_SLOT_WORDS * 8));
     let mut st = PhaseCtx {
         ctx,
         inner: None,
@@ -137,12 +139,14 @@ pub(super) fn emit_phase<'a>(
         pre: Vec::new(),
     };
     let top = phase.levels.first().map_or(root, |l| l.node);
-    let flat_acc = fold_item(g, top).is_some_and(|t| t.as_scalar().is_some());
+    let item = fold_item(g, top);
+    let flat_acc = item.as_ref().is_some_and(|t| t.as_scalar().is_some());
+    let slot = slot_acc(item.as_ref());
     let scalar_root = matches!(node.ty, Type::Scalar(_));
     // Rows of rows are written row by row (`root_map`), whatever computes them.
     let nested_root = matches!(seq_elem(&node.ty), Some((_, true)));
     let (shape, elem, whole) = match &g.c.node(top).op {
-        Op::Reduce { .. } if flat_acc && scalar_root => {
+        Op::Reduce { .. } if slot && scalar_root => {
             let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
             (sh, e, true)
         }
@@ -366,9 +370,11 @@ fn inner_level<'a>(
     e: Elem,
     st: &mut PhaseCtx,
 ) -> R<()> {
-    let flat_acc = fold_item(g, l2).is_some_and(|t| t.as_scalar().is_some());
+    let item = fold_item(g, l2);
+    let flat_acc = item.as_ref().is_some_and(|t| t.as_scalar().is_some());
     match &g.c.node(l2).op {
-        Op::Reduce { .. } | Op::Scan { .. } if !flat_acc => {}
+        Op::Reduce { .. } if !slot_acc(item.as_ref()) => {}
+        Op::Scan { .. } if !flat_acc => {}
         Op::Reduce { .. } if !nested => {
             inner_reduce_scan(g, l2, env_i, Some(body), st)?;
         }
@@ -482,20 +488,24 @@ fn inner_reduce_scan<'a>(
         Op::Scan { op, input, prefix } => (op, *input, *prefix, true),
         _ => panic!("internal: {l} is neither a reduce nor a scan"),
     };
-    let Some((a, _)) = seq_elem(&c.node(input).ty) else {
-        return Err(g.unsupported(l, "reductions and scans over tuples are not emitted yet"));
-    };
+    let t = c
+        .node(input)
+        .ty
+        .item()
+        .expect("a validated fold input")
+        .clone();
     let s = g.seq(input, env_i)?;
-    let ty = rust_ty(a);
-    ctx.insert("acc", ty);
+    let ty = rust_type(&t);
+    ctx.insert("acc", &ty);
     ctx.insert("inner_checks", &lines(&s.checks));
     ctx.insert("inner_len", &s.len);
-    ctx.insert("inner_at_lo", &scalar_of(s.at("lo")?));
-    ctx.insert("inner_at_k", &scalar_of(s.at("k")?));
-    let op_acc_x = g.apply2(op, "acc", "x", a, env_i)?;
+    ctx.insert("inner_at_lo", &g.to_value(s.at("lo")?, &t)?);
+    ctx.insert("inner_at_k", &g.to_value(s.at("k")?, &t)?);
+    let args = vec![from_value("acc".into(), &t), from_value("x".into(), &t)];
+    let op_acc_x = g.to_value(g.apply(op, args, env_i)?, &t)?;
     ctx.insert("op_acc_x", &op_acc_x);
     let pfx = match prefix {
-        Some(p) => Some(g.scalar(p, env_i)?.0),
+        Some(p) => Some(g.to_value(g.eval(p, env_i)?, &t)?),
         None => None,
     };
     if is_scan {
@@ -519,7 +529,7 @@ fn inner_reduce_scan<'a>(
         ctx.insert("finish_reduced", &reduced);
         let value = match body {
             Some(b) => {
-                let env = bind(env_i, [(l, Code::Scalar("reduced".into(), a))]);
+                let env = bind(env_i, [(l, from_value("reduced".into(), &t))]);
                 scalar_of(g.eval(b, &env)?)
             }
             None => "reduced".to_string(),
@@ -527,6 +537,18 @@ fn inner_reduce_scan<'a>(
         ctx.insert("finish_value", &value);
         st.inner = Some(Inner::Reduce);
     }
-    st.acc = Some(a);
+    st.acc = t.as_scalar();
     Ok(())
+}
+
+/// Whether a fold's accumulator of type `t` fits the host's accumulator slot (a scalar, or a
+/// tuple of at most `ACC_SLOT_WORDS` scalars), so the fold can run cooperatively.
+fn slot_acc(t: Option<&Type>) -> bool {
+    match t {
+        Some(Type::Scalar(_)) => true,
+        Some(Type::Tuple(items)) => {
+            items.len() <= ACC_SLOT_WORDS && items.iter().all(|i| i.as_scalar().is_some())
+        }
+        _ => false,
+    }
 }
