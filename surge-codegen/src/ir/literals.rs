@@ -14,6 +14,7 @@
 use super::{Computation, Elem, Literal, NodeId, Op, ScalarExpr};
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Whether `l` is a run-time value of the kernels (an integer) rather than printed in the source.
 pub fn is_runtime(l: Literal) -> bool {
@@ -89,7 +90,8 @@ pub fn literal_values(c: &Computation) -> Vec<u64> {
 /// their types.
 #[derive(Debug, Clone, Default)]
 pub struct LiteralTable {
-    first: HashMap<NodeId, usize>,
+    /// Per scalar node with run-time literals: the table range of its literals.
+    ranges: HashMap<NodeId, Range<usize>>,
     elems: Vec<Elem>,
 }
 
@@ -97,10 +99,15 @@ impl LiteralTable {
     pub fn of(c: &Computation) -> LiteralTable {
         let mut t = LiteralTable::default();
         for (k, l) in literals(c).iter().enumerate() {
-            t.first.entry(l.node).or_insert(k);
+            t.ranges.entry(l.node).or_insert(k..k).end = k + 1;
             t.elems.push(l.value.elem());
         }
         t
+    }
+
+    /// The table entries of node `n`'s literals (empty for a node without any).
+    pub fn range(&self, n: NodeId) -> Range<usize> {
+        self.ranges.get(&n).cloned().unwrap_or(0..0)
     }
 
     /// How many literals the table holds.
@@ -120,11 +127,12 @@ impl LiteralTable {
     /// A cursor over node `n`'s literals, for translating its expression in
     /// [`for_each_runtime_literal`] order.
     pub fn cursor(&self, n: NodeId) -> LiteralCursor {
-        let first = self.first.get(&n).copied().unwrap_or(0);
+        let r = self.range(n);
         LiteralCursor {
             node: n,
-            next: Cell::new(first),
-            elems: self.elems.clone(),
+            next: Cell::new(r.start),
+            elems: self.elems[r].to_vec(),
+            first: self.range(n).start,
         }
     }
 }
@@ -134,7 +142,9 @@ impl LiteralTable {
 pub struct LiteralCursor {
     node: NodeId,
     next: Cell<usize>,
+    /// The types of the node's literals; the first is entry `first` of the table.
     elems: Vec<Elem>,
+    first: usize,
 }
 
 impl LiteralCursor {
@@ -142,7 +152,7 @@ impl LiteralCursor {
     pub fn take(&self, l: Literal) -> usize {
         let k = self.next.get();
         assert!(
-            self.elems.get(k) == Some(&l.elem()),
+            self.elems.get(k - self.first) == Some(&l.elem()),
             "internal: literal {l} of node {} is not entry {k} of the literal table",
             self.node
         );
