@@ -203,11 +203,7 @@ pub fn structure(c: &Computation) -> Computation {
 /// scalar node's expression), and its type.
 fn describe(node: &super::Node) -> String {
     let what = match &node.op {
-        Op::Scalar { expr } => {
-            let mut e = expr.clone();
-            erase(&mut e);
-            format!("scalar `{e}`")
-        }
+        Op::Scalar { expr } => format!("scalar `{expr}`"),
         op => {
             let refs: Vec<String> = op.references().iter().map(|r| r.to_string()).collect();
             format!("`{}({})`", op.kind(), refs.join(", "))

@@ -111,7 +111,7 @@ fn another_structure_is_named() {
     b.nodes[1].ty = Type::Scalar(Elem::U32);
     assert_eq!(
         structure_difference(&a, &b).unwrap(),
-        "its node %1 is scalar `0u32` of type u32, the compiled one's scalar `0u64` of type u64"
+        "its node %1 is scalar `3u32` of type u32, the compiled one's scalar `3u64` of type u64"
     );
     let mut c = a.clone();
     c.nodes[2].op = Op::Reverse { input: NodeId(0) };
