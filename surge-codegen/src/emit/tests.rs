@@ -21,29 +21,6 @@ fn sources(c: &Computation) -> (String, String) {
     (cpu.source, cuda.source)
 }
 
-/// `map(|row| reduce(+, row), split(x, tile))` over `len` elements.
-fn tiled_sum(len: usize, tile: u64) -> Computation {
-    let mut b = B::default();
-    let x = b.input("x", Buffer::F64(vec![1.0; len]));
-    let t = b.konst(Literal::U64(tile));
-    let rows = b.op(Op::Split { input: x, tile: t });
-    let row = b.param(Type::scalar_seq(Elem::F64));
-    let add = b.binop(BinaryOp::Add, Elem::F64);
-    let sum = b.op(Op::Reduce {
-        op: add,
-        input: row,
-        prefix: None,
-    });
-    let m = b.op(Op::Map {
-        f: Lambda {
-            params: vec![row],
-            body: sum,
-        },
-        inputs: vec![rows],
-    });
-    b.with_root(m)
-}
-
 /// `map(|a, i| a * (f64)(i * k + j), x, range(0, n))` over `n` elements.
 fn scaled_range(n: u64, k: u64, j: u64) -> Computation {
     let mut b = B::default();
@@ -87,8 +64,8 @@ fn scaled_range(n: u64, k: u64, j: u64) -> Computation {
 
 #[test]
 fn split_tiles_and_input_lengths_do_not_change_the_sources() {
-    let (cpu3, cuda3) = sources(&tiled_sum(10, 3));
-    let (cpu4, cuda4) = sources(&tiled_sum(17, 4));
+    let (cpu3, cuda3) = sources(&B::tiled_sum(10, 3));
+    let (cpu4, cuda4) = sources(&B::tiled_sum(17, 4));
     assert_eq!(cpu3, cpu4, "the CPU sources of split(x, 3) and split(x, 4)");
     assert_eq!(
         cuda3, cuda4,

@@ -21,24 +21,34 @@ pub fn is_runtime(l: Literal) -> bool {
     l.as_integer().is_some()
 }
 
-/// Visits the run-time literals of `e` in the order the table numbers them: preorder, operands in
-/// field order (`Binary(op, a, b)`: `a` then `b`; `Select(c, a, b)`: `c`, `a`, `b`). The emitters
-/// translate expressions in this order too.
-pub fn for_each_runtime_literal(e: &ScalarExpr, f: &mut impl FnMut(Literal)) {
+/// Visits every literal of `e` in place: preorder, operands in field order (`Binary(op, a, b)`:
+/// `a` then `b`; `Select(c, a, b)`: `c`, `a`, `b`).
+fn literals_mut(e: &mut ScalarExpr, f: &mut impl FnMut(&mut Literal)) {
     match e {
-        ScalarExpr::Const(l) if is_runtime(*l) => f(*l),
-        ScalarExpr::Const(_) | ScalarExpr::Value(_) => {}
-        ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => for_each_runtime_literal(a, f),
+        ScalarExpr::Const(l) => f(l),
+        ScalarExpr::Value(_) => {}
+        ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => literals_mut(a, f),
         ScalarExpr::Binary(_, a, b) => {
-            for_each_runtime_literal(a, f);
-            for_each_runtime_literal(b, f);
+            literals_mut(a, f);
+            literals_mut(b, f);
         }
         ScalarExpr::Fma(a, b, c) | ScalarExpr::Select(a, b, c) => {
-            for_each_runtime_literal(a, f);
-            for_each_runtime_literal(b, f);
-            for_each_runtime_literal(c, f);
+            literals_mut(a, f);
+            literals_mut(b, f);
+            literals_mut(c, f);
         }
     }
+}
+
+/// Visits the run-time literals of `e` in the order the table numbers them: preorder, operands in
+/// field order. The emitters translate expressions in this order too.
+pub fn for_each_runtime_literal(e: &ScalarExpr, f: &mut impl FnMut(Literal)) {
+    // Visiting a copy keeps one walk for reading and erasing alike (expressions are small).
+    literals_mut(&mut e.clone(), &mut |l| {
+        if is_runtime(*l) {
+            f(*l)
+        }
+    });
 }
 
 /// One entry of the literal table: the scalar node the literal appears in, and its value.
@@ -161,29 +171,17 @@ impl LiteralCursor {
     }
 }
 
+/// `e` with its run-time literals' values erased (zero).
 fn erase(e: &mut ScalarExpr) {
-    match e {
-        ScalarExpr::Const(l) => {
-            *l = match *l {
-                Literal::I32(_) => Literal::I32(0),
-                Literal::I64(_) => Literal::I64(0),
-                Literal::U32(_) => Literal::U32(0),
-                Literal::U64(_) => Literal::U64(0),
-                other => other,
-            }
+    literals_mut(e, &mut |l| {
+        *l = match *l {
+            Literal::I32(_) => Literal::I32(0),
+            Literal::I64(_) => Literal::I64(0),
+            Literal::U32(_) => Literal::U32(0),
+            Literal::U64(_) => Literal::U64(0),
+            other => other,
         }
-        ScalarExpr::Value(_) => {}
-        ScalarExpr::Unary(_, a) | ScalarExpr::Cast(_, a) => erase(a),
-        ScalarExpr::Binary(_, a, b) => {
-            erase(a);
-            erase(b);
-        }
-        ScalarExpr::Fma(a, b, c) | ScalarExpr::Select(a, b, c) => {
-            erase(a);
-            erase(b);
-            erase(c);
-        }
-    }
+    });
 }
 
 /// The structure of `c`: its IR with the values of run-time literals and the input lengths

@@ -7,29 +7,6 @@ fn k(l: Literal) -> Box<ScalarExpr> {
     Box::new(ScalarExpr::Const(l))
 }
 
-/// `map(|r| reduce(+, r), split(x, tile))` over `len` elements, its root and tile node.
-fn split_sum(len: usize, tile: u64) -> Computation {
-    let mut b = B::default();
-    let x = b.input("x", Buffer::F64(vec![1.0; len]));
-    let t = b.konst(Literal::U64(tile));
-    let rows = b.op(Op::Split { input: x, tile: t });
-    let row = b.param(Type::scalar_seq(Elem::F64));
-    let add = b.binop(BinaryOp::Add, Elem::F64);
-    let sum = b.op(Op::Reduce {
-        op: add,
-        input: row,
-        prefix: None,
-    });
-    let m = b.op(Op::Map {
-        f: crate::ir::Lambda {
-            params: vec![row],
-            body: sum,
-        },
-        inputs: vec![rows],
-    });
-    b.with_root(m)
-}
-
 #[test]
 fn integer_literals_are_numbered_in_preorder_and_floats_and_bools_stay_in_the_source() {
     let mut b = B::default();
@@ -90,7 +67,7 @@ fn literal_bits_round_trip_through_an_as_cast() {
 
 #[test]
 fn sizes_and_input_lengths_are_not_structure() {
-    let (a, b) = (split_sum(10, 3), split_sum(17, 4));
+    let (a, b) = (B::tiled_sum(10, 3), B::tiled_sum(17, 4));
     assert_ne!(a, b);
     assert_ne!(a.stable_hash(), b.stable_hash());
     assert_eq!(structure(&a), structure(&b));
@@ -102,7 +79,7 @@ fn sizes_and_input_lengths_are_not_structure() {
 
 #[test]
 fn another_structure_is_named() {
-    let a = split_sum(10, 3);
+    let a = B::tiled_sum(10, 3);
     // The tile as a u32: a literal of another type is another structure.
     let mut b = a.clone();
     b.nodes[1].op = Op::Scalar {
