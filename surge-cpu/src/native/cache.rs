@@ -35,11 +35,19 @@ pub(super) fn checksum(bytes: &[u8]) -> String {
     format!("{} {h:016x}\n", bytes.len())
 }
 
+/// A suffix for temporary files unique to this process and call: two threads building the same
+/// library must not write one file.
+pub(super) fn temp_suffix() -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{k}", std::process::id())
+}
+
 /// Writes the checksum of `bytes`, the content of library `so`, beside it (a temporary file
 /// renamed into place, so a reader sees the whole sum or none).
 pub(super) fn write_sum(so: &Path, bytes: &[u8]) -> Result<(), String> {
     let sum = sum_path(so);
-    let tmp = sum.with_extension(format!("sum.{}.tmp", std::process::id()));
+    let tmp = sum.with_extension(format!("sum.{}.tmp", temp_suffix()));
     std::fs::write(&tmp, checksum(bytes))
         .and_then(|()| std::fs::rename(&tmp, &sum))
         .map_err(|e| {

@@ -241,7 +241,7 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         message,
         source_path: Some(src.to_path_buf()),
     };
-    let tmp_src = src.with_extension(format!("rs.{}", std::process::id()));
+    let tmp_src = src.with_extension(format!("rs.{}", cache::temp_suffix()));
     std::fs::write(&tmp_src, &program.source)
         .map_err(|e| err(format!("cannot write {}: {e}", tmp_src.display()), vec![]))?;
     // Formatting is for the reader; a missing rustfmt is not an error.
@@ -251,7 +251,7 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         .output();
     std::fs::rename(&tmp_src, src)
         .map_err(|e| err(format!("cannot write {}: {e}", src.display()), vec![]))?;
-    let tmp_so = so.with_extension(format!("so.{}.tmp", std::process::id()));
+    let tmp_so = so.with_extension(format!("so.{}.tmp", cache::temp_suffix()));
     RUSTC_CALLS.fetch_add(1, Ordering::Relaxed);
     let out = Command::new(rustc())
         .args([
