@@ -7,6 +7,7 @@
 //! Every kernel takes the device error record `u64 *surge_err` last; after each run the host
 //! reads it and turns a failed device-side check into [`CudaError::Runtime`].
 
+use crate::args::{DevBuf, LitArg, dev_dispatch};
 use crate::{CudaError, driver_err};
 use cudarc::driver::result::memset_d8_async;
 use cudarc::driver::{
@@ -20,7 +21,7 @@ use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cuda::{
     ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error, emit,
 };
-use surge_codegen::ir::Computation;
+use surge_codegen::ir::{Computation, literals, structure_difference};
 use surge_codegen::target::CudaDevice;
 use surge_codegen::variant::Variant;
 
@@ -58,89 +59,6 @@ impl Device {
             arch: format!("compute_{maj}{min}"),
             info,
         })
-    }
-}
-
-/// A device buffer of one of the IR's element types.
-#[derive(Debug)]
-pub(crate) enum DevBuf {
-    F32(CudaSlice<f32>),
-    F64(CudaSlice<f64>),
-    I32(CudaSlice<i32>),
-    I64(CudaSlice<i64>),
-    U32(CudaSlice<u32>),
-    U64(CudaSlice<u64>),
-}
-
-macro_rules! dev_dispatch {
-    ($self:expr, $v:ident => $body:expr) => {
-        match $self {
-            DevBuf::F32($v) => $body,
-            DevBuf::F64($v) => $body,
-            DevBuf::I32($v) => $body,
-            DevBuf::I64($v) => $body,
-            DevBuf::U32($v) => $body,
-            DevBuf::U64($v) => $body,
-        }
-    };
-}
-
-impl DevBuf {
-    pub(crate) fn upload(s: &Arc<CudaStream>, b: &Buffer) -> Result<DevBuf, CudaError> {
-        let e = driver_err("uploading an input");
-        // Empty buffers are allocated with one element so every pointer is valid.
-        macro_rules! up {
-            ($V:ident, $v:expr) => {
-                DevBuf::$V(if $v.is_empty() {
-                    s.alloc_zeros(1).map_err(e)?
-                } else {
-                    s.clone_htod($v.as_slice()).map_err(e)?
-                })
-            };
-        }
-        Ok(match b {
-            Buffer::F32(v) => up!(F32, v),
-            Buffer::F64(v) => up!(F64, v),
-            Buffer::I32(v) => up!(I32, v),
-            Buffer::I64(v) => up!(I64, v),
-            Buffer::U32(v) => up!(U32, v),
-            Buffer::U64(v) => up!(U64, v),
-        })
-    }
-
-    fn zeros(
-        s: &Arc<CudaStream>,
-        elem: surge_codegen::ir::Elem,
-        n: usize,
-    ) -> Result<DevBuf, CudaError> {
-        use surge_codegen::ir::Elem;
-        let e = driver_err("allocating a phase result");
-        let n = n.max(1);
-        Ok(match elem {
-            Elem::F32 => DevBuf::F32(s.alloc_zeros(n).map_err(e)?),
-            Elem::F64 => DevBuf::F64(s.alloc_zeros(n).map_err(e)?),
-            Elem::I32 => DevBuf::I32(s.alloc_zeros(n).map_err(e)?),
-            Elem::I64 => DevBuf::I64(s.alloc_zeros(n).map_err(e)?),
-            Elem::U32 => DevBuf::U32(s.alloc_zeros(n).map_err(e)?),
-            Elem::U64 => DevBuf::U64(s.alloc_zeros(n).map_err(e)?),
-            Elem::Bool => return Err(CudaError::Input("a phase result of type bool".into())),
-        })
-    }
-
-    fn download(&self, s: &Arc<CudaStream>, n: usize) -> Result<Buffer, CudaError> {
-        let e = driver_err("downloading a result");
-        Ok(match self {
-            DevBuf::F32(d) => Buffer::F32(s.clone_dtoh(d).map_err(e)?[..n].to_vec()),
-            DevBuf::F64(d) => Buffer::F64(s.clone_dtoh(d).map_err(e)?[..n].to_vec()),
-            DevBuf::I32(d) => Buffer::I32(s.clone_dtoh(d).map_err(e)?[..n].to_vec()),
-            DevBuf::I64(d) => Buffer::I64(s.clone_dtoh(d).map_err(e)?[..n].to_vec()),
-            DevBuf::U32(d) => Buffer::U32(s.clone_dtoh(d).map_err(e)?[..n].to_vec()),
-            DevBuf::U64(d) => Buffer::U64(s.clone_dtoh(d).map_err(e)?[..n].to_vec()),
-        })
-    }
-
-    fn push<'a>(&'a self, b: &mut LaunchArgs<'a>) {
-        dev_dispatch!(self, d => { b.arg(d); })
     }
 }
 
@@ -319,7 +237,25 @@ impl DeviceKernels {
         buffers: &[Buffer],
         shape_with: &[&Variant],
     ) -> Result<Prepared<'_>, CudaError> {
-        check_buffers(&self.ir, buffers)?;
+        self.prepare_for(&self.ir, buffers, shape_with)
+    }
+
+    /// [`DeviceKernels::prepare`] for `ir`, a computation of the structure these kernels were
+    /// built for (the same IR up to input lengths and integer literal values, which kernels take
+    /// as parameters: another split tile or range bound), on its `buffers`. Another structure is
+    /// an error naming the first difference.
+    pub fn prepare_for(
+        &self,
+        ir: &Computation,
+        buffers: &[Buffer],
+        shape_with: &[&Variant],
+    ) -> Result<Prepared<'_>, CudaError> {
+        if let Some(diff) = structure_difference(&self.ir, ir) {
+            return Err(CudaError::Input(format!(
+                "these kernels were compiled for a computation of another structure: {diff}"
+            )));
+        }
+        check_buffers(ir, buffers)?;
         if shape_with.len() != self.plans.len() {
             return Err(CudaError::Input(format!(
                 "{} variants given for a computation of {} phases",
@@ -335,6 +271,7 @@ impl DeviceKernels {
                 .map(|b| DevBuf::upload(s, b))
                 .collect::<Result<Vec<_>, _>>()?,
             in_lens: buffers.iter().map(|b| b.len() as u64).collect(),
+            lits: literals(ir).iter().map(|l| LitArg::of(l.value)).collect(),
             arg_lens: Vec::new(),
             phases: Vec::new(),
             err: s
@@ -401,6 +338,8 @@ pub struct Prepared<'k> {
     k: &'k DeviceKernels,
     inputs: Vec<DevBuf>,
     in_lens: Vec<u64>,
+    /// The computation's literal table (`ArgSlot::Literal` parameters).
+    lits: Vec<LitArg>,
     /// Per phase: the length parameters of its kernel arguments.
     arg_lens: Vec<Vec<u64>>,
     phases: Vec<PhaseResult>,
@@ -450,6 +389,7 @@ impl Prepared<'_> {
                     lens.push(r.len);
                     lens.push(r.offsets.as_ref().map_or(0, |o| o.1.len() as u64));
                 }
+                ArgSlot::Literal { .. } => {}
             }
         }
         lens
@@ -476,6 +416,7 @@ impl Prepared<'_> {
                     }
                     k += 2;
                 }
+                ArgSlot::Literal { index, .. } => self.lits[*index].push(b),
             }
         }
     }

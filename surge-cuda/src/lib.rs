@@ -13,8 +13,11 @@
 //! `surge-codegen/src/emit/README.md`); a failed check is [`CudaError::Runtime`] with the
 //! interpreter's message ([`runtime_error`] decodes a record).
 
+mod args;
 mod compile;
 mod exec;
+#[cfg(test)]
+mod literal_tests;
 
 pub mod baselines;
 

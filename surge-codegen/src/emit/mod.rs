@@ -4,3 +4,5 @@
 pub mod cpu;
 pub mod cuda;
 pub mod lower;
+#[cfg(test)]
+mod tests;

@@ -13,6 +13,7 @@
 pub mod data;
 mod infer;
 pub mod interpret;
+mod literals;
 mod loc;
 mod op;
 mod ops;
@@ -25,6 +26,10 @@ mod value;
 
 pub use infer::{Typing, ValueInfo, range_len};
 pub use interpret::interpret;
+pub use literals::{
+    LiteralCursor, LiteralTable, RuntimeLiteral, for_each_runtime_literal, is_runtime,
+    literal_bits, literal_values, literals, structure, structure_difference,
+};
 pub use loc::{SourceLoc, site};
 pub use op::{Family, Lambda, Node, NodeId, Op, OpInfo, OpKind, Strongest};
 pub use ops::{check_offsets, infer};
@@ -103,12 +108,11 @@ impl Computation {
         fnv1a128(&serde_json::to_vec(&self.without_locs()).expect("IR serializes"))
     }
 
-    /// Like [`stable_hash`](Self::stable_hash) but ignoring input lengths: the same program on
-    /// inputs of other sizes has the same structure hash, so compiled kernels can be reused.
+    /// The hash of the computation's [`structure`]: like [`stable_hash`](Self::stable_hash)
+    /// but ignoring input lengths and integer literal values (sizes are kernel arguments), so the
+    /// same program on inputs of other sizes has the same structure hash and reuses its kernels.
     pub fn structure_hash(&self) -> u128 {
-        let mut c = self.without_locs();
-        c.inputs.iter_mut().for_each(|i| i.len = 0);
-        fnv1a128(&serde_json::to_vec(&c).expect("IR serializes"))
+        fnv1a128(&serde_json::to_vec(&structure(&self.without_locs())).expect("IR serializes"))
     }
 
     /// For each node, the lambda parameters it depends on that are not bound inside it.

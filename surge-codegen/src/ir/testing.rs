@@ -87,6 +87,28 @@ impl B {
             body,
         }
     }
+    /// `map(|row| reduce(+, row), split(x, tile))` over `len` ones: per-tile sums.
+    pub fn tiled_sum(len: usize, tile: u64) -> Computation {
+        let mut b = B::default();
+        let x = b.input("x", Buffer::F64(vec![1.0; len]));
+        let t = b.konst(Literal::U64(tile));
+        let rows = b.op(Op::Split { input: x, tile: t });
+        let row = b.param(Type::scalar_seq(Elem::F64));
+        let add = b.binop(BinaryOp::Add, Elem::F64);
+        let sum = b.op(Op::Reduce {
+            op: add,
+            input: row,
+            prefix: None,
+        });
+        let m = b.op(Op::Map {
+            f: Lambda {
+                params: vec![row],
+                body: sum,
+            },
+            inputs: vec![rows],
+        });
+        b.with_root(m)
+    }
     /// The computation with `root` as its result.
     pub fn with_root(mut self, root: NodeId) -> Computation {
         self.c.root = root;

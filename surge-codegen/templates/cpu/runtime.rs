@@ -14,7 +14,7 @@ pub struct Buf {
 /// The ABI version the host checks before calling anything else.
 #[no_mangle]
 pub extern "C" fn surge_abi_version() -> u32 {
-    1
+    2
 }
 
 thread_local! {
@@ -42,6 +42,23 @@ pub unsafe extern "C" fn surge_take_error(buf: *mut u8, cap: usize) -> usize {
 unsafe fn slot<T>(bufs: *const Buf, i: usize) -> &'static [T] {
     let b = unsafe { &*bufs.add(i) };
     unsafe { std::slice::from_raw_parts(b.ptr as *const T, b.len) }
+}
+
+/// The literal table in slot `i`: the computation's `N` integer literals as `u64` bits. Checked
+/// once per kernel call; after that `lits[k]` is a load at a constant offset.
+#[inline(always)]
+unsafe fn literal_table<const N: usize>(bufs: *const Buf, i: usize) -> &'static [u64; N] {
+    let s: &'static [u64] = unsafe { slot(bufs, i) };
+    match s.try_into() {
+        Ok(a) => a,
+        Err(_) => fail_literal_table(s.len(), N),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_literal_table(got: usize, want: usize) -> ! {
+    panic!("the host passed {got} literals to kernels compiled for {want}")
 }
 
 fn guard(f: impl FnOnce()) -> i32 {

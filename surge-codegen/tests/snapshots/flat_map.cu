@@ -4,14 +4,14 @@
 // <templates/cuda/prelude.cu>
 
 // phase 0 (map): the number of elements
-extern "C" __global__ void surge_p0_shape(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, u64 *shape, u64 *surge_err) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((((u64)0ULL)) < (n_in2) ? (u64)(((n_in2) - (((u64)0ULL)) + (1) - 1) / (1)) : 0ULL) : ((((u64)0ULL)) > (n_in2) ? (u64)(((((u64)0ULL)) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
+extern "C" __global__ void surge_p0_shape(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, const u64 lit0, u64 *shape, u64 *surge_err) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
 }
 
 // variant: cuda:h200/independent/bx=128,by=1,lw=1,grain1=4,res1=thread
 // phase 0 (map); outer level independent on threads
-extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
-  const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((((u64)0ULL)) < (n_in2) ? (u64)(((n_in2) - (((u64)0ULL)) + (1) - 1) / (1)) : 0ULL) : ((((u64)0ULL)) > (n_in2) ? (u64)(((((u64)0ULL)) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
+extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, const u64 lit0, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+  const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   const unsigned lane = 0;
   const u64 group = (u64)blockIdx.x * 128 + tid;
@@ -23,7 +23,7 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(cons
       if (i >= n) break;
       const f64 v0 = surge_gather<f64>((i64)(in1[(i)]), (i), n_in0, 3, surge_err, [&](u64 surge_k) { return in0[(surge_k)]; });
       const f64 v1 = in2[(n_in2 - 1 - (i))];
-      const u64 v2 = ((u64)((((u64)0ULL)) + (u64)(i) * (1)));
+      const u64 v2 = ((u64)((lit0) + (u64)(i) * (1)));
       out[i] = fma(v0, v1, ((f64)(v2)));
     }
   }
@@ -31,8 +31,8 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(cons
 
 // variant: cuda:h200/sequential/bx=64,by=1,lw=1,unroll1=1
 // phase 0 (map); outer level sequential on threads
-extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
-  const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((((u64)0ULL)) < (n_in2) ? (u64)(((n_in2) - (((u64)0ULL)) + (1) - 1) / (1)) : 0ULL) : ((((u64)0ULL)) > (n_in2) ? (u64)(((((u64)0ULL)) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
+extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, const u64 lit0, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+  const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
   const unsigned tid = threadIdx.y * 64 + threadIdx.x;
   const unsigned lane = 0;
   const u64 group = (u64)blockIdx.x * 64 + tid;
@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(const
     for (u64 i = 0; i < n; ++i) {
       const f64 v0 = surge_gather<f64>((i64)(in1[(i)]), (i), n_in0, 3, surge_err, [&](u64 surge_k) { return in0[(surge_k)]; });
       const f64 v1 = in2[(n_in2 - 1 - (i))];
-      const u64 v2 = ((u64)((((u64)0ULL)) + (u64)(i) * (1)));
+      const u64 v2 = ((u64)((lit0) + (u64)(i) * (1)));
       out[i] = fma(v0, v1, ((f64)(v2)));
     }
   }

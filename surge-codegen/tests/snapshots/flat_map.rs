@@ -18,8 +18,10 @@ pub unsafe extern "C" fn m0_p0_outer(bufs: *const Buf, out: *mut usize) -> i32 {
         let b0: &[f64] = unsafe { slot(bufs, 0) };
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[f64] = unsafe { slot(bufs, 2) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 5) };
+        let lit0: u64 = lits[0] as u64;
         chk_equal_len(b1.len(), b2.len(), 1, "map", 12);
-        chk_equal_len(b1.len(), range_len(((0u64) as i128), ((((b2.len()) as u64)) as i128), 1i128, "range", 7), 2, "map", 12);
+        chk_equal_len(b1.len(), range_len(((lit0) as i128), ((((b2.len()) as u64)) as i128), 1i128, "range", 7), 2, "map", 12);
 
         let n: usize = b1.len();
         unsafe { *out = n };
@@ -33,11 +35,13 @@ pub unsafe extern "C" fn m0_p0_elems(bufs: *const Buf, lo: usize, hi: usize, out
         let b0: &[f64] = unsafe { slot(bufs, 0) };
         let b1: &[u32] = unsafe { slot(bufs, 1) };
         let b2: &[f64] = unsafe { slot(bufs, 2) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 5) };
+        let lit0: u64 = lits[0] as u64;
         chk_equal_len(b1.len(), b2.len(), 1, "map", 12);
-        chk_equal_len(b1.len(), range_len(((0u64) as i128), ((((b2.len()) as u64)) as i128), 1i128, "range", 7), 2, "map", 12);
+        chk_equal_len(b1.len(), range_len(((lit0) as i128), ((((b2.len()) as u64)) as i128), 1i128, "range", 7), 2, "map", 12);
 
         for i in lo..hi {
-            let v: f64 = (b0[chk_gather((b1[i]) as i128, i, b0.len(), "gather", 3)]).mul_add(b2[((b2.len()) - 1 - (i))], (((((((0u64) as i128)) + (i) as i128 * (1i128)) as i64 as u64)) as f64));
+            let v: f64 = (b0[chk_gather((b1[i]) as i128, i, b0.len(), "gather", 3)]).mul_add(b2[((b2.len()) - 1 - (i))], (((((((lit0) as i128)) + (i) as i128 * (1i128)) as i64 as u64)) as f64));
             unsafe { *out.add(i) = v };
         }
     })

@@ -17,6 +17,8 @@ pub unsafe extern "C" fn m0_p0_outer(bufs: *const Buf, out: *mut usize) -> i32 {
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let n: usize = ((b1.len()) - 1);
@@ -30,6 +32,8 @@ pub unsafe extern "C" fn m0_p0_lens(bufs: *const Buf, lo: usize, hi: usize, out:
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         for i in lo..hi {
@@ -48,6 +52,8 @@ pub unsafe extern "C" fn m0_p0_rows(bufs: *const Buf, lo: usize, hi: usize, data
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         for i in lo..hi {
@@ -61,7 +67,7 @@ pub unsafe extern "C" fn m0_p0_rows(bufs: *const Buf, lo: usize, hi: usize, data
             let has_carry = 0u8;
             let carry: *const i64 = std::ptr::null();
         let n: usize = row2.len();
-        let pfx: i64 = (0i64);
+        let pfx: i64 = lit0;
         let mut acc: i64 = if has_carry != 0 {
             let x: i64 = unsafe { *carry };
             let acc: i64 = pfx;
@@ -89,6 +95,8 @@ pub unsafe extern "C" fn m0_p0_inner_lens(bufs: *const Buf, lo: usize, hi: usize
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         for i in lo..hi {
@@ -106,6 +114,8 @@ pub unsafe extern "C" fn m0_p0_partial(bufs: *const Buf, i: usize, lo: usize, hi
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
@@ -128,6 +138,8 @@ pub unsafe extern "C" fn m0_p0_combine(bufs: *const Buf, i: usize, a: *const i64
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let (acc, x): (i64, i64) = unsafe { (*a, *b) };
@@ -141,6 +153,8 @@ pub unsafe extern "C" fn m0_p0_chunk(bufs: *const Buf, i: usize, lo: usize, hi: 
     guard(|| {
         let b0: &[i64] = unsafe { slot(bufs, 0) };
         let b1: &[u64] = unsafe { slot(bufs, 1) };
+        let lits: &[u64; 1] = unsafe { literal_table(bufs, 4) };
+        let lit0: i64 = lits[0] as i64;
         chk_nonempty_offsets(b1.len(), "nest", 2);
 
         let (lo0, hi1) = chk_segment((b1[i]) as i128, (b1[((i) + 1)]) as i128, i, b0.len(), "nest", 2);
@@ -148,7 +162,7 @@ pub unsafe extern "C" fn m0_p0_chunk(bufs: *const Buf, i: usize, lo: usize, hi: 
 
         chk_host_range(lo, hi, (row2.len()) as usize, 0, "chunk");
         let n: usize = row2.len();
-        let pfx: i64 = (0i64);
+        let pfx: i64 = lit0;
         let mut acc: i64 = if has_carry != 0 {
             let x: i64 = unsafe { *carry };
             let acc: i64 = pfx;

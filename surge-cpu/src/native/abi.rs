@@ -1,4 +1,4 @@
-//! The C ABI of a loaded kernel library (ABI 1): the slot type kernels read buffers through, the
+//! The C ABI of a loaded kernel library (ABI 2): the slot type kernels read buffers through, the
 //! signature of every exported function, and resolving the functions of each module's phases.
 
 use super::compile::Loaded;
@@ -90,7 +90,7 @@ pub(super) struct LibraryFns {
 }
 
 fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Option<T> {
-    // SAFETY: the generated runtime exports these names with these signatures (ABI 1).
+    // SAFETY: the generated runtime exports these names with these signatures (ABI 2).
     unsafe { lib.get::<T>(name.as_bytes()).ok().map(|s| *s) }
 }
 

@@ -1,10 +1,13 @@
 //! One `rustc` call per program, cached on disk by a hash of the source (which embeds the IR's
-//! structure and the variant set), the rustc version and the target; loaded with libloading.
+//! structure and the variant set, not its sizes: those are kernel arguments), the rustc version
+//! and the target; checked against its checksum (`cache.rs`) and loaded with libloading.
 
+use super::cache;
 use crate::CpuError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use surge_codegen::emit::cpu::CpuProgram;
 use surge_codegen::ir::fnv1a128;
@@ -18,7 +21,14 @@ pub struct Loaded {
     pub library_path: PathBuf,
     /// Whether this load compiled (false: found in the cache).
     pub compiled: bool,
+    /// Why the cached library was damaged, when it was rebuilt (a missing or mismatched
+    /// checksum, or it did not load).
+    pub rebuilt: Option<String>,
 }
+
+/// The ABI version of the generated runtime (`surge_abi_version`): 2 since the slot table ends
+/// with the literal table.
+pub const ABI_VERSION: u32 = 2;
 
 /// The kernel cache directory: `$SURGE_CACHE`, else `$XDG_CACHE_HOME/surge`, else
 /// `~/.cache/surge`, else the system temp dir.
@@ -88,68 +98,122 @@ pub fn cache_key(program: &CpuProgram) -> Result<String, CpuError> {
     Ok(format!("{:032x}", fnv1a128(text.as_bytes())))
 }
 
-fn loaded_libraries() -> &'static Mutex<HashMap<String, Arc<Loaded>>> {
-    static M: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
+/// The libraries loaded by this process, by path: each is loaded (and checked) once.
+fn loaded_libraries() -> &'static Mutex<HashMap<PathBuf, Arc<Loaded>>> {
+    static M: OnceLock<Mutex<HashMap<PathBuf, Arc<Loaded>>>> = OnceLock::new();
     M.get_or_init(Default::default)
+}
+
+static RUSTC_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many times this process has run `rustc` on generated kernels (a kernel-cache miss each;
+/// tests check that a new size of a computation compiles nothing).
+pub fn rustc_calls() -> usize {
+    RUSTC_CALLS.load(Ordering::Relaxed)
 }
 
 /// Compiles (or finds in the cache) and loads `program`.
 pub fn load(program: &CpuProgram) -> Result<Arc<Loaded>, CpuError> {
+    load_in(program, &cache_dir())
+}
+
+/// [`load`] with the kernel cache in `dir`.
+pub fn load_in(program: &CpuProgram, dir: &Path) -> Result<Arc<Loaded>, CpuError> {
     let key = cache_key(program)?;
-    if let Some(l) = loaded_libraries().lock().expect("library cache").get(&key) {
+    let so = dir.join(format!("libsurge_{key}.so"));
+    if let Some(l) = loaded_libraries().lock().expect("library table").get(&so) {
         return Ok(l.clone());
     }
-    let dir = cache_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| CpuError::Compile {
+    let l = Arc::new(load_from_disk(program, dir, &key)?);
+    loaded_libraries()
+        .lock()
+        .expect("library table")
+        .insert(so, l.clone());
+    Ok(l)
+}
+
+/// Loads the cached library of `program` from `dir` after checking it against its checksum, or
+/// compiles it: when it is missing, and when it is damaged (no checksum, a mismatch, or it does
+/// not load), which is said on stderr and recorded in [`Loaded::rebuilt`].
+fn load_from_disk(program: &CpuProgram, dir: &Path, key: &str) -> Result<Loaded, CpuError> {
+    std::fs::create_dir_all(dir).map_err(|e| CpuError::Compile {
         variants: vec![],
         message: format!("cannot create the kernel cache {}: {e}", dir.display()),
         source_path: None,
     })?;
     let src = dir.join(format!("surge_{key}.rs"));
     let so = dir.join(format!("libsurge_{key}.so"));
-    let mut compiled = false;
-    if !so.exists() {
-        compile(program, &src, &so, &key)?;
-        compiled = true;
+    let mut rebuilt = None;
+    if so.exists()
+        && let Err(why) = cache::verify(&so)
+    {
+        cache::discard(&so, &why);
+        rebuilt = Some(why);
     }
-    // SAFETY: the library is one we generated; loading runs no initializers beyond std's.
-    let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| CpuError::Compile {
-        variants: vec![],
-        message: format!("cannot load {}: {e}", so.display()),
-        source_path: Some(src.clone()),
-    })?;
-    // SAFETY: symbols of the generated runtime with the declared signatures.
-    unsafe {
-        let abi: libloading::Symbol<'_, unsafe extern "C" fn() -> u32> = lib
-            .get(b"surge_abi_version")
-            .map_err(|e| CpuError::Compile {
-                variants: vec![],
-                message: format!("{} is not a Surge kernel library: {e}", so.display()),
-                source_path: Some(src.clone()),
-            })?;
-        if abi() != 1 {
-            return Err(CpuError::Compile {
-                variants: vec![],
-                message: format!("{} has ABI version {}, expected 1", so.display(), abi()),
-                source_path: Some(src.clone()),
+    let compiled = !so.exists();
+    if compiled {
+        compile(program, &src, &so, key)?;
+    }
+    let lib = match open(&so, &src) {
+        Ok(lib) => lib,
+        Err(e) if !compiled => {
+            let why = format!("it does not load: {e}");
+            cache::discard(&so, &why);
+            rebuilt = Some(why);
+            compile(program, &src, &so, key)?;
+            return Ok(Loaded {
+                lib: open(&so, &src)?,
+                source_path: src,
+                library_path: so,
+                compiled: true,
+                rebuilt,
             });
         }
-        let init: libloading::Symbol<'_, unsafe extern "C" fn()> = lib
-            .get(b"surge_init")
-            .expect("surge_init in a checked library");
-        init();
-    }
-    let l = Arc::new(Loaded {
+        Err(e) => return Err(e),
+    };
+    Ok(Loaded {
         lib,
         source_path: src,
         library_path: so,
         compiled,
-    });
-    loaded_libraries()
-        .lock()
-        .expect("library cache")
-        .insert(key, l.clone());
-    Ok(l)
+        rebuilt,
+    })
+}
+
+/// Loads library `so` (generated from `src`), checks that it is a Surge kernel library of this
+/// ABI and initializes it.
+fn open(so: &Path, src: &Path) -> Result<libloading::Library, CpuError> {
+    let err = |message: String| CpuError::Compile {
+        variants: vec![],
+        message,
+        source_path: Some(src.to_path_buf()),
+    };
+    // SAFETY: the library is one we generated and checked against its checksum; loading runs no
+    // initializers beyond std's.
+    let lib = unsafe { libloading::Library::new(so) }
+        .map_err(|e| err(format!("cannot load {}: {e}", so.display())))?;
+    // SAFETY: symbols of the generated runtime with the declared signatures.
+    unsafe {
+        let abi: libloading::Symbol<'_, unsafe extern "C" fn() -> u32> =
+            lib.get(b"surge_abi_version").map_err(|e| {
+                err(format!(
+                    "{} is not a Surge kernel library: {e}",
+                    so.display()
+                ))
+            })?;
+        if abi() != ABI_VERSION {
+            return Err(err(format!(
+                "{} has ABI version {}, expected {ABI_VERSION}",
+                so.display(),
+                abi()
+            )));
+        }
+        let init: libloading::Symbol<'_, unsafe extern "C" fn()> = lib
+            .get(b"surge_init")
+            .map_err(|e| err(format!("{} lacks surge_init: {e}", so.display())))?;
+        init();
+    }
+    Ok(lib)
 }
 
 /// Line ranges of the generated modules in a (possibly reformatted) file, from their markers.
@@ -177,7 +241,7 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         message,
         source_path: Some(src.to_path_buf()),
     };
-    let tmp_src = src.with_extension(format!("rs.{}", std::process::id()));
+    let tmp_src = src.with_extension(format!("rs.{}", cache::temp_suffix()));
     std::fs::write(&tmp_src, &program.source)
         .map_err(|e| err(format!("cannot write {}: {e}", tmp_src.display()), vec![]))?;
     // Formatting is for the reader; a missing rustfmt is not an error.
@@ -187,7 +251,8 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         .output();
     std::fs::rename(&tmp_src, src)
         .map_err(|e| err(format!("cannot write {}: {e}", src.display()), vec![]))?;
-    let tmp_so = so.with_extension(format!("so.{}.tmp", std::process::id()));
+    let tmp_so = so.with_extension(format!("so.{}.tmp", cache::temp_suffix()));
+    RUSTC_CALLS.fetch_add(1, Ordering::Relaxed);
     let out = Command::new(rustc())
         .args([
             "--edition",
@@ -251,6 +316,11 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
             variants,
         ));
     }
+    // The checksum is of the complete library, written after it is renamed into place: a crash
+    // in between leaves a library without a sum, which the next load rebuilds.
+    let bytes = std::fs::read(&tmp_so)
+        .map_err(|e| err(format!("cannot read {}: {e}", tmp_so.display()), vec![]))?;
     std::fs::rename(&tmp_so, so)
-        .map_err(|e| err(format!("cannot write {}: {e}", so.display()), vec![]))
+        .map_err(|e| err(format!("cannot write {}: {e}", so.display()), vec![]))?;
+    cache::write_sum(so, &bytes).map_err(|m| err(m, vec![]))
 }

@@ -4,6 +4,7 @@
 //! See `README.md` beside this file for what each module holds.
 
 mod abi;
+mod cache;
 pub mod compile;
 mod cooperative;
 pub mod diagonal;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::{CpuProgram, EmitOptions, emit};
-use surge_codegen::ir::{Computation, Elem};
+use surge_codegen::ir::{Computation, Elem, literal_values, structure_difference};
 use surge_codegen::variant::Variant;
 
 /// The compiled variants of one computation.
@@ -57,6 +58,16 @@ impl NativeKernels {
         let analysis = analyze(ir)?;
         let program = emit(ir, &analysis, variants, options)?;
         let lib = compile::load(&program)?;
+        Self::assemble(ir, variants, program, lib)
+    }
+
+    /// The kernels of `variants` of `ir` from `program`, loaded as `lib`.
+    pub(super) fn assemble(
+        ir: &Computation,
+        variants: &[Variant],
+        program: CpuProgram,
+        lib: Arc<Loaded>,
+    ) -> Result<NativeKernels, CpuError> {
         let fns = LibraryFns::load(&program, &lib)?;
         let resolved = variants
             .iter()
@@ -121,7 +132,9 @@ impl NativeKernels {
     }
 
     /// Runs `variant` for another computation of the same structure (the same IR up to input
-    /// lengths: the kernels do not depend on them), on its `buffers`.
+    /// lengths and integer literal values, which the kernels take as arguments: another split
+    /// tile or range bound), on its `buffers`. A computation of another structure is an error
+    /// naming the first difference.
     pub fn run_with(
         &self,
         ir: &Computation,
@@ -158,16 +171,30 @@ impl NativeKernels {
         key: Option<u64>,
         ws: &mut Workspace,
     ) -> Result<(), CpuError> {
-        if !self.same_structure(ir) {
-            return Err(CpuError::Invalid(surge_codegen::CodegenError::Input {
-                input: "(computation)".into(),
-                message: "these kernels were compiled for a computation of another structure"
-                    .into(),
-            }));
-        }
+        self.check_structure(ir)?;
         check_buffers(ir, buffers)?;
         let resolved = self.resolve(variant)?;
-        self.run_phases(resolved.0, &resolved.1, buffers, key, ws)
+        let lits = literal_values(ir);
+        self.run_phases(resolved.0, &resolved.1, buffers, &lits, key, ws)
+    }
+}
+
+impl NativeKernels {
+    /// Whether `ir` has the structure these kernels were compiled for (else an error naming the
+    /// difference).
+    fn check_structure(&self, ir: &Computation) -> Result<(), CpuError> {
+        if std::ptr::eq(ir, &self.ir) {
+            return Ok(());
+        }
+        match structure_difference(&self.ir, ir) {
+            None => Ok(()),
+            Some(diff) => Err(CpuError::Invalid(surge_codegen::CodegenError::Input {
+                input: "(computation)".into(),
+                message: format!(
+                    "these kernels were compiled for a computation of another structure: {diff}"
+                ),
+            })),
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use super::workspace::{PhaseResult, Workspace, reuse};
 use crate::CpuError;
 use surge_codegen::data::Buffer;
 use surge_codegen::emit::cpu::{PhaseAbi, Shape, phase_slot};
-use surge_codegen::ir::{Computation, NodeId};
+use surge_codegen::ir::NodeId;
 
 /// Raw pointers handed to worker threads; the skeleton guarantees disjoint writes.
 #[derive(Clone, Copy)]
@@ -32,24 +32,14 @@ pub(super) struct PhaseCall<'a> {
 }
 
 impl NativeKernels {
-    /// Whether `ir` has the structure these kernels were compiled for.
-    pub(super) fn same_structure(&self, ir: &Computation) -> bool {
-        ir.root == self.ir.root
-            && ir.nodes == self.ir.nodes
-            && ir.inputs.len() == self.ir.inputs.len()
-            && ir
-                .inputs
-                .iter()
-                .zip(&self.ir.inputs)
-                .all(|(a, b)| a.name == b.name && a.elem == b.elem)
-    }
-
-    /// Runs the phases of module `m` under `plan` on checked `buffers`, into `ws`.
+    /// Runs the phases of module `m` under `plan` on checked `buffers` with the literal table
+    /// `lits` (the computation's integer literals, `ir::literal_values`), into `ws`.
     pub(super) fn run_phases(
         &self,
         m: usize,
         plan: &HostPlan,
         buffers: &[Buffer],
+        lits: &[u64],
         key: Option<u64>,
         ws: &mut Workspace,
     ) -> Result<(), CpuError> {
@@ -62,6 +52,17 @@ impl NativeKernels {
                 len: 0,
             },
         );
+        if lits.len() != self.program.literals {
+            return Err(CpuError::Kernel(format!(
+                "internal: {} literals for kernels compiled with {}",
+                lits.len(),
+                self.program.literals
+            )));
+        }
+        slots[self.program.literal_slot] = Buf {
+            ptr: lits.as_ptr() as *const u8,
+            len: lits.len(),
+        };
         let pool = pool(plan.threads);
         ws.begin(self.program.phases.len());
         for (pi, abi) in self.program.phases.iter().enumerate() {

@@ -124,7 +124,7 @@ impl CudaBackend {
             *slot = None;
             let prepared = program
                 .kernels
-                .prepare(c.buffers(), &program.chosen(0))
+                .prepare_for(c.ir(), c.buffers(), &program.chosen(0))
                 .map_err(|e| format!("uploading `{}`: {e}", input.name))?;
             *slot = Some(Current {
                 input: input.name.clone(),

@@ -60,6 +60,8 @@ pub(super) struct Gen<'a> {
     /// `unroll` flag per reduce/scan node (from the variant's `unroll<d>` parameters).
     pub unroll: HashMap<NodeId, bool>,
     fresh: Rc<Cell<usize>>,
+    /// The computation's integer literals, read from the literal table (`scalar.rs`).
+    pub(super) lits: Rc<crate::ir::LiteralTable>,
 }
 
 pub(super) fn rust_ty(e: Elem) -> &'static str {
@@ -77,6 +79,7 @@ impl<'a> Gen<'a> {
             c,
             unroll,
             fresh: Rc::new(Cell::new(0)),
+            lits: Rc::new(crate::ir::LiteralTable::of(c)),
         }
     }
 
@@ -85,6 +88,7 @@ impl<'a> Gen<'a> {
             c: self.c,
             unroll: self.unroll.clone(),
             fresh: self.fresh.clone(),
+            lits: self.lits.clone(),
         }
     }
 

@@ -15,6 +15,7 @@ use crate::ir::{Computation, Elem, NodeId};
 use crate::variant::Variant;
 use code::{Gen, R};
 use phase::emit_phase;
+pub use scalar::literal_slot;
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -82,8 +83,13 @@ pub struct CpuProgram {
     pub source: String,
     pub modules: Vec<Module>,
     pub phases: Vec<PhaseAbi>,
-    /// Buffer slots: the inputs, then (data, offsets) per phase.
+    /// Buffer slots: the inputs, then (data, offsets) per phase, then the literal table.
     pub slots: usize,
+    /// The slot of the literal table: the computation's integer literals as `u64` bits
+    /// (`ir::literal_values`), `literals` of them. The host passes the values of the computation
+    /// it runs, so one program serves every computation of its structure.
+    pub literal_slot: usize,
+    pub literals: usize,
 }
 
 impl CpuProgram {
@@ -208,7 +214,9 @@ pub fn emit(
         source,
         modules,
         phases: phases_abi,
-        slots: inputs + 2 * analysis.phases.len(),
+        slots: literal_slot(inputs, analysis.phases.len()) + 1,
+        literal_slot: literal_slot(inputs, analysis.phases.len()),
+        literals: crate::ir::literals(c).len(),
     })
 }
 

@@ -110,6 +110,7 @@ fn phase_outputs<'a>(
         };
         env.insert(ph.root, code);
     }
+    prelude.push_str(&g.bind_literals(analysis, upto));
     (Rc::new(env), prelude)
 }
 

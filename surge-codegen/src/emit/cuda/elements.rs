@@ -8,7 +8,10 @@
 use super::checks::equal_lengths;
 use super::{ArgSlot, cuda_type};
 use crate::CodegenError;
-use crate::ir::{BinaryOp, Computation, Elem, Literal, NodeId, Op, ScalarExpr, Type, UnaryOp};
+use crate::ir::{
+    BinaryOp, Computation, Elem, Literal, LiteralCursor, LiteralTable, NodeId, Op, ScalarExpr,
+    Type, UnaryOp, is_runtime,
+};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,7 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) const I: &str = "@I@";
 pub(super) const R: &str = "@R@";
 
-/// A literal as a C++ expression of its type (non-finite floats by their bits).
+/// A float or bool literal as a C++ expression of its type (non-finite floats by their bits).
+/// Integer literals are kernel parameters instead ([`ArgSlot::Literal`]).
 fn literal(l: Literal) -> String {
     match l {
         Literal::F64(b) => {
@@ -35,12 +39,10 @@ fn literal(l: Literal) -> String {
                 format!("__int_as_float(0x{b:08x})")
             }
         }
-        Literal::I32(v) => format!("((i32){}LL)", v),
-        Literal::I64(v) if v == i64::MIN => "((i64)(-9223372036854775807LL - 1))".into(),
-        Literal::I64(v) => format!("((i64){v}LL)"),
-        Literal::U32(v) => format!("((u32){v}u)"),
-        Literal::U64(v) => format!("((u64){v}ULL)"),
         Literal::Bool(v) => v.to_string(),
+        Literal::I32(_) | Literal::I64(_) | Literal::U32(_) | Literal::U64(_) => {
+            unreachable!("internal: integer literal {l} is a kernel parameter")
+        }
     }
 }
 
@@ -107,6 +109,8 @@ pub(super) type Env = HashMap<NodeId, Bound>;
 pub(super) struct Tr<'a> {
     pub(super) c: &'a Computation,
     pub(super) roots: &'a BTreeMap<NodeId, usize>,
+    /// The computation's integer literals, passed as kernel parameters.
+    pub(super) lits: &'a LiteralTable,
     pub(super) phase: usize,
     pub(super) sequence: String,
     pub(super) args: RefCell<Vec<ArgSlot>>,
@@ -135,6 +139,7 @@ impl Tr<'_> {
         match slot {
             ArgSlot::Input { buffer, .. } => format!("in{buffer}"),
             ArgSlot::Phase { phase, .. } => format!("ph{phase}"),
+            ArgSlot::Literal { index, .. } => format!("lit{index}"),
         }
     }
 
@@ -161,7 +166,7 @@ impl Tr<'_> {
             };
         }
         match &self.c.node(n).op {
-            Op::Scalar { expr } => self.expr(expr, env),
+            Op::Scalar { expr } => self.expr(expr, env, &self.lits.cursor(n)),
             Op::Index { seq, index } => {
                 let i = self.scalar(*index, env)?;
                 match self.ty(*seq).depth() {
@@ -197,14 +202,24 @@ impl Tr<'_> {
         })
     }
 
-    fn expr(&self, e: &ScalarExpr, env: &Env) -> Result<String, CodegenError> {
+    /// Scalar expression `e`; `lits` numbers its run-time literals.
+    fn expr(
+        &self,
+        e: &ScalarExpr,
+        env: &Env,
+        lits: &LiteralCursor,
+    ) -> Result<String, CodegenError> {
         let t = self.elem_of(e)?;
         Ok(match e {
+            ScalarExpr::Const(l) if is_runtime(*l) => self.arg(ArgSlot::Literal {
+                index: lits.take(*l),
+                elem: l.elem(),
+            }),
             ScalarExpr::Const(l) => literal(*l),
             ScalarExpr::Value(n) => self.scalar(*n, env)?,
             ScalarExpr::Unary(op, a) => {
                 let ta = self.elem_of(a)?;
-                let a = self.expr(a, env)?;
+                let a = self.expr(a, env, lits)?;
                 match (op, ta) {
                     (UnaryOp::Neg, _) => format!("(-{a})"),
                     (UnaryOp::Not, _) => format!("(!{a})"),
@@ -223,7 +238,7 @@ impl Tr<'_> {
             }
             ScalarExpr::Binary(op, a, b) => {
                 let ta = self.elem_of(a)?;
-                let (a, b) = (self.expr(a, env)?, self.expr(b, env)?);
+                let (a, b) = (self.expr(a, env, lits)?, self.expr(b, env, lits)?);
                 match (op, ta) {
                     (BinaryOp::Min, Elem::F32) => format!("fminf({a}, {b})"),
                     (BinaryOp::Max, Elem::F32) => format!("fmaxf({a}, {b})"),
@@ -237,7 +252,11 @@ impl Tr<'_> {
                 }
             }
             ScalarExpr::Fma(a, b, c) => {
-                let (a, b, c) = (self.expr(a, env)?, self.expr(b, env)?, self.expr(c, env)?);
+                let (a, b, c) = (
+                    self.expr(a, env, lits)?,
+                    self.expr(b, env, lits)?,
+                    self.expr(c, env, lits)?,
+                );
                 match t {
                     Elem::F32 => format!("fmaf({a}, {b}, {c})"),
                     Elem::F64 => format!("fma({a}, {b}, {c})"),
@@ -246,11 +265,13 @@ impl Tr<'_> {
             }
             ScalarExpr::Select(c, a, b) => format!(
                 "({} ? {} : {})",
-                self.expr(c, env)?,
-                self.expr(a, env)?,
-                self.expr(b, env)?
+                self.expr(c, env, lits)?,
+                self.expr(a, env, lits)?,
+                self.expr(b, env, lits)?
             ),
-            ScalarExpr::Cast(e, a) => format!("(({})({}))", cuda_type(*e), self.expr(a, env)?),
+            ScalarExpr::Cast(e, a) => {
+                format!("(({})({}))", cuda_type(*e), self.expr(a, env, lits)?)
+            }
         })
     }
 

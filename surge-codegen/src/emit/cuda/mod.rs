@@ -19,7 +19,7 @@ pub use checks::{ERROR_WORDS, check, decode_error};
 
 use crate::CodegenError;
 use crate::analysis::Analysis;
-use crate::ir::{Computation, Elem, NodeId};
+use crate::ir::{Computation, Elem, LiteralTable, NodeId};
 use crate::variant::Variant;
 use phase::PhaseCode;
 use std::collections::BTreeMap;
@@ -30,7 +30,7 @@ const PRELUDE: &str = include_str!("../../../templates/cuda/prelude.cu");
 /// The expression sequences this emitter supports.
 pub const SUPPORTED: [&str; 3] = ["map", "map.reduce", "map.scan"];
 
-/// A buffer a phase's kernels read, in kernel-parameter order.
+/// A buffer or value a phase's kernels read, in kernel-parameter order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgSlot {
     /// Input buffer `buffer` of the computation: parameters `const T* inB, u64 n_inB`.
@@ -42,6 +42,10 @@ pub enum ArgSlot {
         elem: Elem,
         nested: bool,
     },
+    /// Entry `index` of the computation's literal table (`ir::literals`), an integer of type
+    /// `elem` passed by value: `const T litK`. The host passes the value of the computation it
+    /// runs, so the source does not change with sizes.
+    Literal { index: usize, elem: Elem },
 }
 
 /// The result of one phase: `n` elements, or `n` rows stored flat with offsets.
@@ -150,6 +154,7 @@ pub fn emit(
         .map(|(i, p)| (p.root, i))
         .collect();
     let tera = render::templates()?;
+    let lits = LiteralTable::of(c);
     let mut source = String::new();
     let _ = writeln!(
         source,
@@ -162,7 +167,7 @@ pub fn emit(
     let mut phases = Vec::new();
     let mut kernels = Vec::new();
     for (p, phase) in analysis.phases.iter().enumerate() {
-        let code = PhaseCode::translate(c, &roots, p, phase)?;
+        let code = PhaseCode::translate(c, &roots, &lits, p, phase)?;
         let plan = code.plan(p, phase);
         source.push('\n');
         source.push_str(&code.render_shape(&tera, &plan)?);

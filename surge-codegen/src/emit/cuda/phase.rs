@@ -7,7 +7,9 @@ use super::elements::{Bound, Env, I, R, SeqV, Tr};
 use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
 use crate::CodegenError;
 use crate::analysis::{Level, Phase};
-use crate::ir::{BinaryOp, Computation, Elem, Lambda, NodeId, Op, OpKind, ScalarExpr};
+use crate::ir::{
+    BinaryOp, Computation, Elem, Lambda, LiteralTable, NodeId, Op, OpKind, ScalarExpr,
+};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -119,6 +121,7 @@ impl PhaseCode {
     pub(super) fn translate(
         c: &Computation,
         roots: &BTreeMap<NodeId, usize>,
+        lits: &LiteralTable,
         p: usize,
         phase: &Phase,
     ) -> Result<PhaseCode, CodegenError> {
@@ -126,6 +129,7 @@ impl PhaseCode {
         let tr = Tr {
             c,
             roots,
+            lits,
             phase: p,
             sequence: sequence.clone(),
             args: RefCell::new(Vec::new()),

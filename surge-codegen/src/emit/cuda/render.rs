@@ -238,6 +238,9 @@ impl PhaseCode {
                         ));
                     }
                 }
+                ArgSlot::Literal { index, elem } => {
+                    v.push(format!("const {} lit{index}", cuda_type(*elem)));
+                }
             }
         }
         v.join(", ")

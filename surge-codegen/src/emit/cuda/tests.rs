@@ -98,13 +98,21 @@ fn emits_every_variant_with_its_id() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), prog.kernels.len());
+    // The tile size is literal 0 of the table, a kernel parameter.
     assert_eq!(
         prog.phases[0].args,
-        [ArgSlot::Input {
-            buffer: 0,
-            elem: Elem::F64
-        }]
+        [
+            ArgSlot::Input {
+                buffer: 0,
+                elem: Elem::F64
+            },
+            ArgSlot::Literal {
+                index: 0,
+                elem: Elem::U64
+            }
+        ]
     );
+    assert!(prog.source.contains("const u64 n_in0, const u64 lit0"));
     assert!(prog.source.contains("in0[(b0 + (j))]"));
 }
 
@@ -124,9 +132,9 @@ fn kernels_carry_the_run_time_checks() {
         k.contains("if (len == 0 && lane == 0) surge_fail(surge_err, 7, SURGE_EMPTY_REDUCE"),
         "{k}"
     );
-    // The split's tile size (node 2) is checked.
+    // The split's tile size (node 2, the run-time literal 0) is checked.
     assert!(
-        k.contains("surge_positive((i64)(((u64)4ULL)), 0, 2, surge_err)"),
+        k.contains("surge_positive((i64)(lit0), 0, 2, surge_err)"),
         "{k}"
     );
     assert!(prog.source.contains("u64 *shape, u64 *surge_err)"));
