@@ -12,7 +12,7 @@ use surge_codegen::variant_set::VariantSet;
 
 /// `map(|a| a * 3i64 + (i64)(-5i32) + (i64)(7u32), striding(x, 2u64))`.
 fn strided_affine() -> Computation {
-    let node = |op, ty| Node { op, ty };
+    let node = |op, ty| Node::new(op, ty);
     let k = |l| Box::new(ScalarExpr::Const(l));
     let bin = |op, a, b| Box::new(ScalarExpr::Binary(op, a, b));
     let mul = bin(

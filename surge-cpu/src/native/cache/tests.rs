@@ -21,7 +21,7 @@ const X: [f64; 5] = [1.0, -2.0, 0.5, 4.0, 8.0];
 
 /// `map(|a| a * 2.5, x)`, its default variant and its program.
 fn program() -> (Computation, Variant, CpuProgram) {
-    let node = |op, ty| Node { op, ty };
+    let node = |op, ty| Node::new(op, ty);
     let f64s = Type::scalar_seq(Elem::F64);
     let body = ScalarExpr::Binary(
         BinaryOp::Mul,
