@@ -22,6 +22,7 @@ fn flat(o: &Output) -> Vec<f64> {
         Output::Nested { data, .. } => (0..data.len())
             .map(|i| data.get(i).unwrap().as_f64().unwrap())
             .collect(),
+        Output::Composite { .. } => panic!("the tuned apps have numeric results"),
     }
 }
 

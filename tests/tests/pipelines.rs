@@ -211,3 +211,30 @@ fn three_point_stencil() -> surge::Result<()> {
     check("stencil", Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn results_of_tuples_and_booleans() -> surge::Result<()> {
+    let d = Seq::input("d", values(5000, 15))?;
+    let idx = range(0u32, 5000u32)?;
+    let best = reduce(
+        |a: (Scalar<f64>, Scalar<u32>), b: (Scalar<f64>, Scalar<u32>)| {
+            let take_a = a.0.le(&b.0);
+            (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
+        },
+        &zip(&d, &idx)?,
+    )?;
+    check("argmin (value, index)", Computation::new(&best)?);
+    let sum_and_max = (reduce(add, &d)?, reduce(max, &d)?);
+    check("(sum, max)", Computation::new(&sum_and_max)?);
+    let signs = map(|v: Scalar<f64>| v.gt(0.0), &d)?;
+    check("signs as booleans", Computation::new(&signs)?);
+    let pairs = map(|v: Scalar<f64>| (v.abs(), v.lt(0.0)), &d)?;
+    check("pairs of a number and a boolean", Computation::new(&pairs)?);
+    let rows = split(&d, 7u64)?;
+    let row_pairs = map(
+        |r: Seq<f64>| map(|v: Scalar<f64>| (&v * 2.0, v.ge(0.5)), &r),
+        &rows,
+    )?;
+    check("rows of pairs", Computation::new(&row_pairs)?);
+    Ok(())
+}

@@ -206,5 +206,14 @@ impl Buffer {
 pub enum Output {
     Scalar(ScalarValue),
     Seq(Buffer),
-    Nested { data: Buffer, offsets: Vec<u64> },
+    Nested {
+        data: Buffer,
+        offsets: Vec<u64>,
+    },
+    /// A result of type `ty` that phases store in parts, one per leaf of the type (tuples split,
+    /// booleans as `u32`), in the order of the leaves; `Value::from_output` puts it together.
+    Composite {
+        ty: super::Type,
+        parts: Vec<Output>,
+    },
 }

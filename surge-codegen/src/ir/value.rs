@@ -1,6 +1,6 @@
 //! Values of the reference interpreter: deliberately the most obvious representation.
 
-use super::Elem;
+use super::{Elem, Type};
 use crate::data::{Buffer, Output, ScalarValue};
 
 /// A runtime value: a scalar, a sequence of values, or a tuple.
@@ -36,6 +36,15 @@ impl Value {
                     })
                     .collect(),
             ),
+            Output::Composite { ty, parts } => {
+                let mut leaves = parts.iter().map(Value::from_output);
+                let v = assemble(ty, &mut leaves);
+                assert!(
+                    leaves.next().is_none(),
+                    "internal: more result parts than leaves"
+                );
+                v
+            }
         }
     }
     pub fn as_scalar(&self) -> Option<ScalarValue> {
@@ -65,5 +74,63 @@ impl Value {
             .iter()
             .map(|v| v.as_scalar()?.as_f64())
             .collect()
+    }
+}
+
+/// The value of type `ty` from its parts (one per leaf, in order; see `Output::Composite`).
+fn assemble(ty: &Type, leaves: &mut dyn Iterator<Item = Value>) -> Value {
+    match ty {
+        Type::Tuple(items) => Value::Tuple(items.iter().map(|t| assemble(t, leaves)).collect()),
+        Type::Seq(item) if has_tuple(item) => {
+            // One part per leaf of the item, each a sequence: zipped back element by element.
+            let n = leaf_count(item);
+            let cols: Vec<Vec<Value>> = (0..n)
+                .map(|_| match leaves.next() {
+                    Some(Value::Seq(items)) => items,
+                    other => panic!("internal: result part {other:?} is not a sequence"),
+                })
+                .collect();
+            let len = cols.first().map_or(0, Vec::len);
+            Value::Seq(
+                (0..len)
+                    .map(|i| assemble(item, &mut cols.iter().map(|c| c[i].clone())))
+                    .collect(),
+            )
+        }
+        _ => {
+            let leaf = leaves
+                .next()
+                .expect("internal: fewer result parts than leaves");
+            as_type(leaf, ty)
+        }
+    }
+}
+
+fn has_tuple(t: &Type) -> bool {
+    match t {
+        Type::Tuple(_) => true,
+        Type::Seq(i) => has_tuple(i),
+        Type::Scalar(_) => false,
+    }
+}
+
+fn leaf_count(t: &Type) -> usize {
+    match t {
+        Type::Tuple(items) => items.iter().map(leaf_count).sum(),
+        Type::Seq(i) if has_tuple(i) => leaf_count(i),
+        _ => 1,
+    }
+}
+
+/// A stored leaf as a value of its type: booleans were stored as `u32`.
+fn as_type(v: Value, ty: &Type) -> Value {
+    match (v, ty) {
+        (Value::Scalar(s), Type::Scalar(Elem::Bool)) => {
+            Value::Scalar(ScalarValue::Bool(s.as_i128().is_some_and(|x| x != 0)))
+        }
+        (Value::Seq(items), Type::Seq(item)) => {
+            Value::Seq(items.into_iter().map(|v| as_type(v, item)).collect())
+        }
+        (v, _) => v,
     }
 }

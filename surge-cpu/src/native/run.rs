@@ -92,8 +92,20 @@ impl NativeKernels {
             }
             ws.put_phase(pi, r);
         }
-        let abi = self.program.phases.last().expect("a phase");
-        ws.finish(abi.whole, abi.shape);
+        let phases = &self.program.phases;
+        match &self.program.result {
+            Some(r) => ws.finish_parts(
+                r.ty.clone(),
+                phases[phases.len() - r.parts..]
+                    .iter()
+                    .map(|a| (a.whole, a.shape))
+                    .collect(),
+            ),
+            None => {
+                let abi = phases.last().expect("a phase");
+                ws.finish(abi.whole, abi.shape);
+            }
+        }
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use super::diagonal::DiagonalLayout;
 use std::sync::Arc;
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::Shape;
-use surge_codegen::ir::Elem;
+use surge_codegen::ir::{Elem, Type};
 
 /// A phase's result: its data and, for a nested phase, its offsets.
 pub(super) type PhaseResult = (Buffer, Option<Vec<u64>>);
@@ -15,7 +15,7 @@ pub(super) type PhaseResult = (Buffer, Option<Vec<u64>>);
 #[derive(Debug, Default)]
 pub struct Workspace {
     phases: Vec<Option<PhaseResult>>,
-    last: Option<(bool, Shape)>,
+    last: Option<Last>,
     layouts: Vec<Option<(u64, Option<Arc<DiagonalLayout>>)>>,
 }
 
@@ -26,15 +26,29 @@ impl Workspace {
     }
     /// The last run's result (a copy; the buffers stay for reuse).
     pub fn output(&self) -> Option<Output> {
-        let (whole, shape) = self.last?;
-        let (data, offsets) = self.phases.last()?.as_ref()?;
-        Some(to_output(whole, shape, data.clone(), offsets.clone()))
+        let last = self.last.as_ref()?;
+        let n = self.phases.len();
+        let part = |k: usize, (whole, shape): (bool, Shape)| {
+            let (data, offsets) = self.phases.get(k)?.as_ref()?;
+            Some(to_output(whole, shape, data.clone(), offsets.clone()))
+        };
+        match last {
+            Last::One(whole, shape) => part(n.checked_sub(1)?, (*whole, *shape)),
+            Last::Parts(ty, kinds) => Some(Output::Composite {
+                ty: ty.clone(),
+                parts: kinds
+                    .iter()
+                    .enumerate()
+                    .map(|(j, k)| part(n - kinds.len() + j, *k))
+                    .collect::<Option<Vec<_>>>()?,
+            }),
+        }
     }
     /// The last run's result, moved out.
     pub fn take_output(&mut self) -> Option<Output> {
-        let (whole, shape) = self.last.take()?;
-        let (data, offsets) = self.phases.last_mut()?.take()?;
-        Some(to_output(whole, shape, data, offsets))
+        let out = self.output();
+        self.last = None;
+        out
     }
 
     /// Starts a run of a program with `phases` phases (the last output is forgotten).
@@ -76,8 +90,22 @@ impl Workspace {
 
     /// Ends a run whose last phase is `whole` and of `shape`: its result is the output.
     pub(super) fn finish(&mut self, whole: bool, shape: Shape) {
-        self.last = Some((whole, shape));
+        self.last = Some(Last::One(whole, shape));
     }
+
+    /// Ends a run whose result of type `ty` is the last phases' results (`kinds`, in order).
+    pub(super) fn finish_parts(&mut self, ty: Type, kinds: Vec<(bool, Shape)>) {
+        self.last = Some(Last::Parts(ty, kinds));
+    }
+}
+
+/// How the last run's output is read from the phase results.
+#[derive(Debug, Clone)]
+enum Last {
+    /// The last phase's result (`whole`, `shape`).
+    One(bool, Shape),
+    /// A composite result of this type from the last phases.
+    Parts(Type, Vec<(bool, Shape)>),
 }
 
 /// `old` when it holds `n` elements of `elem` (written over), else a new zeroed buffer.

@@ -6,6 +6,7 @@ mod diagonal;
 mod folds;
 mod lowered;
 mod phase;
+mod result;
 mod scalar;
 mod values;
 
@@ -15,6 +16,7 @@ use crate::ir::{Computation, Elem, NodeId};
 use crate::variant::Variant;
 use code::{Gen, R};
 use phase::emit_phase;
+pub use result::{ResultParts, storable};
 pub use scalar::literal_slot;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -90,6 +92,9 @@ pub struct CpuProgram {
     /// it runs, so one program serves every computation of its structure.
     pub literal_slot: usize,
     pub literals: usize,
+    /// Set when the result is put together from the last phases (tuples, booleans; see
+    /// `result.rs`): its type and how many phases are its parts.
+    pub result: Option<ResultParts>,
 }
 
 impl CpuProgram {
@@ -127,6 +132,20 @@ pub fn emit(
     analysis: &Analysis,
     variants: &[Variant],
     options: &EmitOptions,
+) -> Result<CpuProgram, CodegenError> {
+    match result::split_result(c, analysis) {
+        Some((c2, a2, parts)) => emit_program(&c2, &a2, variants, options, Some(parts)),
+        None => emit_program(c, analysis, variants, options, None),
+    }
+}
+
+/// The program of `c` whose result is `result`'s parts, or its root.
+fn emit_program(
+    c: &Computation,
+    analysis: &Analysis,
+    variants: &[Variant],
+    options: &EmitOptions,
+    result: Option<ResultParts>,
 ) -> Result<CpuProgram, CodegenError> {
     // Group variants by their code-shaping parameters.
     let mut keys: Vec<(Vec<bool>, Vec<String>)> = Vec::new();
@@ -217,6 +236,7 @@ pub fn emit(
         slots: literal_slot(inputs, analysis.phases.len()) + 1,
         literal_slot: literal_slot(inputs, analysis.phases.len()),
         literals: crate::ir::literals(c).len(),
+        result,
     })
 }
 
