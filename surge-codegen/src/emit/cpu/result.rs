@@ -94,7 +94,7 @@ fn project(c: &mut Computation, n: NodeId, path: &[Step]) -> NodeId {
             project(c, f, &path[1..])
         }
         (Some(Step::Each), Type::Seq(item)) | (None, Type::Seq(item))
-            if path.first().is_some() || has_bool(item) =>
+            if !path.is_empty() || has_bool(item) =>
         {
             let rest = if path.is_empty() { path } else { &path[1..] };
             let p = push(c, Op::Param, (**item).clone());
