@@ -127,34 +127,35 @@ fn interpreter_and_cpu_kernel_errors_name_the_line() {
 #[test]
 fn analysis_and_emitter_errors_name_the_line() {
     let s = Seq::input("s", vec![1.0f64; 8]).unwrap();
+    let (n, l) = (len(&s), line!());
+    assert_eq!(
+        msg(Computation::new(&n).unwrap().analyze()),
+        format!(
+            "analysis of `length` at {} (node %1): the computation has no data-parallel operator \
+             (map, reduce, scan, ...), so there is nothing to schedule; evaluate it with \
+             `interpret`",
+            here(l, 19)
+        )
+    );
     let tiles = split(&s, 4u64).unwrap();
     let l = line!() + 1;
-    let two = map(
-        |t: Seq<f64>| Ok((reduce(add, &t)?, reduce(max, &t)?)),
+    let deep: Seq<Seq<Seq<f64>>> = map(
+        |t: Seq<f64>| map(|x: Scalar<f64>| replicate(&x, 2u64), &t),
         &tiles,
     )
     .unwrap();
-    assert_eq!(
-        msg(Computation::new(&two).unwrap().analyze()),
-        format!(
-            "analysis of `map` at {} (node %13): its function nests two data-parallel operators, \
-             `reduce` (%7) and `reduce` (%11); Surge supports one nested operator per level \
-             (split the computation)",
-            here(l, 15)
-        )
-    );
-    let k = Seq::input("k", vec![0u32, 0, 1, 1, 1, 2, 2, 2]).unwrap();
-    let (r, l) = (reduce_by_key(add, &s, &k, 0.0).unwrap(), line!());
     let e = msg(surge::execute(
-        &Computation::new(&r).unwrap(),
+        &Computation::new(&deep).unwrap(),
         &Target::cpu(),
     ));
     assert_eq!(
         e,
         format!(
-            "the cpu emitter cannot generate `reduce_by_key` at {} (node %6): this operator is \
-             not emitted by the CPU backend yet; use the interpreter",
-            here(l, 19)
+            "the cpu emitter cannot generate `map` at {} (node %8): a phase result of type \
+             seq<seq<seq<f64>>> cannot be stored by the CPU backend yet (scalars, flat sequences \
+             and sequences of flat sequences of numbers can); project the fields you need, or \
+             cast booleans to an integer type",
+            here(l, 36)
         )
     );
 }
