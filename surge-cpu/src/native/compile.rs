@@ -253,30 +253,43 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         .map_err(|e| err(format!("cannot write {}: {e}", src.display()), vec![]))?;
     let tmp_so = so.with_extension(format!("so.{}.tmp", cache::temp_suffix()));
     RUSTC_CALLS.fetch_add(1, Ordering::Relaxed);
-    let out = Command::new(rustc())
-        .args([
-            "--edition",
-            "2021",
-            "--crate-type",
-            "cdylib",
-            "--crate-name",
-            &format!("surge_{key}"),
-            "-C",
-            "opt-level=3",
-            "-C",
-            "target-cpu=native",
-            "-C",
-            "panic=unwind",
-            "-C",
-            "debuginfo=0",
-            "--error-format",
-            "short",
-            "-o",
-        ])
-        .arg(&tmp_so)
-        .arg(src)
-        .output()
-        .map_err(|e| err(format!("cannot run `{}`: {e}", rustc()), vec![]))?;
+    let mut cmd = Command::new(rustc());
+    cmd.args([
+        "--edition",
+        "2021",
+        "--crate-type",
+        "cdylib",
+        "--crate-name",
+        &format!("surge_{key}"),
+        "-C",
+        "opt-level=3",
+        "-C",
+        "target-cpu=native",
+        "-C",
+        "panic=unwind",
+        "-C",
+        "debuginfo=0",
+        "--error-format",
+        "short",
+        "-o",
+    ])
+    .arg(&tmp_so)
+    .arg(src);
+    let limit = super::timeout::rustc_limit();
+    let out = super::timeout::output_within(&mut cmd, limit)
+        .map_err(|e| err(format!("cannot run `{}`: {e}", rustc()), vec![]))?
+        .ok_or_else(|| {
+            let _ = std::fs::remove_file(&tmp_so);
+            err(
+                format!(
+                    "rustc ran longer than {} s on the generated kernels (kept at {}) and was \
+                     stopped; set SURGE_RUSTC_TIMEOUT (seconds) to allow more",
+                    limit.as_secs(),
+                    src.display()
+                ),
+                vec![],
+            )
+        })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let text = std::fs::read_to_string(src).unwrap_or_default();

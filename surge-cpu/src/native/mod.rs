@@ -11,6 +11,7 @@ pub mod diagonal;
 mod plan;
 mod run;
 pub mod skeleton;
+mod timeout;
 mod workspace;
 
 pub use workspace::Workspace;
