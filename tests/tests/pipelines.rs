@@ -238,3 +238,32 @@ fn results_of_tuples_and_booleans() -> surge::Result<()> {
     check("rows of pairs", Computation::new(&row_pairs)?);
     Ok(())
 }
+
+#[test]
+fn reduce_by_key_runs_across_chunks_with_a_prefix() -> surge::Result<()> {
+    // Runs of 100 and 37 cross the cooperative variants' chunks of 64 and 4096; the prefix 10 is
+    // not an identity, so a run continued in the next chunk must not get it twice.
+    let n = 20_000usize;
+    let s = Seq::input("s", values(n, 16))?;
+    let keys: Vec<i64> = (0..n)
+        .map(|i| {
+            if i < 9000 {
+                (i / 100) as i64
+            } else {
+                (i / 37) as i64
+            }
+        })
+        .collect();
+    let k = Seq::input("k", keys)?;
+    check(
+        "reduce_by_key with a prefix",
+        Computation::new(&reduce_by_key(add, &s, &k, 10.0)?)?,
+    );
+    let empty = Seq::input("e", Vec::<f64>::new())?;
+    let no_keys = Seq::input("ek", Vec::<u32>::new())?;
+    check(
+        "reduce_by_key of nothing",
+        Computation::new(&reduce_by_key(max, &empty, &no_keys, 0.0)?)?,
+    );
+    Ok(())
+}

@@ -39,6 +39,8 @@ pub(super) type CombineFn =
 pub(super) type FinishFn = unsafe extern "C" fn(*const Buf, usize, *const u8, *mut u8) -> i32;
 pub(super) type ChunkFn =
     unsafe extern "C" fn(*const Buf, usize, usize, usize, u8, *const u8, *mut u8) -> i32;
+pub(super) type RunsFn =
+    unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *mut usize, *mut u8) -> i32;
 pub(super) type DiagFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
 pub(super) type TakeErrorFn = unsafe extern "C" fn(*mut u8, usize) -> usize;
 
@@ -54,6 +56,7 @@ pub(super) struct PhaseFns {
     pub(super) combine: Option<CombineFn>,
     pub(super) finish: Option<FinishFn>,
     pub(super) chunk: Option<ChunkFn>,
+    pub(super) runs: Option<RunsFn>,
     pub(super) diag: Option<DiagFn>,
 }
 impl std::fmt::Debug for PhaseFns {
@@ -119,6 +122,7 @@ impl LibraryFns {
                     combine: sym(&lib.lib, &format!("{p}combine")),
                     finish: sym(&lib.lib, &format!("{p}finish")),
                     chunk: sym(&lib.lib, &format!("{p}chunk")),
+                    runs: sym(&lib.lib, &format!("{p}runs")),
                     diag: sym(&lib.lib, &format!("{p}diag")),
                 });
             }

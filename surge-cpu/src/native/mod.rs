@@ -10,6 +10,7 @@ mod cooperative;
 pub mod diagonal;
 mod plan;
 mod run;
+mod runs;
 pub mod skeleton;
 mod timeout;
 mod workspace;

@@ -10,7 +10,7 @@ use super::skeleton::{LevelPlan, for_chunks, pool};
 use super::workspace::{PhaseResult, Workspace, reuse};
 use crate::CpuError;
 use surge_codegen::data::Buffer;
-use surge_codegen::emit::cpu::{PhaseAbi, Shape, phase_slot};
+use surge_codegen::emit::cpu::{Inner, PhaseAbi, Shape, phase_slot};
 use surge_codegen::ir::NodeId;
 
 /// Raw pointers handed to worker threads; the skeleton guarantees disjoint writes.
@@ -158,6 +158,9 @@ impl PhaseCall<'_> {
         self.check(unsafe { (self.f.outer)(self.bufs.0, &mut n) })?;
         match self.abi.shape {
             Shape::Flat => self.flat(n, old_data, layout),
+            Shape::Nested if self.abi.inner == Some(Inner::Runs) && self.plan.coop => {
+                self.runs(old_data)
+            }
             Shape::Nested => self.nested(n, old_data, old_offsets),
         }
     }

@@ -7,6 +7,7 @@ mod folds;
 mod lowered;
 mod phase;
 mod result;
+mod runs;
 mod scalar;
 mod values;
 
@@ -49,6 +50,8 @@ pub enum Inner {
     Scan,
     /// `chunk` over disjoint ranges of the row.
     Map,
+    /// A root `reduce_by_key`: `runs` over chunks of the input, joined with `combine`.
+    Runs,
 }
 
 /// The host-side contract of one phase's exported functions (`m<k>_p<phase>_<fn>`).

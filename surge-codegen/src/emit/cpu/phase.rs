@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The template context of one phase being filled, and what the host learns of its inner level.
-struct PhaseCtx {
-    ctx: tera::Context,
-    inner: Option<Inner>,
+pub(super) struct PhaseCtx {
+    pub(super) ctx: tera::Context,
+    pub(super) inner: Option<Inner>,
     /// Accumulator type of the inner reduce/scan (the element type of an inner map's rows).
     acc: Option<Elem>,
     /// Statements every function of the phase runs once after binding its buffers: the root's
@@ -155,6 +155,11 @@ pub(super) fn emit_phase<'a>(
             let (sh, e) = root_scan(g, root, &env0, &mut st)?;
             (sh, e, true)
         }
+        Op::ReduceByKey { .. } if top == root && flat_acc && !nested_root => {
+            let (sh, e) = root_whole(g, root, &env0, &mut st)?;
+            super::runs::root_runs(g, root, &env0, &mut st)?;
+            (sh, e, true)
+        }
         Op::Reduce { .. } | Op::Scan { .. } | Op::ReduceByKey { .. } | Op::Scatter { .. }
             if !nested_root =>
         {
@@ -205,6 +210,7 @@ pub(super) fn emit_phase<'a>(
             Inner::Reduce => "reduce",
             Inner::Scan => "scan",
             Inner::Map => "map",
+            Inner::Runs => "runs",
         }),
     );
     let text = render(PHASE, &ctx)?;
