@@ -61,9 +61,9 @@ pub fn k_means_assignment() -> Case {
     }
 }
 
-/// C = A·B for 512×512 matrices, B's columns read through `transpose(split(B, 512))`.
+/// C = A·B for 256×256 matrices, B's columns read through `transpose(split(B, 256))`.
 pub fn mat_mat() -> Case {
-    const M: usize = 512;
+    const M: usize = 256;
     let a = Arc::new(data(M * M, 6));
     let b = Arc::new(data(M * M, 7));
     let (a1, a2, a3) = (a.clone(), a.clone(), a);

@@ -294,14 +294,18 @@ impl<'a> Gen<'a> {
     fn split(&self, n: NodeId, input: NodeId, tile: NodeId, env: &Env<'a>) -> R<Code<'a>> {
         let s = self.seq(input, env)?;
         let t = self.int(tile, env)?;
-        let t = format!(
-            "chk_positive({t}, {}, {}, {})",
+        // The tile size is checked once, where the consumer runs the split's checks, and read
+        // from a local by every tile after that.
+        let name = self.name("t");
+        let mut checks = s.checks.clone();
+        checks.push(format!(
+            "let {name}: usize = chk_positive({t}, {}, {}, {});",
             quote("tile size"),
             quote(self.op_name(n)),
             n.0
-        );
+        ));
+        let t = name;
         let len = format!("({}).div_ceil({t})", s.len);
-        let checks = s.checks.clone();
         let g = self.clone_gen();
         Ok(Code::Seq(Rc::new(SeqCode {
             slice: None,
