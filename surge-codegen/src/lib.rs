@@ -3,6 +3,7 @@
 //! Pure: nothing here runs a kernel or times anything.
 
 pub mod analysis;
+pub mod cache;
 pub use ir::data;
 pub mod emit;
 pub mod error;

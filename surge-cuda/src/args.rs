@@ -7,9 +7,9 @@ use std::sync::Arc;
 use surge_codegen::data::Buffer;
 use surge_codegen::ir::Literal;
 
-/// A device buffer of one of the IR's element types.
+/// A GPU buffer of one of the IR's element types.
 #[derive(Debug)]
-pub(crate) enum DevBuf {
+pub enum DevBuf {
     F32(CudaSlice<f32>),
     F64(CudaSlice<f64>),
     I32(CudaSlice<i32>),
@@ -92,7 +92,7 @@ impl DevBuf {
 
 /// An integer literal passed by value (`ArgSlot::Literal`), in its own type.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum LitArg {
+pub enum LitArg {
     I32(i32),
     I64(i64),
     U32(u32),

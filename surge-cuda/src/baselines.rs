@@ -2,7 +2,7 @@
 //! (`dasum`, and `ddot` with a vector of ones for a signed sum). Each returns the result and the
 //! mean time of one call in milliseconds (CUDA events), or an error value without a GPU.
 
-use crate::exec::Device;
+use crate::device::Device;
 use crate::{CudaError, driver_err};
 use cudarc::cublas::sys as blas;
 use cudarc::cusparse::sys as sp;

@@ -1,75 +1,33 @@
-//! Running a computation's variants on a live GPU through cudarc. [`DeviceKernels`] compiles
-//! (NVRTC, chunks in parallel) and loads the kernels of many variants once; [`Prepared`] holds one
+//! Running a computation's variants on a [`Runtime`] (a live GPU, or the emulator).
+//! [`DeviceKernels`] compiles and loads the kernels of many variants once; [`Prepared`] holds one
 //! input set on the device (uploaded once, phase results allocated once) and launches a chosen
-//! variant per phase: [`Prepared::run`] (checked), [`Prepared::time`] (CUDA events, launches
-//! only) and [`Prepared::output`]. [`execute`] / [`execute_on`] are the one-shot path on top.
+//! variant per phase: [`Prepared::run`] (checked), [`Prepared::time`] (launches only) and
+//! [`Prepared::output`]. [`execute`] / [`execute_on`] are the one-shot path on top.
 //!
 //! Every kernel takes the device error record `u64 *surge_err` last; after each run the host
 //! reads it and turns a failed device-side check into [`CudaError::Runtime`].
 
-use crate::args::{DevBuf, LitArg, dev_dispatch};
-use crate::{CudaError, driver_err};
-use cudarc::driver::result::memset_d8_async;
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchArgs, LaunchConfig,
-    PushKernelArg,
-};
+use crate::CudaError;
+use crate::args::LitArg;
+use crate::device::Device;
+use crate::runtime::{KArg, Runtime};
 use std::collections::HashMap;
-use std::sync::Arc;
 use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cuda::{
     ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error, emit,
 };
 use surge_codegen::ir::{Computation, literals, structure_difference};
-use surge_codegen::target::CudaDevice;
 use surge_codegen::variant::Variant;
-
-/// An open CUDA device: its context, default stream, description and compile architecture.
-#[derive(Debug)]
-pub struct Device {
-    pub ctx: Arc<CudaContext>,
-    pub stream: Arc<CudaStream>,
-    pub info: CudaDevice,
-    /// `compute_XY` of the device.
-    pub arch: String,
-}
-
-impl Device {
-    /// Opens device `ordinal`. No driver library or no GPU is [`CudaError::Unavailable`]
-    /// (checked before cudarc is asked, since cudarc panics without a driver library).
-    pub fn open(ordinal: usize) -> Result<Device, CudaError> {
-        // SAFETY: probing loads the driver library by name and drops it; no symbol is called.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(CudaError::Unavailable {
-                library: crate::Library::Driver.name(),
-                reason: "no libcuda found: this machine has no NVIDIA driver (no GPU)".into(),
-            });
-        }
-        let info = crate::live_device(ordinal as i32)?;
-        let ctx = CudaContext::new(ordinal).map_err(|e| CudaError::Unavailable {
-            library: crate::Library::Driver.name(),
-            reason: format!("cannot open device {ordinal}: {e:?}"),
-        })?;
-        let stream = ctx.default_stream();
-        let (maj, min) = info.compute_capability;
-        Ok(Device {
-            ctx,
-            stream,
-            arch: format!("compute_{maj}{min}"),
-            info,
-        })
-    }
-}
 
 /// One phase's result on the device: `len` elements (the flat total for nested results), `n`
 /// outer elements, and for nested results the row offsets (device and host).
 #[derive(Debug)]
-struct PhaseResult {
-    data: DevBuf,
+struct PhaseResult<R: Runtime> {
+    data: R::Buf,
     n: u64,
     len: u64,
-    offsets: Option<(CudaSlice<u64>, Vec<u64>)>,
+    offsets: Option<(R::Words, Vec<u64>)>,
 }
 
 /// The variant list per phase: one per phase, or one for every phase.
@@ -95,8 +53,8 @@ pub fn execute(
 }
 
 /// [`execute`] on an open device: compile, upload, run (with the device-side checks), download.
-pub fn execute_on(
-    dev: &Device,
+pub fn execute_on<R: Runtime>(
+    dev: &R,
     ir: &Computation,
     buffers: &[Buffer],
     variants: &[Variant],
@@ -131,29 +89,40 @@ pub fn runtime_error(ir: &Computation, rec: &[u64; ERROR_WORDS]) -> Option<CudaE
     })
 }
 
-/// The compiled and loaded kernels of many variants of one computation on one device. Building
-/// emits the variants in chunks and compiles the chunks with NVRTC on all cores at once (one
-/// module per chunk). [`DeviceKernels::prepare`] puts one input set on the device.
-#[derive(Debug)]
-pub struct DeviceKernels {
-    ir: Computation,
-    stream: Arc<CudaStream>,
-    max_blocks: u32,
-    plans: Vec<PhasePlan>,
-    /// Per phase: the shape kernel and, for nested results, the row-length kernel.
-    shapes: Vec<(CudaFunction, Option<CudaFunction>)>,
-    variants: Vec<Vec<Variant>>,
-    kernels: HashMap<(usize, String), (CudaFunction, Launch)>,
+/// A loaded kernel and its name.
+struct Kernel<R: Runtime> {
+    f: R::Func,
+    name: String,
 }
 
-impl DeviceKernels {
+/// The compiled and loaded kernels of many variants of one computation on one device (a GPU by
+/// default, or any [`Runtime`]). Building emits the variants in chunks and compiles the chunks
+/// on all cores at once (one module per chunk). [`DeviceKernels::prepare`] puts one input set on
+/// the device.
+pub struct DeviceKernels<R: Runtime = Device> {
+    ir: Computation,
+    rt: R,
+    plans: Vec<PhasePlan>,
+    /// Per phase: the shape kernel and, for nested results, the row-length kernel.
+    shapes: Vec<(Kernel<R>, Option<Kernel<R>>)>,
+    variants: Vec<Vec<Variant>>,
+    kernels: HashMap<(usize, String), (Kernel<R>, Launch)>,
+}
+
+impl<R: Runtime> std::fmt::Debug for DeviceKernels<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceKernels")
+            .field("runtime", &self.rt)
+            .field("phases", &self.plans.len())
+            .field("kernels", &self.kernels.len())
+            .finish()
+    }
+}
+
+impl<R: Runtime> DeviceKernels<R> {
     /// Compiles and loads `variants[p]` for every phase `p` of `ir` (list `p` may be empty only
     /// when nothing will run that phase).
-    pub fn build(
-        dev: &Device,
-        ir: &Computation,
-        variants: &[Vec<Variant>],
-    ) -> Result<DeviceKernels, CudaError> {
+    pub fn build(dev: &R, ir: &Computation, variants: &[Vec<Variant>]) -> Result<Self, CudaError> {
         let analysis = analyze(ir)?;
         let phases = analysis.phases.len();
         if variants.len() != phases {
@@ -180,18 +149,15 @@ impl DeviceKernels {
             .iter()
             .map(|lists| emit(ir, &analysis, lists))
             .collect::<Result<Vec<CudaProgram>, _>>()?;
-        let ptx = compile_all(&programs, &dev.arch, threads)?;
+        let modules = dev.load(&programs)?;
         let mut kernels = HashMap::new();
         let mut shapes = Vec::new();
-        for (i, (prog, ptx)) in programs.iter().zip(ptx).enumerate() {
-            let module = dev
-                .ctx
-                .load_module((*ptx).clone())
-                .map_err(driver_err("loading a PTX module"))?;
+        for (i, (prog, module)) in programs.iter().zip(&modules).enumerate() {
             let load = |name: &str| {
-                module
-                    .load_function(name)
-                    .map_err(driver_err(format!("loading kernel {name}")))
+                Ok::<_, CudaError>(Kernel {
+                    f: dev.function(module, name)?,
+                    name: name.to_string(),
+                })
             };
             if i == 0 {
                 for plan in &prog.phases {
@@ -207,10 +173,9 @@ impl DeviceKernels {
                 kernels.insert((k.phase, k.variant.id()), (load(&k.name)?, k.launch));
             }
         }
-        Ok(DeviceKernels {
+        Ok(Self {
             ir: ir.clone(),
-            stream: dev.stream.clone(),
-            max_blocks: dev.info.sm_count.max(1) * 32,
+            rt: dev.clone(),
             plans: programs.swap_remove(0).phases,
             shapes,
             variants: variants.to_vec(),
@@ -223,7 +188,12 @@ impl DeviceKernels {
         &self.variants
     }
 
-    fn kernel(&self, p: usize, v: &Variant) -> Result<&(CudaFunction, Launch), CudaError> {
+    /// The runtime these kernels run on.
+    pub fn runtime(&self) -> &R {
+        &self.rt
+    }
+
+    fn kernel(&self, p: usize, v: &Variant) -> Result<&(Kernel<R>, Launch), CudaError> {
         self.kernels
             .get(&(p, v.id()))
             .ok_or_else(|| CudaError::Input(format!("variant {v} was not built for phase {p}")))
@@ -236,7 +206,7 @@ impl DeviceKernels {
         &self,
         buffers: &[Buffer],
         shape_with: &[&Variant],
-    ) -> Result<Prepared<'_>, CudaError> {
+    ) -> Result<Prepared<'_, R>, CudaError> {
         self.prepare_for(&self.ir, buffers, shape_with)
     }
 
@@ -249,7 +219,7 @@ impl DeviceKernels {
         ir: &Computation,
         buffers: &[Buffer],
         shape_with: &[&Variant],
-    ) -> Result<Prepared<'_>, CudaError> {
+    ) -> Result<Prepared<'_, R>, CudaError> {
         if let Some(diff) = structure_difference(&self.ir, ir) {
             return Err(CudaError::Input(format!(
                 "these kernels were compiled for a computation of another structure: {diff}"
@@ -263,20 +233,19 @@ impl DeviceKernels {
                 self.plans.len()
             )));
         }
-        let s = &self.stream;
+        let rt = &self.rt;
         let mut p = Prepared {
             k: self,
             inputs: buffers
                 .iter()
-                .map(|b| DevBuf::upload(s, b))
+                .map(|b| rt.upload(b))
                 .collect::<Result<Vec<_>, _>>()?,
             in_lens: buffers.iter().map(|b| b.len() as u64).collect(),
             lits: literals(ir).iter().map(|l| LitArg::of(l.value)).collect(),
             arg_lens: Vec::new(),
             phases: Vec::new(),
-            err: s
-                .alloc_zeros(ERROR_WORDS)
-                .map_err(driver_err("allocating the error record"))?,
+            names: self.plans.iter().map(arg_names).collect(),
+            err: rt.words(&[0; ERROR_WORDS])?,
         };
         for (i, plan) in self.plans.iter().enumerate() {
             let lens = p.arg_lens_of(plan);
@@ -284,7 +253,7 @@ impl DeviceKernels {
             let (n, offsets) = p.shape(i)?;
             let total = offsets.as_ref().map_or(n, |o| *o.1.last().unwrap_or(&0));
             p.phases.push(PhaseResult {
-                data: DevBuf::zeros(s, plan.output.elem, total as usize)?,
+                data: rt.zeros(plan.output.elem, total as usize)?,
                 n,
                 len: total,
                 offsets,
@@ -296,54 +265,48 @@ impl DeviceKernels {
     }
 }
 
-/// Compiles every program, on up to `threads` threads (NVRTC programs are independent).
-fn compile_all(
-    programs: &[CudaProgram],
-    arch: &str,
-    threads: usize,
-) -> Result<Vec<Arc<cudarc::nvrtc::Ptx>>, CudaError> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<std::sync::Mutex<Option<Result<_, CudaError>>>> =
-        programs.iter().map(|_| Default::default()).collect();
-    std::thread::scope(|sc| {
-        for _ in 0..threads.min(programs.len()).max(1) {
-            sc.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(prog) = programs.get(i) else { break };
-                    let r = crate::compile(prog, arch);
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| Err(CudaError::Input("a compile thread panicked".into())))
-        })
-        .collect()
-}
-
 /// One input set on the device, ready to run any built variant: inputs uploaded once, phase
 /// results and the error record allocated once. Launching does no allocation and no transfer,
 /// so [`Prepared::time`] measures kernels only.
-#[derive(Debug)]
-pub struct Prepared<'k> {
-    k: &'k DeviceKernels,
-    inputs: Vec<DevBuf>,
+pub struct Prepared<'k, R: Runtime = Device> {
+    k: &'k DeviceKernels<R>,
+    inputs: Vec<R::Buf>,
     in_lens: Vec<u64>,
     /// The computation's literal table (`ArgSlot::Literal` parameters).
     lits: Vec<LitArg>,
     /// Per phase: the length parameters of its kernel arguments.
     arg_lens: Vec<Vec<u64>>,
-    phases: Vec<PhaseResult>,
-    err: CudaSlice<u64>,
+    /// Per phase: the names of its kernel parameters (`in0`, `ph1_off`, ...), for messages.
+    names: Vec<Vec<String>>,
+    phases: Vec<PhaseResult<R>>,
+    err: R::Words,
+}
+
+impl<R: Runtime> std::fmt::Debug for Prepared<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("inputs", &self.in_lens)
+            .field("phases", &self.phases.len())
+            .finish()
+    }
+}
+
+/// The names of a phase's input parameters, one per pointer (as the emitter names them).
+fn arg_names(plan: &PhasePlan) -> Vec<String> {
+    let mut v = Vec::new();
+    for a in &plan.args {
+        match a {
+            ArgSlot::Input { buffer, .. } => v.push(format!("in{buffer}")),
+            ArgSlot::Phase { phase, nested, .. } => {
+                v.push(format!("ph{phase}"));
+                if *nested {
+                    v.push(format!("ph{phase}_off"));
+                }
+            }
+            ArgSlot::Literal { .. } => {}
+        }
+    }
+    v
 }
 
 /// Timing of repeated launches, in milliseconds (CUDA events around each repetition).
@@ -378,7 +341,7 @@ impl DeviceTiming {
     }
 }
 
-impl Prepared<'_> {
+impl<R: Runtime> Prepared<'_, R> {
     fn arg_lens_of(&self, plan: &PhasePlan) -> Vec<u64> {
         let mut lens = Vec::new();
         for a in &plan.args {
@@ -395,78 +358,66 @@ impl Prepared<'_> {
         lens
     }
 
-    /// Pushes phase `p`'s input arguments: (pointer, length) per slot, offsets for nested ones.
-    fn push_inputs<'a>(&'a self, p: usize, b: &mut LaunchArgs<'a>) {
+    /// Phase `p`'s input arguments: (pointer, length) per slot, offsets for nested ones.
+    fn inputs_of(&self, p: usize) -> Vec<KArg<'_, R>> {
         let lens = &self.arg_lens[p];
-        let mut k = 0;
+        let names = &self.names[p];
+        let mut out = Vec::new();
+        let (mut k, mut n) = (0, 0);
         for a in &self.k.plans[p].args {
             match a {
                 ArgSlot::Input { buffer, .. } => {
-                    self.inputs[*buffer].push(b);
-                    b.arg(&lens[k]);
+                    out.push(KArg::Buf(&self.inputs[*buffer], &names[n]));
+                    out.push(KArg::U64(lens[k]));
                     k += 1;
+                    n += 1;
                 }
                 ArgSlot::Phase { phase, nested, .. } => {
                     let r = &self.phases[*phase];
-                    r.data.push(b);
-                    b.arg(&lens[k]);
+                    out.push(KArg::Buf(&r.data, &names[n]));
+                    out.push(KArg::U64(lens[k]));
+                    n += 1;
                     if *nested && let Some((o, _)) = &r.offsets {
-                        b.arg(o);
-                        b.arg(&lens[k + 1]);
+                        out.push(KArg::Words(o, &names[n]));
+                        out.push(KArg::U64(lens[k + 1]));
+                        n += 1;
                     }
                     k += 2;
                 }
-                ArgSlot::Literal { index, .. } => self.lits[*index].push(b),
+                ArgSlot::Literal { index, .. } => out.push(KArg::Lit(self.lits[*index])),
             }
         }
+        if out.is_empty() {
+            out.push(KArg::Unused);
+        }
+        out
     }
 
     /// Phase `p`'s element count and, for nested results, its row offsets.
     #[allow(clippy::type_complexity)]
-    fn shape(&self, p: usize) -> Result<(u64, Option<(CudaSlice<u64>, Vec<u64>)>), CudaError> {
-        let s = &self.k.stream;
-        let plan = &self.k.plans[p];
-        let (shape_fn, rows_fn) = &self.k.shapes[p];
-        let shape: CudaSlice<u64> = s.alloc_zeros(1).map_err(driver_err("allocating"))?;
-        {
-            let mut b = s.launch_builder(shape_fn);
-            if plan.args.is_empty() {
-                b.arg(&0i32);
-            }
-            self.push_inputs(p, &mut b);
-            b.arg(&shape);
-            b.arg(&self.err);
-            // SAFETY: the argument list matches the emitted shape kernel's parameters (built
-            // from the same plan); one thread writes shape[0].
-            unsafe { b.launch(LaunchConfig::for_num_elems(1)) }
-                .map_err(driver_err(format!("launching {}", plan.shape_kernel)))?;
-        }
+    fn shape(&self, p: usize) -> Result<(u64, Option<(R::Words, Vec<u64>)>), CudaError> {
+        let rt = &self.k.rt;
+        let (shape_k, rows_k) = &self.k.shapes[p];
+        let shape = rt.words(&[0])?;
+        let mut args = self.inputs_of(p);
+        args.push(KArg::Words(&shape, "shape"));
+        args.push(KArg::Words(&self.err, "surge_err"));
+        // One thread writes shape[0] (cudarc's `for_num_elems(1)`: one block of 1024 threads).
+        rt.launch(&shape_k.f, &shape_k.name, 1, (1024, 1), &args)?;
         self.check()?;
-        let n = s
-            .clone_dtoh(&shape)
-            .map_err(driver_err("reading the shape"))?[0];
-        let Some(rows_fn) = rows_fn else {
+        let n = rt.read_words(&shape)?[0];
+        let Some(rows_k) = rows_k else {
             return Ok((n, None));
         };
-        let lens: CudaSlice<u64> = s
-            .alloc_zeros(n.max(1) as usize)
-            .map_err(driver_err("allocating"))?;
-        {
-            let mut b = s.launch_builder(rows_fn);
-            if plan.args.is_empty() {
-                b.arg(&0i32);
-            }
-            self.push_inputs(p, &mut b);
-            b.arg(&lens);
-            b.arg(&self.err);
-            // SAFETY: as above; the kernel writes lens[0..n] (n read back from the shape kernel).
-            unsafe { b.launch(LaunchConfig::for_num_elems(n.clamp(1, 1 << 20) as u32)) }
-                .map_err(driver_err("launching the row-length kernel"))?;
-        }
+        let lens = rt.words(&vec![0; n.max(1) as usize])?;
+        let mut args = self.inputs_of(p);
+        args.push(KArg::Words(&lens, "lens"));
+        args.push(KArg::Words(&self.err, "surge_err"));
+        let threads = n.clamp(1, 1 << 20);
+        let grid = threads.div_ceil(1024) as u32;
+        rt.launch(&rows_k.f, &rows_k.name, grid, (1024, 1), &args)?;
         self.check()?;
-        let l = s
-            .clone_dtoh(&lens)
-            .map_err(driver_err("reading row lengths"))?;
+        let l = rt.read_words(&lens)?;
         let mut off = Vec::with_capacity(n as usize + 1);
         let mut acc = 0u64;
         off.push(0);
@@ -474,34 +425,37 @@ impl Prepared<'_> {
             acc += x;
             off.push(acc);
         }
-        let d = s
-            .clone_htod(&off)
-            .map_err(driver_err("uploading offsets"))?;
+        let d = rt.words(&off)?;
         Ok((n, Some((d, off))))
     }
 
     /// Launches `v`'s kernel for phase `p` (asynchronous).
     fn launch_phase(&self, p: usize, v: &Variant) -> Result<(), CudaError> {
-        let (f, launch) = self.k.kernel(p, v)?;
+        let (k, launch) = self.k.kernel(p, v)?;
         let r = &self.phases[p];
-        let s = &self.k.stream;
-        let mut b = s.launch_builder(f);
-        self.push_inputs(p, &mut b);
-        r.data.push(&mut b);
-        if let Some((o, _)) = &r.offsets {
-            b.arg(o);
+        let mut args = self.inputs_of(p);
+        if matches!(args.as_slice(), [KArg::Unused]) {
+            args.clear();
         }
-        b.arg(&self.err);
-        let cfg = LaunchConfig {
-            grid_dim: (launch.grid(r.n, self.k.max_blocks), 1, 1),
-            block_dim: (launch.block.0, launch.block.1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match the kernel's emitted parameter list (the same plan); the
-        // result holds `len` elements (at least one) and the kernel writes only indices below
-        // it; every read is bounds-checked on the device.
-        unsafe { b.launch(cfg) }.map_err(driver_err(format!("launching variant {v}")))?;
-        Ok(())
+        args.push(KArg::Buf(&r.data, "out"));
+        if let Some((o, _)) = &r.offsets {
+            args.push(KArg::Words(o, "out_off"));
+        }
+        args.push(KArg::Words(&self.err, "surge_err"));
+        let grid = launch.grid(r.n, self.k.rt.max_blocks());
+        self.k
+            .rt
+            .launch(&k.f, &k.name, grid, launch.block, &args)
+            .map_err(|e| match e {
+                CudaError::Fault {
+                    kernel, message, ..
+                } => CudaError::Fault {
+                    kernel,
+                    variant: Some(v.id()),
+                    message,
+                },
+                e => e,
+            })
     }
 
     /// Launches every phase with its variant (`variants[p]`), asynchronously, without checking.
@@ -522,18 +476,13 @@ impl Prepared<'_> {
     /// Waits for the device and returns the error a device-side check recorded, if any (the
     /// record is cleared).
     pub fn check(&self) -> Result<(), CudaError> {
-        let s = &self.k.stream;
-        s.synchronize().map_err(driver_err("running the kernels"))?;
-        let words = s
-            .clone_dtoh(&self.err)
-            .map_err(driver_err("reading the error record"))?;
+        let rt = &self.k.rt;
+        rt.synchronize()?;
+        let words = rt.read_words(&self.err)?;
         let mut rec: ErrorRecord = [0; ERROR_WORDS];
         rec.copy_from_slice(&words[..ERROR_WORDS]);
         if let Some(e) = runtime_error(&self.k.ir, &rec) {
-            let (ptr, _sync) = self.err.device_ptr(s);
-            // SAFETY: `ptr` is the live error record of ERROR_WORDS words.
-            unsafe { memset_d8_async(ptr, 0, ERROR_WORDS * 8, s.cu_stream()) }
-                .map_err(driver_err("clearing the error record"))?;
+            rt.clear_words(&self.err)?;
             return Err(e);
         }
         Ok(())
@@ -543,57 +492,40 @@ impl Prepared<'_> {
     /// results are first filled with a sentinel (all bits set: NaN or -1), so a variant that
     /// writes nothing cannot pass for the previous one.
     pub fn run(&self, variants: &[&Variant]) -> Result<(), CudaError> {
-        let s = &self.k.stream;
         for r in &self.phases {
-            dev_dispatch!(&r.data, d => {
-                let bytes = d.num_bytes();
-                let (ptr, _sync) = d.device_ptr(s);
-                // SAFETY: `ptr` is the live allocation of `bytes` bytes of this result.
-                unsafe { memset_d8_async(ptr, 0xff, bytes, s.cu_stream()) }
-                    .map_err(driver_err("filling a result"))?;
-            });
+            self.k.rt.fill(&r.data, 0xff)?;
         }
         self.launch(variants)?;
         self.check()
     }
 
     /// Times `variants` (all phases, launches only): `warmup` untimed runs, then `reps` runs
-    /// each between two CUDA events; the median is what benchmarks report. A device-side check
-    /// that fails in any run is returned as the error.
+    /// each timed on its own (CUDA events on a GPU); the median is what benchmarks report. A
+    /// device-side check that fails in any run is returned as the error.
     pub fn time(
         &self,
         variants: &[&Variant],
         warmup: usize,
         reps: usize,
     ) -> Result<DeviceTiming, CudaError> {
-        let s = &self.k.stream;
         for _ in 0..warmup {
             self.launch(variants)?;
         }
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let mut events = Vec::with_capacity(reps.max(1) + 1);
-        events.push(s.record_event(flags).map_err(driver_err("event"))?);
-        for _ in 0..reps.max(1) {
-            self.launch(variants)?;
-            events.push(s.record_event(flags).map_err(driver_err("event"))?);
-        }
+        let ms = self
+            .k
+            .rt
+            .time_each(reps.max(1), &mut || self.launch(variants))?;
         self.check()?;
-        let ms = events
-            .windows(2)
-            .map(|w| w[0].elapsed_ms(&w[1]).map(f64::from))
-            .collect::<Result<Vec<f64>, _>>()
-            .map_err(driver_err("event"))?;
         Ok(DeviceTiming::of(ms))
     }
 
     /// Downloads the last phase's result.
     pub fn output(&self) -> Result<Output, CudaError> {
-        let s = &self.k.stream;
         let last = self
             .phases
             .last()
             .ok_or_else(|| CudaError::Input("a computation without phases".into()))?;
-        let data = last.data.download(s, last.len as usize)?;
+        let data = self.k.rt.download(&last.data, last.len as usize)?;
         Ok(match &last.offsets {
             Some((_, off)) => Output::Nested {
                 data,

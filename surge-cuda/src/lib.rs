@@ -15,14 +15,21 @@
 
 mod args;
 mod compile;
+mod device;
+pub mod emu;
 mod exec;
 #[cfg(test)]
 mod literal_tests;
+mod parallel;
+pub mod runtime;
 
 pub mod baselines;
 
 pub use compile::{DEFAULT_ARCH, compile, compile_source, nvrtc_available};
-pub use exec::{Device, DeviceKernels, DeviceTiming, Prepared, execute, execute_on, runtime_error};
+pub use device::Device;
+pub use emu::Emulator;
+pub use exec::{DeviceKernels, DeviceTiming, Prepared, execute, execute_on, runtime_error};
+pub use runtime::Runtime;
 
 use std::fmt;
 
@@ -56,12 +63,32 @@ pub enum CudaError {
         loc: Option<surge_codegen::ir::SourceLoc>,
         message: String,
     },
+    /// The host C++ compiler rejected the emulated CUDA source (the emulator's header lacks a
+    /// built-in the emitter used, or the emitter wrote code only NVRTC accepts).
+    #[error("the CUDA emulator's C++ compiler failed: {message}\n--- compiler errors ---\n{log}")]
+    HostCompile { message: String, log: String },
+    /// The CUDA emulator caught what a GPU would do silently or wrongly: an out-of-bounds
+    /// access, a barrier not every thread reaches, a collective naming an exited lane, a
+    /// deadlock. The message names the block and thread.
+    #[error("the CUDA emulator stopped {}: {message}", fault_site(.kernel, .variant.as_deref()))]
+    Fault {
+        kernel: String,
+        variant: Option<String>,
+        message: String,
+    },
     /// A driver, cuBLAS or cuSPARSE call failed.
     #[error("{what}: {message}")]
     Driver { what: String, message: String },
     /// The inputs do not fit the computation or the variants.
     #[error("{0}")]
     Input(String),
+}
+
+fn fault_site(kernel: &str, variant: Option<&str>) -> String {
+    match variant {
+        Some(v) => format!("variant {v} (kernel {kernel})"),
+        None => format!("kernel {kernel}"),
+    }
 }
 
 fn variants_named(v: &[String]) -> String {

@@ -4,11 +4,12 @@
 
 use crate::{Computation, Result, SurgeError};
 use surge_codegen::data::{Buffer, Output};
-use surge_codegen::target::{CpuMachine, Platform};
+use surge_codegen::target::{CpuMachine, CudaDevice, Platform};
 use surge_codegen::variant::Variant;
 use surge_codegen::variant_set::cpu_default;
 use surge_cpu::native::NativeKernels;
 pub use surge_cpu::native::Workspace;
+use surge_cuda::Runtime as _;
 
 /// Where a computation runs: this CPU or a GPU of this machine.
 ///
@@ -23,6 +24,10 @@ pub enum Target {
     Cpu(CpuMachine),
     /// CUDA device `ordinal`.
     Cuda(usize),
+    /// The CUDA emulator (`surge_cuda::Emulator`), describing this device: CUDA variants run on
+    /// the host with CUDA's execution model, for checking them where there is no GPU. Its
+    /// timings are host time, not a GPU's.
+    CudaEmulated(CudaDevice),
 }
 
 impl Target {
@@ -34,19 +39,26 @@ impl Target {
     pub fn cuda(ordinal: usize) -> Target {
         Target::Cuda(ordinal)
     }
+    /// The CUDA emulator, describing the default device (an H200: variant ids `cuda:h200/...`).
+    pub fn cuda_emulated() -> Target {
+        Target::CudaEmulated(surge_cuda::Emulator::default().info().clone())
+    }
     /// The platform this target runs variants of: the CPU's description, or GPU `ordinal`'s as
     /// its driver reports it (no GPU is an error value that says why).
     pub fn platform(&self) -> Result<Platform> {
         Ok(match self {
             Target::Cpu(m) => Platform::Cpu(m.clone()),
             Target::Cuda(i) => Platform::Cuda(surge_cuda::live_device(*i as i32)?),
+            Target::CudaEmulated(d) => Platform::Cuda(d.clone()),
         })
     }
-    /// `cpu` or `cuda`: the platform half of the variant ids and tuning-store keys that run here.
+    /// `cpu`, `cuda` or `cuda-emu`: what runs here (tuning-store keys; an emulated run is never
+    /// taken for a GPU's). Emulated CUDA runs the `cuda:` variants.
     pub fn kind(&self) -> &'static str {
         match self {
             Target::Cpu(_) => "cpu",
             Target::Cuda(_) => "cuda",
+            Target::CudaEmulated(_) => "cuda-emu",
         }
     }
 }
@@ -140,14 +152,31 @@ fn cpu_machine(target: &Target) -> Result<&CpuMachine> {
         Target::Cuda(i) => Err(SurgeError::Usage(format!(
             "CUDA device {i}: `Kernels` compiles CPU variants; run CUDA variants with `execute`"
         ))),
+        Target::CudaEmulated(_) => Err(SurgeError::Usage(
+            "the CUDA emulator: `Kernels` compiles CPU variants; run CUDA variants with `execute`"
+                .into(),
+        )),
     }
 }
 
-/// Runs `c` on CUDA device `ordinal`: every phase at its default variant, or, with `id`, the
-/// phase that has that variant runs it and the others their default.
-fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Output> {
-    let dev = surge_cuda::Device::open(ordinal)?;
-    let set = c.variants(&Platform::Cuda(dev.info.clone()))?;
+/// Runs `c` on a CUDA target (a GPU or the emulator): every phase at its default variant, or,
+/// with `id`, the phase that has that variant runs it and the others their default.
+fn cuda_execute(c: &Computation, target: &Target, id: Option<&str>) -> Result<Option<Output>> {
+    match target {
+        Target::Cpu(_) => Ok(None),
+        Target::Cuda(i) => cuda_execute_on(&surge_cuda::Device::open(*i)?, c, id).map(Some),
+        Target::CudaEmulated(d) => {
+            cuda_execute_on(&surge_cuda::Emulator::new(d.clone()), c, id).map(Some)
+        }
+    }
+}
+
+fn cuda_execute_on<R: surge_cuda::Runtime>(
+    rt: &R,
+    c: &Computation,
+    id: Option<&str>,
+) -> Result<Output> {
+    let set = c.variants(&Platform::Cuda(rt.info().clone()))?;
     let chosen = match id {
         None => set.defaults(),
         Some(id) => {
@@ -159,7 +188,7 @@ fn cuda_execute(c: &Computation, ordinal: usize, id: Option<&str>) -> Result<Out
             set.combination(phase, v)
         }
     };
-    Ok(surge_cuda::execute_on(&dev, c.ir(), c.buffers(), &chosen)?)
+    Ok(surge_cuda::execute_on(rt, c.ir(), c.buffers(), &chosen)?)
 }
 
 /// The CUDA variants of each phase of `c` on a device described by `info` (pure codegen: no
@@ -174,8 +203,8 @@ pub fn cuda_variant_lists(
 /// Runs `c` on `target` with its default variant. A CUDA target without a GPU is an
 /// `Err(SurgeError::Cuda(CudaError::Unavailable))` that says why.
 pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
-    if let Target::Cuda(i) = target {
-        return cuda_execute(c, *i, None);
+    if let Some(out) = cuda_execute(c, target, None)? {
+        return Ok(out);
     }
     let set = c.variants(&target.platform()?)?;
     let v = set.default_variant().clone();
@@ -185,8 +214,8 @@ pub fn execute(c: &Computation, target: &Target) -> Result<Output> {
 
 /// Runs `c` on `target` with the variant `id` (as `surge variants` prints it).
 pub fn execute_variant(c: &Computation, target: &Target, id: &str) -> Result<Output> {
-    if let Target::Cuda(i) = target {
-        return cuda_execute(c, *i, Some(id));
+    if let Some(out) = cuda_execute(c, target, Some(id))? {
+        return Ok(out);
     }
     let set = c.variants(&target.platform()?)?;
     let v = set

@@ -1,5 +1,13 @@
 // Surge CUDA prelude: element types and our own warp/block primitives (CUB does not compile under
 // NVRTC 11.8). Every primitive takes the combining operator as a functor and its identity.
+// Global-memory parameters are `SURGE_PTR(T)`; each kernel is followed by `SURGE_EMU_ENTRY(name)`.
+// Under NVRTC these are a restrict pointer and nothing; the CUDA emulator (surge-cuda/emu/) defines
+// them as a bounds-checked pointer and the host entry that runs one block of the kernel.
+#ifndef SURGE_EMULATED
+#define SURGE_PTR(T) T *__restrict__
+#define SURGE_EMU_ENTRY(name)
+#endif
+
 typedef float f32;
 typedef double f64;
 typedef int i32;
@@ -15,7 +23,11 @@ template <int BX, int BY> __device__ __forceinline__ void surge_row_sync(int row
   if (BY == 1) {
     __syncthreads();
   } else {
+#ifdef SURGE_EMULATED
+    surge_emu::bar_sync(row + 1, BX);
+#else
     asm volatile("bar.sync %0, %1;" ::"r"(row + 1), "r"(BX) : "memory");
+#endif
   }
 }
 

@@ -4,13 +4,14 @@
 // <templates/cuda/prelude.cu>
 
 // phase 0 (map): the number of elements
-extern "C" __global__ void surge_p0_shape(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, const u64 lit0, u64 *shape, u64 *surge_err) {
+extern "C" __global__ void surge_p0_shape(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in2, const u64 n_in2, const u64 lit0, SURGE_PTR(u64) shape, u64 *surge_err) {
   if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
 }
+SURGE_EMU_ENTRY(surge_p0_shape)
 
 // variant: cuda:h200/independent/bx=128,by=1,lw=1,grain1=4,res1=thread
 // phase 0 (map); outer level independent on threads
-extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, const u64 lit0, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in2, const u64 n_in2, const u64 lit0, SURGE_PTR(f64) out, u64 *__restrict__ surge_err) {
   const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   const unsigned lane = 0;
@@ -28,10 +29,11 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(cons
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_fd8fa845ea0508ca)
 
 // variant: cuda:h200/sequential/bx=64,by=1,lw=1,unroll1=1
 // phase 0 (map); outer level sequential on threads
-extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in2, const u64 n_in2, const u64 lit0, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in2, const u64 n_in2, const u64 lit0, SURGE_PTR(f64) out, u64 *__restrict__ surge_err) {
   const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
   const unsigned tid = threadIdx.y * 64 + threadIdx.x;
   const unsigned lane = 0;
@@ -49,3 +51,4 @@ extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(const
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_497942cf70bdd533)

@@ -4,10 +4,11 @@
 // <templates/cuda/prelude.cu>
 
 // phase 0 (map.scan): the number of elements and the row lengths of the nested result
-extern "C" __global__ void surge_p0_shape(const i64 *__restrict__ in0, const u64 n_in0, const u64 *__restrict__ in1, const u64 n_in1, const i64 lit0, u64 *shape, u64 *surge_err) {
+extern "C" __global__ void surge_p0_shape(SURGE_PTR(const i64) in0, const u64 n_in0, SURGE_PTR(const u64) in1, const u64 n_in1, const i64 lit0, SURGE_PTR(u64) shape, u64 *surge_err) {
   if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_nest_rows(n_in1, 2, surge_err);
 }
-extern "C" __global__ void surge_p0_rows(const i64 *__restrict__ in0, const u64 n_in0, const u64 *__restrict__ in1, const u64 n_in1, const i64 lit0, u64 *lens, u64 *surge_err) {
+SURGE_EMU_ENTRY(surge_p0_shape)
+extern "C" __global__ void surge_p0_rows(SURGE_PTR(const i64) in0, const u64 n_in0, SURGE_PTR(const u64) in1, const u64 n_in1, const i64 lit0, SURGE_PTR(u64) lens, u64 *surge_err) {
   const u64 n = surge_nest_rows(n_in1, 2, surge_err);
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
     const bool ok0 = surge_segment_ok((i64)(in1[(i)]), (i64)(in1[(i + 1)]), i, n_in0, 2, surge_err);
@@ -16,10 +17,11 @@ extern "C" __global__ void surge_p0_rows(const i64 *__restrict__ in0, const u64 
     lens[i] = l0;
   }
 }
+SURGE_EMU_ENTRY(surge_p0_rows)
 
 // variant: cuda:h200/independent.cooperative/bx=128,by=1,lw=2,grain1=1,res1=warp,res2=warp,scan2=raking,scan_grain2=4
 // phase 0 (map.scan); outer level independent on warps, inner scan cooperative
-extern "C" __global__ void __launch_bounds__(128) surge_p0_c47a13c6dd6cb137(const i64 *__restrict__ in0, const u64 n_in0, const u64 *__restrict__ in1, const u64 n_in1, const i64 lit0, i64 *__restrict__ out, const u64 *__restrict__ out_off, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(128) surge_p0_c47a13c6dd6cb137(SURGE_PTR(const i64) in0, const u64 n_in0, SURGE_PTR(const u64) in1, const u64 n_in1, const i64 lit0, SURGE_PTR(i64) out, SURGE_PTR(const u64) out_off, u64 *__restrict__ surge_err) {
   const u64 n = surge_nest_rows(n_in1, 2, surge_err);
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   // logical warps of 2 lanes
@@ -64,10 +66,11 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_c47a13c6dd6cb137(cons
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_c47a13c6dd6cb137)
 
 // variant: cuda:h200/independent.cooperative/bx=128,by=2,lw=1,grain1=1,res1=block,res2=block,scan2=warp_scans,scan_grain2=1
 // phase 0 (map.scan); outer level independent on blocks, inner scan cooperative
-extern "C" __global__ void __launch_bounds__(256) surge_p0_eb4cacdfe9796d23(const i64 *__restrict__ in0, const u64 n_in0, const u64 *__restrict__ in1, const u64 n_in1, const i64 lit0, i64 *__restrict__ out, const u64 *__restrict__ out_off, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(256) surge_p0_eb4cacdfe9796d23(SURGE_PTR(const i64) in0, const u64 n_in0, SURGE_PTR(const u64) in1, const u64 n_in1, const i64 lit0, SURGE_PTR(i64) out, SURGE_PTR(const u64) out_off, u64 *__restrict__ surge_err) {
   const u64 n = surge_nest_rows(n_in1, 2, surge_err);
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   // one block row of 128 threads per element
@@ -114,3 +117,4 @@ extern "C" __global__ void __launch_bounds__(256) surge_p0_eb4cacdfe9796d23(cons
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_eb4cacdfe9796d23)

@@ -4,13 +4,14 @@
 // <templates/cuda/prelude.cu>
 
 // phase 0 (map.reduce): the number of elements
-extern "C" __global__ void surge_p0_shape(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in2, const u64 n_in2, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in3, const u64 n_in3, u64 *shape, u64 *surge_err) {
+extern "C" __global__ void surge_p0_shape(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in2, const u64 n_in2, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in3, const u64 n_in3, SURGE_PTR(u64) shape, u64 *surge_err) {
   if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_equal_len(surge_nest_rows(n_in2, 4, surge_err), surge_nest_rows(n_in2, 5, surge_err), 1, 18, surge_err);
 }
+SURGE_EMU_ENTRY(surge_p0_shape)
 
 // variant: cuda:h200/independent.cooperative/bx=128,by=1,lw=8,grain1=1,res1=warp,res2=warp,reduce2=raking
 // phase 0 (map.reduce); outer level independent on warps, inner reduce cooperative
-extern "C" __global__ void __launch_bounds__(128) surge_p0_754c8dfda31eda85(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in2, const u64 n_in2, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in3, const u64 n_in3, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(128) surge_p0_754c8dfda31eda85(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in2, const u64 n_in2, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in3, const u64 n_in3, SURGE_PTR(f64) out, u64 *__restrict__ surge_err) {
   const u64 n = surge_equal_len(surge_nest_rows(n_in2, 4, surge_err), surge_nest_rows(n_in2, 5, surge_err), 1, 18, surge_err);
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   // logical warps of 8 lanes
@@ -43,10 +44,11 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_754c8dfda31eda85(cons
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_754c8dfda31eda85)
 
 // variant: cuda:h200/independent.sequential/bx=128,by=1,lw=1,grain1=4,res1=thread,unroll2=1
 // phase 0 (map.reduce); outer level independent on threads, inner reduce sequential
-extern "C" __global__ void __launch_bounds__(128) surge_p0_f09c8d425fedf42d(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in2, const u64 n_in2, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in3, const u64 n_in3, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(128) surge_p0_f09c8d425fedf42d(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in2, const u64 n_in2, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in3, const u64 n_in3, SURGE_PTR(f64) out, u64 *__restrict__ surge_err) {
   const u64 n = surge_equal_len(surge_nest_rows(n_in2, 4, surge_err), surge_nest_rows(n_in2, 5, surge_err), 1, 18, surge_err);
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   const unsigned lane = 0;
@@ -77,10 +79,11 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_f09c8d425fedf42d(cons
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_f09c8d425fedf42d)
 
 // variant: cuda:h200/sequential.cooperative/bx=128,by=2,lw=1,unroll1=0,res2=block,reduce2=warp_reductions
 // phase 0 (map.reduce); outer level sequential on blocks, inner reduce cooperative
-extern "C" __global__ void __launch_bounds__(256) surge_p0_7d996f337c13c674(const f64 *__restrict__ in0, const u64 n_in0, const u32 *__restrict__ in2, const u64 n_in2, const u32 *__restrict__ in1, const u64 n_in1, const f64 *__restrict__ in3, const u64 n_in3, f64 *__restrict__ out, u64 *__restrict__ surge_err) {
+extern "C" __global__ void __launch_bounds__(256) surge_p0_7d996f337c13c674(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in2, const u64 n_in2, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in3, const u64 n_in3, SURGE_PTR(f64) out, u64 *__restrict__ surge_err) {
   const u64 n = surge_equal_len(surge_nest_rows(n_in2, 4, surge_err), surge_nest_rows(n_in2, 5, surge_err), 1, 18, surge_err);
   const unsigned tid = threadIdx.y * 128 + threadIdx.x;
   // one block row of 128 threads per element
@@ -114,3 +117,4 @@ extern "C" __global__ void __launch_bounds__(256) surge_p0_7d996f337c13c674(cons
     }
   }
 }
+SURGE_EMU_ENTRY(surge_p0_7d996f337c13c674)

@@ -2,13 +2,13 @@
 //! structure and the variant set, not its sizes: those are kernel arguments), the rustc version
 //! and the target; checked against its checksum (`cache.rs`) and loaded with libloading.
 
-use super::cache;
 use crate::CpuError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use surge_codegen::cache;
 use surge_codegen::emit::cpu::CpuProgram;
 use surge_codegen::ir::fnv1a128;
 
@@ -30,19 +30,9 @@ pub struct Loaded {
 /// with the literal table.
 pub const ABI_VERSION: u32 = 2;
 
-/// The kernel cache directory: `$SURGE_CACHE`, else `$XDG_CACHE_HOME/surge`, else
-/// `~/.cache/surge`, else the system temp dir.
+/// The kernel cache directory (see [`surge_codegen::cache::dir`]).
 pub fn cache_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("SURGE_CACHE") {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(d).join("surge");
-    }
-    if let Some(h) = std::env::var_os("HOME") {
-        return PathBuf::from(h).join(".cache").join("surge");
-    }
-    std::env::temp_dir().join("surge-cache")
+    cache::dir()
 }
 
 fn rustc() -> String {
@@ -275,8 +265,8 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
     ])
     .arg(&tmp_so)
     .arg(src);
-    let limit = super::timeout::rustc_limit();
-    let out = super::timeout::output_within(&mut cmd, limit)
+    let limit = cache::child::compile_limit();
+    let out = cache::child::output_within(&mut cmd, limit)
         .map_err(|e| err(format!("cannot run `{}`: {e}", rustc()), vec![]))?
         .ok_or_else(|| {
             let _ = std::fs::remove_file(&tmp_so);

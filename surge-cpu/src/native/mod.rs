@@ -4,7 +4,8 @@
 //! See `README.md` beside this file for what each module holds.
 
 mod abi;
-mod cache;
+#[cfg(test)]
+mod cache_tests;
 pub mod compile;
 mod cooperative;
 pub mod diagonal;
@@ -12,7 +13,6 @@ mod plan;
 mod run;
 mod runs;
 pub mod skeleton;
-mod timeout;
 mod workspace;
 
 pub use workspace::Workspace;

@@ -5,6 +5,7 @@ mod beast;
 mod bench;
 mod emit;
 mod run;
+mod run_cuda;
 mod tune;
 mod variants;
 

@@ -21,6 +21,11 @@ pub struct RunArgs {
     /// Evaluate with the reference interpreter instead of native kernels.
     #[arg(long)]
     pub interpret: bool,
+    /// Where to run: cpu (rustc-compiled kernels), cuda (GPU 0) or cuda-emu (the CUDA
+    /// emulator: the emitted CUDA compiled for the host and run with CUDA's execution model, on
+    /// any machine; its times are host time, not a GPU's).
+    #[arg(long, default_value = "cpu", value_name = "PLATFORM")]
+    pub platform: String,
     /// Let the model that `surge tune APP --platform cpu` stored pick the variant from the
     /// input's features (the default variant, with a warning, when there is no usable model).
     #[arg(long, conflicts_with_all = ["variant", "all", "interpret"])]
@@ -117,6 +122,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         o.insert("seconds".into(), json!(seconds));
         return report(args, &built, o);
     }
+    if args.platform != "cpu" {
+        let target = super::run_cuda::target(&args.platform)?;
+        return super::run_cuda::run(args, &built, &target);
+    }
     let start = Instant::now();
     let kernels = Kernels::build(c, &Target::cpu())?;
     let build_seconds = start.elapsed().as_secs_f64();
@@ -136,7 +145,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let out: Output = kernels.run(c, &v)?;
     let seconds = start.elapsed().as_secs_f64();
-    let mut o = summary(built.app, &built, &flatten(&Value::from_output(&out)));
+    let mut o = summary_of(&built, &out);
     o.insert("engine".into(), json!("cpu"));
     o.insert("variant".into(), json!(v.id()));
     if let Some(sel) = selection {
@@ -201,7 +210,15 @@ fn run_all(
     }
 }
 
-fn report(
+/// The summary of a native result.
+pub(super) fn summary_of(
+    built: &surge::apps::BuiltApp,
+    out: &Output,
+) -> serde_json::Map<String, serde_json::Value> {
+    summary(built.app, built, &flatten(&Value::from_output(out)))
+}
+
+pub(super) fn report(
     args: &RunArgs,
     built: &surge::apps::BuiltApp,
     mut o: serde_json::Map<String, serde_json::Value>,

@@ -120,10 +120,7 @@ impl Tr<'_> {
     pub(super) fn unsupported(&self, n: NodeId, what: &str) -> CodegenError {
         CodegenError::EmitVariant {
             what: format!("phase {} ({})", self.phase, self.sequence),
-            message: format!(
-                "the CUDA emitter cannot translate {} {what}",
-                self.c.site(n)
-            ),
+            message: format!("the CUDA emitter cannot generate {} {what}", self.c.site(n)),
         }
     }
 

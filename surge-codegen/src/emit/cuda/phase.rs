@@ -111,7 +111,7 @@ fn unsupported_sequence(p: usize, sequence: &str) -> CodegenError {
     CodegenError::EmitVariant {
         what: format!("phase {p} ({sequence})"),
         message: format!(
-            "the CUDA emitter supports the expression sequences {}, not `{sequence}`",
+            "the CUDA emitter cannot generate `{sequence}` (it emits the expression sequences {})",
             SUPPORTED.join(", ")
         ),
     }

@@ -219,7 +219,7 @@ impl PhaseCode {
             match a {
                 ArgSlot::Input { buffer, elem } => {
                     v.push(format!(
-                        "const {} *__restrict__ in{buffer}, const u64 n_in{buffer}",
+                        "SURGE_PTR(const {}) in{buffer}, const u64 n_in{buffer}",
                         cuda_type(*elem)
                     ));
                 }
@@ -229,12 +229,12 @@ impl PhaseCode {
                     nested,
                 } => {
                     v.push(format!(
-                        "const {} *__restrict__ ph{phase}, const u64 n_ph{phase}",
+                        "SURGE_PTR(const {}) ph{phase}, const u64 n_ph{phase}",
                         cuda_type(*elem)
                     ));
                     if *nested {
                         v.push(format!(
-                            "const u64 *__restrict__ ph{phase}_off, const u64 n_ph{phase}_off"
+                            "SURGE_PTR(const u64) ph{phase}_off, const u64 n_ph{phase}_off"
                         ));
                     }
                 }
@@ -286,9 +286,9 @@ impl PhaseCode {
             params.push_str(", ");
         }
         let out = self.output();
-        let _ = write!(params, "{} *__restrict__ out", cuda_type(out.elem));
+        let _ = write!(params, "SURGE_PTR({}) out", cuda_type(out.elem));
         if out.nested {
-            params.push_str(", const u64 *__restrict__ out_off");
+            params.push_str(", SURGE_PTR(const u64) out_off");
         }
         params.push_str(", u64 *__restrict__ surge_err");
         params

@@ -137,7 +137,10 @@ fn kernels_carry_the_run_time_checks() {
         k.contains("surge_positive((i64)(lit0), 0, 2, surge_err)"),
         "{k}"
     );
-    assert!(prog.source.contains("u64 *shape, u64 *surge_err)"));
+    assert!(
+        prog.source
+            .contains("SURGE_PTR(u64) shape, u64 *surge_err)")
+    );
 }
 
 #[test]

@@ -2,12 +2,12 @@
 //! small program into its own cache directory, copies that cache into a second directory (which
 //! this process has not loaded from), damages the copy, and loads from the copy.
 
-use super::{checksum, sum_path, verify};
 use crate::native::NativeKernels;
 use crate::native::compile::{Loaded, load_in};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use surge_codegen::analysis::analyze;
+use surge_codegen::cache::{checksum, sum_path, verify};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::{CpuProgram, EmitOptions, emit};
 use surge_codegen::ir::{

@@ -1,5 +1,6 @@
-//! A child process with a time limit: `rustc` on generated kernels is stopped when it runs past
-//! `SURGE_RUSTC_TIMEOUT` seconds (default 300), so a pathological compile is an error that
+//! A child process with a time limit: a compiler (`rustc`, or the C++ compiler of the CUDA
+//! emulator) on generated kernels is stopped when it runs past `SURGE_RUSTC_TIMEOUT` seconds
+//! (default 300), so a pathological compile is an error that
 //! names the source instead of a hang. (Seen: LLVM fully unrolling a 39-step select chain whose
 //! trip count a literal made known took minutes; sizes are now kernel arguments, but the limit
 //! stays as the defence.)
@@ -8,8 +9,8 @@ use std::io::Read;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The time limit of one `rustc` call.
-pub(super) fn rustc_limit() -> Duration {
+/// The time limit of one compiler call (`rustc`, or the emulator's C++ compiler).
+pub fn compile_limit() -> Duration {
     let secs = std::env::var("SURGE_RUSTC_TIMEOUT")
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
@@ -19,7 +20,7 @@ pub(super) fn rustc_limit() -> Duration {
 
 /// Runs `cmd` to completion, or kills it after `limit` (`Ok(None)`). Its output is drained by two
 /// threads, so a child that writes a lot cannot block on a full pipe.
-pub(super) fn output_within(cmd: &mut Command, limit: Duration) -> std::io::Result<Option<Output>> {
+pub fn output_within(cmd: &mut Command, limit: Duration) -> std::io::Result<Option<Output>> {
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {

@@ -1,4 +1,6 @@
-//! The integrity of the on-disk kernel cache: a checksum beside every cached library.
+//! The on-disk kernel cache shared by the backends (rustc-built CPU libraries, the CUDA
+//! emulator's host libraries): its directory ([`dir`]), a checksum beside every cached library,
+//! and compiler child processes with a time limit ([`child`]).
 //!
 //! A library truncated by a full disk loads and then kills the process with `SIGBUS` when a
 //! kernel touches a missing page; a foreign file under the cached name fails every later
@@ -9,8 +11,25 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod child;
+
+/// The kernel cache directory of both backends: `$SURGE_CACHE`, else `$XDG_CACHE_HOME/surge`,
+/// else `~/.cache/surge`, else the system temp dir.
+pub fn dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SURGE_CACHE") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(d).join("surge");
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        return PathBuf::from(h).join(".cache").join("surge");
+    }
+    std::env::temp_dir().join("surge-cache")
+}
+
 /// The checksum file of library `so`.
-pub(super) fn sum_path(so: &Path) -> PathBuf {
+pub fn sum_path(so: &Path) -> PathBuf {
     let mut p = so.as_os_str().to_owned();
     p.push(".sum");
     PathBuf::from(p)
@@ -19,7 +38,7 @@ pub(super) fn sum_path(so: &Path) -> PathBuf {
 /// The checksum of `bytes`: their length and a 64-bit hash over 8-byte words (a multiply and a
 /// shift per word: a 4 MiB library in about a millisecond). It detects truncation, corruption and
 /// foreign files, not deliberate tampering.
-pub(super) fn checksum(bytes: &[u8]) -> String {
+pub fn checksum(bytes: &[u8]) -> String {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = K ^ bytes.len() as u64;
     let mut words = bytes.chunks_exact(8);
@@ -37,7 +56,7 @@ pub(super) fn checksum(bytes: &[u8]) -> String {
 
 /// A suffix for temporary files unique to this process and call: two threads building the same
 /// library must not write one file.
-pub(super) fn temp_suffix() -> String {
+pub fn temp_suffix() -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("{}-{k}", std::process::id())
@@ -45,7 +64,7 @@ pub(super) fn temp_suffix() -> String {
 
 /// Writes the checksum of `bytes`, the content of library `so`, beside it (a temporary file
 /// renamed into place, so a reader sees the whole sum or none).
-pub(super) fn write_sum(so: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_sum(so: &Path, bytes: &[u8]) -> Result<(), String> {
     let sum = sum_path(so);
     let tmp = sum.with_extension(format!("sum.{}.tmp", temp_suffix()));
     std::fs::write(&tmp, checksum(bytes))
@@ -57,7 +76,7 @@ pub(super) fn write_sum(so: &Path, bytes: &[u8]) -> Result<(), String> {
 }
 
 /// Checks cached library `so` against its checksum; the error says what is wrong.
-pub(super) fn verify(so: &Path) -> Result<(), String> {
+pub fn verify(so: &Path) -> Result<(), String> {
     let sum = sum_path(so);
     let want = std::fs::read_to_string(&sum)
         .map_err(|e| format!("its checksum {} cannot be read: {e}", sum.display()))?;
@@ -75,7 +94,7 @@ pub(super) fn verify(so: &Path) -> Result<(), String> {
 }
 
 /// Deletes a damaged cached library and its checksum, saying so on stderr (one line).
-pub(super) fn discard(so: &Path, why: &str) {
+pub fn discard(so: &Path, why: &str) {
     eprintln!(
         "surge: the cached kernel library {} is damaged ({why}); deleting and rebuilding it",
         so.display()
@@ -83,6 +102,3 @@ pub(super) fn discard(so: &Path, why: &str) {
     let _ = std::fs::remove_file(so);
     let _ = std::fs::remove_file(sum_path(so));
 }
-
-#[cfg(test)]
-mod tests;
