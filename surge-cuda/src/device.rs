@@ -62,6 +62,10 @@ impl Runtime for Device {
         &self.info
     }
 
+    fn gpu(&self) -> Option<&Device> {
+        Some(self)
+    }
+
     fn max_blocks(&self) -> u32 {
         self.info.sm_count.max(1) * 32
     }

@@ -41,6 +41,10 @@ pub trait Runtime: fmt::Debug + Clone + Send + Sync {
 
     /// The device description variants are generated for.
     fn info(&self) -> &CudaDevice;
+    /// The live GPU this runtime is (`None` for the emulator): what vendor baselines need.
+    fn gpu(&self) -> Option<&crate::Device> {
+        None
+    }
     /// The grid-size cap of a launch (the grid-stride loops cover the rest).
     fn max_blocks(&self) -> u32;
     /// Compiles and loads `programs` (independent programs, compiled in parallel).

@@ -26,9 +26,17 @@ fn flat(o: &Output) -> Vec<f64> {
     }
 }
 
-fn tunes_reduce_and_runs_the_pick(backend: &dyn TuningBackend, target: &Target, prefix: &str) {
-    let inputs: Vec<TuneInput> = [100, 3_000, 40_000, 200_000]
-        .into_iter()
+/// Tunes reduce on inputs of `sizes` with `backend`, whose store is keyed `platform` and whose
+/// variant ids start with `prefix`, then runs the picks on `target`.
+fn tunes_reduce_and_runs_the_pick(
+    backend: &dyn TuningBackend,
+    target: &Target,
+    (platform, prefix): (&str, &str),
+    sizes: &[usize],
+) {
+    let inputs: Vec<TuneInput> = sizes
+        .iter()
+        .copied()
         .map(|n| TuneInput::sized(App::Reduce, n).unwrap())
         .collect();
     let features = FeatureSet::for_app(App::Reduce);
@@ -43,7 +51,7 @@ fn tunes_reduce_and_runs_the_pick(backend: &dyn TuningBackend, target: &Target, 
         ..TuneOptions::default()
     };
     let store = tune(backend, App::Reduce, &features, &inputs, &opts, &mut |_| {}).unwrap();
-    assert_eq!(store.key.platform, prefix, "{:?}", store.key);
+    assert_eq!(store.key.platform, platform, "{:?}", store.key);
     assert!(store.variants.len() > 1, "{:?}", store.variants);
     assert!(store.variants.contains(&store.default_variant));
     for r in &store.inputs {
@@ -82,7 +90,12 @@ fn tunes_reduce_and_runs_the_pick(backend: &dyn TuningBackend, target: &Target, 
 
 #[test]
 fn the_cpu_backend_tunes_reduce_and_runs_the_pick() {
-    tunes_reduce_and_runs_the_pick(&CpuBackend::new(), &Target::cpu(), "cpu");
+    tunes_reduce_and_runs_the_pick(
+        &CpuBackend::new(),
+        &Target::cpu(),
+        ("cpu", "cpu"),
+        &[100, 3_000, 40_000, 200_000],
+    );
 }
 
 #[test]
@@ -105,5 +118,23 @@ fn opening_the_cuda_backend_names_its_device_or_what_is_missing() {
 #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
 fn the_cuda_backend_tunes_reduce_and_runs_the_pick() {
     let b = CudaBackend::open(0).unwrap_or_else(|e| panic!("no CUDA device: {e}"));
-    tunes_reduce_and_runs_the_pick(&b, &Target::cuda(0), "cuda");
+    tunes_reduce_and_runs_the_pick(
+        &b,
+        &Target::cuda(0),
+        ("cuda", "cuda"),
+        &[100, 3_000, 40_000, 200_000],
+    );
+}
+
+/// The CUDA backend's correctness path on every machine: every variant checked in the
+/// emulator, timed in host time under its own key (`cuda-emu`), the pick run on the emulator.
+#[test]
+fn the_cuda_backend_tunes_reduce_in_the_emulator() {
+    let b = CudaBackend::emulated().expect("a C++ compiler for the emulator");
+    tunes_reduce_and_runs_the_pick(
+        &b,
+        &Target::cuda_emulated(),
+        ("cuda-emu", "cuda"),
+        &[100, 3_000, 20_000],
+    );
 }

@@ -2,9 +2,10 @@
 //!
 //! Runs here (no GPU needed): a representative subset of the emitted variants of spmv, reduce and
 //! scan, checks included, compiles with NVRTC; a recorded (node, code, values) decodes to the
-//! interpreter's message. Needs a GPU (each test says why it skips otherwise): bad indices,
-//! bad offsets and an empty row without a prefix are errors on the device, and
-//! `DeviceKernels`/`Prepared` runs, times and downloads correct results.
+//! interpreter's message. On a CUDA runtime, a GPU (`mod gpu`, ignored without one) and the
+//! emulator (`mod emulator`, everywhere): bad indices, bad offsets and an empty row without a
+//! prefix are errors on the device, and `DeviceKernels`/`Prepared` runs, times and downloads
+//! correct results.
 
 use std::collections::BTreeMap;
 use surge::apps::{App, AppInput, BuiltApp};
@@ -15,7 +16,7 @@ use surge_codegen::emit::cuda::{self, ERROR_WORDS, check};
 use surge_codegen::ir::{NodeId, Op};
 use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
-use surge_cuda::{CudaError, Device, DeviceKernels};
+use surge_cuda::{CudaError, Device, DeviceKernels, Runtime};
 
 fn lists(c: &Computation, platform: &Platform) -> Vec<Vec<Variant>> {
     c.variants(platform).unwrap().phases().to_vec()
@@ -154,20 +155,20 @@ fn recorded_errors_decode_to_the_failing_operator_and_message() {
     );
 }
 
-// ---- On a GPU --------------------------------------------------------------------------------
+// ---- On a CUDA runtime: a GPU (ignored unless asked for) and the emulator (always) ----------
 
-/// GPU 0; the tests below are ignored unless asked for, and then a missing GPU fails them.
+/// GPU 0; the GPU tests are ignored unless asked for, and then a missing GPU fails them.
 fn device() -> Device {
     Device::open(0).unwrap_or_else(|e| panic!("no CUDA device: {e}"))
 }
 
-fn every_variant(dev: &Device, c: &Computation) -> (DeviceKernels, Vec<Vec<Variant>>) {
-    let l = lists(c, &Platform::Cuda(dev.info.clone()));
+fn every_variant<R: Runtime>(dev: &R, c: &Computation) -> (DeviceKernels<R>, Vec<Vec<Variant>>) {
+    let l = lists(c, &Platform::Cuda(dev.info().clone()));
     (DeviceKernels::build(dev, c.ir(), &l).unwrap(), l)
 }
 
 /// Runs every variant of each phase (the others at their first) and returns each one's result.
-fn run_each(dev: &Device, c: &Computation) -> Vec<(String, Result<Output, CudaError>)> {
+fn run_each<R: Runtime>(dev: &R, c: &Computation) -> Vec<(String, Result<Output, CudaError>)> {
     let (k, l) = every_variant(dev, c);
     let firsts: Vec<&Variant> = l.iter().map(|v| &v[0]).collect();
     let mut out = Vec::new();
@@ -188,9 +189,7 @@ fn run_each(dev: &Device, c: &Computation) -> Vec<(String, Result<Output, CudaEr
     out
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
-fn bad_column_indices_are_gather_errors_on_the_device() {
+fn bad_column_indices_are_gather_errors_on_the_device<R: Runtime>(dev: &R) {
     let m = CsrMatrix {
         rows: 2,
         cols: 3,
@@ -201,8 +200,7 @@ fn bad_column_indices_are_gather_errors_on_the_device() {
     let c = Computation::new(&surge::apps::spmv_app(&m, &[1.0, 2.0, 3.0]).unwrap()).unwrap();
     let want = c.interpret().unwrap_err().to_string();
     assert!(want.contains("index 7 at position 0"), "{want}");
-    let dev = device();
-    for (id, r) in run_each(&dev, &c) {
+    for (id, r) in run_each(dev, &c) {
         let e = r.expect_err(&id).to_string();
         assert!(
             e.contains("gather") && e.contains("index 7 at position 0"),
@@ -211,9 +209,7 @@ fn bad_column_indices_are_gather_errors_on_the_device() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
-fn bad_offsets_are_nest_errors_on_the_device() {
+fn bad_offsets_are_nest_errors_on_the_device<R: Runtime>(dev: &R) {
     let flat = Seq::input("flat", vec![1.0f64, 2.0, 3.0]).unwrap();
     for (offsets, needle) in [
         (vec![0u64, 2, 9], "offsets[2] = 9 is out of range"),
@@ -227,17 +223,14 @@ fn bad_offsets_are_nest_errors_on_the_device() {
         let c = Computation::new(&r).unwrap();
         let want = c.interpret().unwrap_err().to_string();
         assert!(want.contains(needle), "{want}");
-        let dev = device();
-        for (id, r) in run_each(&dev, &c) {
+        for (id, r) in run_each(dev, &c) {
             let e = r.expect_err(&id).to_string();
             assert!(e.contains("nest") && e.contains(needle), "{id}: {e}");
         }
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
-fn an_empty_row_without_a_prefix_is_an_error_on_the_device() {
+fn an_empty_row_without_a_prefix_is_an_error_on_the_device<R: Runtime>(dev: &R) {
     let flat = Seq::input("flat", vec![1.0f64, 2.0, 3.0]).unwrap();
     let off = Seq::input("off", vec![0u64, 2, 2, 3]).unwrap();
     let rows = nest(&flat, &off).unwrap();
@@ -245,8 +238,7 @@ fn an_empty_row_without_a_prefix_is_an_error_on_the_device() {
     let c = Computation::new(&r).unwrap();
     let want = c.interpret().unwrap_err().to_string();
     assert!(want.contains("without a prefix"), "{want}");
-    let dev = device();
-    for (id, r) in run_each(&dev, &c) {
+    for (id, r) in run_each(dev, &c) {
         let e = r.expect_err(&id).to_string();
         assert!(
             e.contains("reduction of an empty sequence without a prefix"),
@@ -255,15 +247,12 @@ fn an_empty_row_without_a_prefix_is_an_error_on_the_device() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
-fn prepared_runs_times_and_downloads_every_reduce_variant() {
-    let dev = device();
+fn prepared_runs_times_and_downloads_every_reduce_variant<R: Runtime>(dev: &R) {
     let data: Vec<f64> = (0..100_003).map(|i| (i % 17) as f64 - 8.0).collect();
     let s = Seq::input("s", data.clone()).unwrap();
     let c = Computation::new(&surge::apps::reduce_app(&s, 4096).unwrap()).unwrap();
     let want: f64 = data.iter().sum();
-    let (k, l) = every_variant(&dev, &c);
+    let (k, l) = every_variant(dev, &c);
     let firsts: Vec<&Variant> = l.iter().map(|v| &v[0]).collect();
     let p = k.prepare(c.buffers(), &firsts).unwrap();
     for (pi, vs) in l.iter().enumerate() {
@@ -281,4 +270,51 @@ fn prepared_runs_times_and_downloads_every_reduce_variant() {
     let t = p.time(&firsts, 2, 10).unwrap();
     assert_eq!(t.runs, 10);
     assert!(t.min_ms > 0.0 && t.min_ms <= t.median_ms && t.median_ms <= t.max_ms);
+}
+
+mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn bad_column_indices_are_gather_errors_on_the_device() {
+        super::bad_column_indices_are_gather_errors_on_the_device(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn bad_offsets_are_nest_errors_on_the_device() {
+        super::bad_offsets_are_nest_errors_on_the_device(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn an_empty_row_without_a_prefix_is_an_error_on_the_device() {
+        super::an_empty_row_without_a_prefix_is_an_error_on_the_device(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn prepared_runs_times_and_downloads_every_reduce_variant() {
+        super::prepared_runs_times_and_downloads_every_reduce_variant(&super::device());
+    }
+}
+
+/// The same checks in the CUDA emulator (no GPU needed).
+mod emulator {
+    #[test]
+    fn bad_column_indices_are_gather_errors_on_the_device() {
+        super::bad_column_indices_are_gather_errors_on_the_device(&surge_cuda::Emulator::default());
+    }
+    #[test]
+    fn bad_offsets_are_nest_errors_on_the_device() {
+        super::bad_offsets_are_nest_errors_on_the_device(&surge_cuda::Emulator::default());
+    }
+    #[test]
+    fn an_empty_row_without_a_prefix_is_an_error_on_the_device() {
+        super::an_empty_row_without_a_prefix_is_an_error_on_the_device(
+            &surge_cuda::Emulator::default(),
+        );
+    }
+    #[test]
+    fn prepared_runs_times_and_downloads_every_reduce_variant() {
+        super::prepared_runs_times_and_downloads_every_reduce_variant(
+            &surge_cuda::Emulator::default(),
+        );
+    }
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use surge_codegen::data::Buffer;
 use surge_codegen::variant::Variant;
 use surge_cuda::baselines::{self, Csr};
-use surge_cuda::{Device, DeviceKernels};
+use surge_cuda::{Device, DeviceKernels, Emulator, Runtime};
 
 /// Opens GPU 0 for benchmarking; no GPU is an error value that says why.
 pub fn open_device() -> Result<Device> {
@@ -68,13 +68,13 @@ pub struct Timed {
 
 /// Builds every variant of `c`, checks each combination once, then times the ones that pass.
 /// `work` converts seconds into the reported rate.
-pub fn time_variants(
-    dev: &Device,
+pub fn time_variants<R: Runtime>(
+    dev: &R,
     c: &Computation,
     opts: &BenchOptions,
     work: f64,
 ) -> Result<Timed> {
-    let lists = variant_lists(&dev.info, c)?;
+    let lists = variant_lists(dev.info(), c)?;
     let combos = candidates(&lists);
     if let Some(t) = &opts.total {
         t(combos.len() as u64 + 1);
@@ -168,8 +168,7 @@ pub fn bench_spmv(
 ) -> Result<Vec<CudaInputResult>> {
     let mut out = Vec::new();
     for (name, m) in inputs {
-        let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
-        let c = Computation::new(&spmv_app(m, &x)?)?;
+        let (x, c) = spmv_computation(m)?;
         let flops = 2.0 * m.nnz() as f64;
         let timed = time_variants(dev, &c, opts, flops)?;
         let (off, col) = csr_i32(m)?;
@@ -202,6 +201,52 @@ pub fn bench_spmv(
         });
     }
     Ok(out)
+}
+
+/// One input checked in the CUDA emulator: every variant's result against the reference, and
+/// the emulator's host time per variant (labelled: never a GPU's time, never compared with one).
+#[derive(Debug, Clone, Serialize)]
+pub struct EmulatedInput {
+    pub input: String,
+    pub checked_against: &'static str,
+    /// Variants that matched the reference, with the emulator's host milliseconds for one run.
+    pub matched: Vec<(String, f64)>,
+    pub failed: Vec<FailedVariant>,
+}
+
+/// `surge bench --platform cuda-emu`: every variant of `c` run once in the emulator and checked
+/// (`opts`' progress callbacks are used; its runs and reference are not: one run, no reference).
+pub fn check_emulated(
+    emu: &Emulator,
+    input: &str,
+    c: &Computation,
+    opts: &BenchOptions,
+) -> Result<EmulatedInput> {
+    let once = BenchOptions {
+        runs: 1,
+        warmup: 0,
+        reference: opts.reference,
+        progress: opts.progress.clone(),
+        total: opts.total.clone(),
+    };
+    let timed = time_variants(emu, c, &once, 1.0)?;
+    Ok(EmulatedInput {
+        input: input.to_string(),
+        checked_against: timed.expected.source(),
+        matched: timed
+            .variants
+            .into_iter()
+            .map(|v| (v.variant, v.seconds * 1e3))
+            .collect(),
+        failed: timed.failed,
+    })
+}
+
+/// The spmv computation `surge bench` runs on matrix `m` (x with values 1 + (j mod 7) / 8).
+pub fn spmv_computation(m: &CsrMatrix) -> Result<(Vec<f64>, Computation)> {
+    let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
+    let c = Computation::new(&spmv_app(m, &x)?)?;
+    Ok((x, c))
 }
 
 /// The device's references for bandwidth-bound apps.

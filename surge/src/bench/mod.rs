@@ -292,7 +292,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
 
 /// The generated values, the tiled reduce (or scan) over them, and the bytes one run moves
 /// (reduce reads `n` values; scan reads and writes them).
-pub(crate) fn sum_computation(app: App, n: usize) -> Result<(Vec<f64>, Computation, f64)> {
+pub fn sum_computation(app: App, n: usize) -> Result<(Vec<f64>, Computation, f64)> {
     let data = sum_input(n);
     let s = crate::Seq::input("s", data.clone())?;
     let (c, bytes) = match app {

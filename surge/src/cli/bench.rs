@@ -214,6 +214,75 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `surge bench APP --platform cuda-emu`: every CUDA variant run once in the emulator and
+/// checked; host times are reported as emulated, with no reference and no bandwidth.
+fn run_cuda_emu(args: &BenchArgs, app: App) -> Result<(), CliError> {
+    if args.vs.is_some() {
+        return Err(usage(
+            "--vs: emulated runs are checked, not timed against a reference".into(),
+        ));
+    }
+    use surge_cuda::Runtime as _;
+    let emu = surge_cuda::Emulator::default();
+    let inputs: Vec<(String, surge::Computation)> = if app == App::Spmv {
+        selected_spmv_inputs(args)?
+            .iter()
+            .map(|(n, m)| Ok((n.clone(), bench::cuda::spmv_computation(m)?.1)))
+            .collect::<Result<_, surge::SurgeError>>()?
+    } else {
+        let n = args.size.unwrap_or(1 << 16);
+        vec![(format!("{n} values"), bench::sum_computation(app, n)?.1)]
+    };
+    let bar = progress_bar(args.json);
+    let (b2, b3) = (bar.clone(), bar.clone());
+    let opts = BenchOptions {
+        runs: 1,
+        warmup: 0,
+        // Not used: emulated runs are checked against the interpreter, never timed against this.
+        reference: Reference::Copy,
+        progress: Some(Arc::new(move |_| b2.inc(1))),
+        total: Some(Arc::new(move |n| b3.inc_length(n))),
+    };
+    let mut results = Vec::new();
+    for (name, c) in &inputs {
+        bar.set_message(name.clone());
+        results.push(bench::cuda::check_emulated(&emu, name, c, &opts)?);
+    }
+    bar.finish_and_clear();
+    let failed: usize = results.iter().map(|r| r.failed.len()).sum();
+    let platform = format!("cuda-emu:{}", emu.info().name);
+    if args.json {
+        print_json(&serde_json::json!({
+            "app": app.name(), "platform": platform,
+            "times": "emulated: host milliseconds of the CUDA emulator, not a GPU's; not compared with any reference",
+            "inputs": results, "all_match": failed == 0,
+        }));
+    } else {
+        println!(
+            "{platform}: every CUDA variant run once in the emulator and checked (times are emulated host time)"
+        );
+        for r in &results {
+            println!(
+                "{}: {} variants match the {}, {} failed",
+                r.input,
+                r.matched.len(),
+                r.checked_against,
+                r.failed.len()
+            );
+            for f in &r.failed {
+                println!("    FAILED {}: {}", f.variant, f.error);
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(CliError {
+            code: 1,
+            message: format!("{failed} emulated CUDA variant(s) failed their check"),
+        });
+    }
+    Ok(())
+}
+
 /// The text report of `surge bench APP --platform cuda`.
 fn print_cuda(
     platform: &str,
@@ -251,9 +320,10 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     match args.platform.as_str() {
         "cpu" => {}
         "cuda" => return run_cuda(args, app),
+        "cuda-emu" => return run_cuda_emu(args, app),
         other => {
             return Err(usage(format!(
-                "unknown platform `{other}`; surge bench runs on cpu or cuda"
+                "unknown platform `{other}`; surge bench runs on cpu, cuda or cuda-emu"
             )));
         }
     }

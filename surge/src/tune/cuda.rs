@@ -9,6 +9,8 @@
 //! before it is timed: a wrong or failing variant becomes a recorded failure, never a time.
 //!
 //! Without a GPU, [`CudaBackend::open`] is an `Err` that says why, and nothing else runs.
+//! [`CudaBackend::emulated`] is the same backend on the CUDA emulator: every variant checked the
+//! same way, timed in host time, and keyed `cuda-emu:` so its models are never taken for a GPU's.
 
 use super::{TuneInput, TuningBackend};
 use crate::Result;
@@ -19,19 +21,19 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 use surge_codegen::variant::Variant;
-use surge_cuda::{Device, DeviceKernels, Prepared};
+use surge_cuda::{Device, DeviceKernels, Emulator, Prepared, Runtime};
 
 /// The compiled variants of one program (IR structure). Leaked on purpose, once per program
 /// and process (an app has one or two): an input's [`Prepared`] borrows them for as long as the
 /// backend measures that input.
 #[derive(Debug)]
-struct Program {
+struct Program<R: Runtime> {
     lists: Vec<Vec<Variant>>,
     ids: Vec<String>,
-    kernels: DeviceKernels,
+    kernels: DeviceKernels<R>,
 }
 
-impl Program {
+impl<R: Runtime> Program<R> {
     /// The variants of every phase for final-phase variant `i` (earlier phases at default).
     fn chosen(&self, i: usize) -> Vec<&Variant> {
         let last = self.lists.len() - 1;
@@ -45,20 +47,23 @@ impl Program {
 
 /// The input on the device now, and what its variants' checks found.
 #[derive(Debug)]
-struct Current {
+struct Current<R: Runtime + 'static> {
     input: String,
     key: u128,
-    prepared: Prepared<'static>,
+    prepared: Prepared<'static, R>,
     expected: Option<Expected>,
     /// Per final-phase variant index: `Ok` once its result matched, or why it failed.
     checked: HashMap<usize, std::result::Result<(), String>>,
 }
 
+/// A program's compiled variants, or why they failed to build.
+type Built<R> = std::result::Result<&'static Program<R>, String>;
+
 #[derive(Debug)]
-pub struct CudaBackend {
-    dev: Device,
-    programs: Mutex<HashMap<u128, std::result::Result<&'static Program, String>>>,
-    current: Mutex<Option<Current>>,
+pub struct CudaBackend<R: Runtime + 'static = Device> {
+    dev: R,
+    programs: Mutex<HashMap<u128, Built<R>>>,
+    current: Mutex<Option<Current<R>>>,
 }
 
 /// Launches timed per reference measurement (cuSPARSE), after its warm-up.
@@ -68,16 +73,34 @@ impl CudaBackend {
     /// GPU `ordinal`; no driver, no GPU or no NVRTC is an error that says which.
     pub fn open(ordinal: usize) -> Result<CudaBackend> {
         surge_cuda::nvrtc_available()?;
-        Ok(CudaBackend {
-            dev: Device::open(ordinal)?,
+        Ok(CudaBackend::on(Device::open(ordinal)?))
+    }
+}
+
+impl CudaBackend<Emulator> {
+    /// The CUDA emulator, describing the default device (its timings are host time).
+    pub fn emulated() -> Result<CudaBackend<Emulator>> {
+        surge_cuda::emu::compile::available()?;
+        Ok(CudaBackend::on(Emulator::default()))
+    }
+}
+
+impl<R: Runtime + 'static> CudaBackend<R> {
+    /// The backend on runtime `dev`.
+    pub fn on(dev: R) -> CudaBackend<R> {
+        CudaBackend {
+            dev,
             programs: Mutex::new(HashMap::new()),
             current: Mutex::new(None),
-        })
+        }
     }
 
     /// The compiled variants of the input's program (built on first use; a build failure is
     /// kept and returned again), with its key: the IR structure hash, which `with_input` reuses.
-    fn program(&self, input: &TuneInput) -> std::result::Result<(u128, &'static Program), String> {
+    fn program(
+        &self,
+        input: &TuneInput,
+    ) -> std::result::Result<(u128, &'static Program<R>), String> {
         let c = &input.built.computation;
         let key = c.ir().structure_hash();
         let mut map = self
@@ -86,8 +109,8 @@ impl CudaBackend {
             .map_err(|_| "the CUDA program cache lock is poisoned".to_string())?;
         map.entry(key)
             .or_insert_with(|| {
-                let build = || -> Result<Program> {
-                    let lists = variant_lists(&self.dev.info, c)?;
+                let build = || -> Result<Program<R>> {
+                    let lists = variant_lists(self.dev.info(), c)?;
                     let kernels = DeviceKernels::build(&self.dev, c.ir(), &lists)?;
                     let ids = final_phase_ids(&lists);
                     Ok(Program {
@@ -108,8 +131,8 @@ impl CudaBackend {
     fn with_input<T>(
         &self,
         input: &TuneInput,
-        (key, program): (u128, &'static Program),
-        f: impl FnOnce(&mut Current) -> std::result::Result<T, String>,
+        (key, program): (u128, &'static Program<R>),
+        f: impl FnOnce(&mut Current<R>) -> std::result::Result<T, String>,
     ) -> std::result::Result<T, String> {
         let c = &input.built.computation;
         let mut slot = self
@@ -145,9 +168,14 @@ fn final_phase_ids(lists: &[Vec<Variant>]) -> Vec<String> {
         .map_or(Vec::new(), |l| l.iter().map(Variant::id).collect())
 }
 
-impl TuningBackend for CudaBackend {
+impl<R: Runtime + 'static> TuningBackend for CudaBackend<R> {
     fn platform(&self) -> String {
-        format!("cuda:{}", self.dev.info.name)
+        let kind = if self.dev.gpu().is_some() {
+            "cuda"
+        } else {
+            "cuda-emu"
+        };
+        format!("{kind}:{}", self.dev.info().name)
     }
 
     fn variants(&self, input: &TuneInput) -> Result<Vec<String>> {
@@ -206,9 +234,10 @@ impl TuningBackend for CudaBackend {
     }
 
     /// cuSPARSE's `cusparseSpMV` (CSR) on spmv inputs: the mean time per call over
-    /// [`REFERENCE_RUNS`] calls after a warm-up.
+    /// [`REFERENCE_RUNS`] calls after a warm-up. None in the emulator (nothing to compare).
     fn reference(&self, input: &TuneInput) -> Option<std::result::Result<Duration, String>> {
         let m = input.matrix.as_ref()?;
+        let gpu = self.dev.gpu()?;
         let run = || -> std::result::Result<Duration, String> {
             let (off, col) = csr_i32(m).map_err(|e| e.to_string())?;
             let a = surge_cuda::baselines::Csr {
@@ -219,7 +248,7 @@ impl TuningBackend for CudaBackend {
                 values: &m.values,
             };
             let x = vec![1.0; m.cols];
-            let (_, ms) = surge_cuda::baselines::cusparse_spmv(&self.dev, &a, &x, REFERENCE_RUNS)
+            let (_, ms) = surge_cuda::baselines::cusparse_spmv(gpu, &a, &x, REFERENCE_RUNS)
                 .map_err(|e| e.to_string())?;
             Ok(Duration::from_secs_f64(ms * 1e-3))
         };
