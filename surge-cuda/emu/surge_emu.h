@@ -14,7 +14,8 @@
 // - `__shared__` variables are `static thread_local`: one copy per host thread, which runs one
 //   block at a time, so the threads of a block share it;
 // - global-memory parameters are checked pointers (`SURGE_PTR(T)`) that know their buffer's
-//   length and name.
+//   length and name, and rows of shared memory passed to the primitives (`SURGE_SHARED(T)`)
+//   know their array's length.
 //
 // What a GPU would do silently or wrongly is an error naming the kernel, block and thread: an
 // out-of-bounds global access, a `__syncthreads()` that not every thread of the block reaches,
@@ -429,6 +430,27 @@ template <class T> struct gptr {
   }
 };
 
+// A row of `__shared__` memory passed to a primitive: its length is the array's.
+template <class T> struct sptr {
+  T *p;
+  unsigned long long n;
+  template <size_t N> sptr(T (&a)[N]) : p(a), n(N) {}
+  template <class I> T &operator[](I i) const {
+    static_assert(std::is_integral_v<I>, "shared memory is indexed by an integer");
+    if constexpr (std::is_signed_v<I>) {
+      if (i < 0) fail("reads or writes shared memory [%lld]: out of bounds (%llu elements)",
+                      (long long)i, n);
+    }
+    if ((unsigned long long)i >= n)
+      fail("reads or writes shared memory [%llu]: out of bounds (%llu elements)",
+           (unsigned long long)i, n);
+    return p[i];
+  }
+};
+template <class T> struct nondeduced {
+  using type = T;
+};
+
 // ---- Running one block --------------------------------------------------------------------
 inline void fiber_main() {
   Block &b = blk();
@@ -599,6 +621,8 @@ inline int run_block(void (*k)(P...), const Launch *L, unsigned long long block,
 }  // namespace surge_emu
 
 #define SURGE_PTR(...) surge_emu::gptr<__VA_ARGS__>
+// Not deduced: the primitives deduce T from their values; the array converts to the row.
+#define SURGE_SHARED(...) typename surge_emu::nondeduced<surge_emu::sptr<__VA_ARGS__>>::type
 #define SURGE_EMU_ENTRY(name)                                                                  \
   extern "C" __attribute__((visibility("default"))) int name##__surge_emu(                     \
       const surge_emu::Launch *L, unsigned long long block, char *msg, unsigned long long cap) { \

@@ -1,10 +1,12 @@
 // Surge CUDA prelude: element types and our own warp/block primitives (CUB does not compile under
 // NVRTC 11.8). Every primitive takes the combining operator as a functor and its identity.
-// Global-memory parameters are `SURGE_PTR(T)`; each kernel is followed by `SURGE_EMU_ENTRY(name)`.
-// Under NVRTC these are a restrict pointer and nothing; the CUDA emulator (surge-cuda/emu/) defines
-// them as a bounds-checked pointer and the host entry that runs one block of the kernel.
+// Global-memory parameters are `SURGE_PTR(T)`, a row of shared memory passed to a primitive is
+// `SURGE_SHARED(T)`, and each kernel is followed by `SURGE_EMU_ENTRY(name)`. Under NVRTC these are
+// a restrict pointer, a pointer and nothing; the CUDA emulator (surge-cuda/emu/) defines them as
+// bounds-checked pointers and the host entry that runs one block of the kernel.
 #ifndef SURGE_EMULATED
 #define SURGE_PTR(T) T *__restrict__
+#define SURGE_SHARED(T) T *
 #define SURGE_EMU_ENTRY(name)
 #endif
 
@@ -71,7 +73,7 @@ __device__ __forceinline__ T surge_warp_exclusive_scan(T v, Op op, T ident, unsi
 // Block-row reduction, raking: every lane stores its value, the row's first warp rakes the
 // stored values sequentially and finishes with a shuffle reduction. Valid in lane 0.
 template <int BX, int BY, class T, class Op>
-__device__ __forceinline__ T surge_block_reduce_raking(T v, Op op, T ident, T *sm, unsigned lane,
+__device__ __forceinline__ T surge_block_reduce_raking(T v, Op op, T ident, SURGE_SHARED(T) sm, unsigned lane,
                                                        int row) {
   sm[lane] = v;
   surge_row_sync<BX, BY>(row);
@@ -87,7 +89,7 @@ __device__ __forceinline__ T surge_block_reduce_raking(T v, Op op, T ident, T *s
 
 // Block-row reduction, warp reductions: shuffle-reduce each warp, then the warp totals.
 template <int BX, int BY, class T, class Op>
-__device__ __forceinline__ T surge_block_reduce_warps(T v, Op op, T ident, T *sm, unsigned lane,
+__device__ __forceinline__ T surge_block_reduce_warps(T v, Op op, T ident, SURGE_SHARED(T) sm, unsigned lane,
                                                       int row) {
   v = surge_warp_reduce<32>(v, op, 0xffffffffu);
   if (lane % 32 == 0) sm[lane / 32] = v;
@@ -103,7 +105,7 @@ __device__ __forceinline__ T surge_block_reduce_warps(T v, Op op, T ident, T *sm
 
 // Block-row exclusive scan, raking: the first warp scans contiguous runs of BX / 32 values.
 template <int BX, int BY, class T, class Op>
-__device__ __forceinline__ T surge_block_scan_raking(T v, Op op, T ident, T *sm, T *sm_total,
+__device__ __forceinline__ T surge_block_scan_raking(T v, Op op, T ident, SURGE_SHARED(T) sm, T &sm_total,
                                                      unsigned lane, int row, T &total) {
   sm[lane] = v;
   surge_row_sync<BX, BY>(row);
@@ -120,18 +122,18 @@ __device__ __forceinline__ T surge_block_scan_raking(T v, Op op, T ident, T *sm,
       sm[lane * per + k] = run;
       run = op(run, t);
     }
-    if (lane == 0) *sm_total = all;
+    if (lane == 0) sm_total = all;
   }
   surge_row_sync<BX, BY>(row);
   T r = sm[lane];
-  total = *sm_total;
+  total = sm_total;
   surge_row_sync<BX, BY>(row);
   return r;
 }
 
 // Block-row exclusive scan, warp scans: scan each warp, then combine the warp totals.
 template <int BX, int BY, class T, class Op>
-__device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, T *sm, unsigned lane,
+__device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, SURGE_SHARED(T) sm, unsigned lane,
                                                     int row, T &total) {
   const unsigned w = lane / 32, l = lane % 32;
   T incl = surge_warp_inclusive_scan<32>(v, op, 0xffffffffu, l);

@@ -60,6 +60,14 @@ extern "C" __global__ void shuffle_outside_mask(SURGE_PTR(u64) out) {
   if (threadIdx.x < 16) out[threadIdx.x] = __shfl_sync(0x0000ffffu, (u64)threadIdx.x, 20);
 }
 SURGE_EMU_ENTRY(shuffle_outside_mask)
+template <class T> __device__ T plus_at(T v, SURGE_SHARED(T) row, unsigned k) { return v + row[k]; }
+extern "C" __global__ void shared_past_end(SURGE_PTR(double) out) {
+  __shared__ double sm[2][32];
+  sm[threadIdx.y][threadIdx.x] = 1.0;
+  __syncthreads();
+  out[threadIdx.x] = plus_at(0.0, sm[threadIdx.y], threadIdx.x + 1);
+}
+SURGE_EMU_ENTRY(shared_past_end)
 extern "C" __global__ void partial_warp(SURGE_PTR(u64) out) {
   out[threadIdx.x] = __shfl_sync(0xffffffffu, (u64)threadIdx.x, 0);
 }
@@ -171,6 +179,20 @@ fn a_full_mask_in_a_partial_warp_is_a_fault() {
     let e = fault("partial_warp", 16);
     assert!(
         e.contains("names lane 16, which does not exist (a block of 16 threads)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_shared_row_read_past_its_end_is_a_fault() {
+    let out = HostBuf::zeros(surge_codegen::ir::Elem::F64, 32).unwrap();
+    let e = launch("shared_past_end", 1, 32, &[KArg::Buf(&out, "out")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with(
+            "thread (31,0,0): reads or writes shared memory [32]: out of bounds (32 elements)"
+        ),
         "{e}"
     );
 }
