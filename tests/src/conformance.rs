@@ -257,6 +257,9 @@ pub fn spmv_matches_interpreter_on_generated_matrices(b: &dyn Backend) {
         ("random 300x200, 9/row", matgen::random(300, 200, 9, 1)),
         ("empty rows", empty_rows),
         ("one long row", one_row_long),
+        // Rows longer than a block row, several per group: every lane holds a partial, and a
+        // group's next row must not overwrite shared memory a reduction still reads.
+        ("random 96x2000, 700/row", matgen::random(96, 2000, 700, 5)),
     ] {
         check_all(b, &format!("spmv {name}"), &spmv(&m, 5));
     }

@@ -33,11 +33,18 @@ use surge_codegen::target::CudaDevice;
 /// The device name the emulator describes by default (variant ids read `cuda:h200/...`).
 pub const DEFAULT_DEVICE: &str = "h200";
 
-/// The emulator, describing a CUDA device (its variant space and grid-size cap are that
-/// device's).
+/// The emulator's default grid-size cap. Kernels are grid-stride loops, correct for any grid;
+/// a GPU's cap (32 blocks per SM) gives every group one element on the inputs tests use, which
+/// leaves the loop-carried paths unrun: a raking reduction without its closing barrier passed
+/// every SpMV variant at the GPU's cap and fails at this one (measured; see the README).
+pub const EMULATED_MAX_BLOCKS: u32 = 4;
+
+/// The emulator, describing a CUDA device (its variant space is that device's).
 #[derive(Debug, Clone)]
 pub struct Emulator {
     info: CudaDevice,
+    /// The grid-size cap ([`EMULATED_MAX_BLOCKS`] by default).
+    max_blocks: u32,
     /// Serializes launches and host accesses to emulated memory (one stream).
     stream: Arc<Mutex<()>>,
 }
@@ -58,8 +65,15 @@ impl Emulator {
     pub fn new(info: CudaDevice) -> Emulator {
         Emulator {
             info,
+            max_blocks: EMULATED_MAX_BLOCKS,
             stream: Arc::new(Mutex::new(())),
         }
+    }
+
+    /// This emulator with grids capped at `blocks` (at least 1), e.g. the GPU's own cap.
+    pub fn with_max_blocks(mut self, blocks: u32) -> Emulator {
+        self.max_blocks = blocks.max(1);
+        self
     }
 
     /// The emulator describing the built-in device `name` (`h200`, `k40c`, ...).
@@ -95,7 +109,7 @@ impl Runtime for Emulator {
     }
 
     fn max_blocks(&self) -> u32 {
-        self.info.sm_count.max(1) * 32
+        self.max_blocks
     }
 
     fn load(&self, programs: &[CudaProgram]) -> Result<Vec<Module>, CudaError> {
