@@ -29,8 +29,8 @@ fn run(cases: u32, seed: u64) {
     let config = Config {
         cases,
         // Each shrinking step compiles a program: bound the time a failure takes to shrink.
-        max_shrink_iters: 300,
-        max_shrink_time: 600_000,
+        max_shrink_iters: 3000,
+        max_shrink_time: 300_000,
         max_global_rejects: cases * 4,
         failure_persistence: None,
         ..Config::default()
