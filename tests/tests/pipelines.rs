@@ -267,3 +267,81 @@ fn reduce_by_key_runs_across_chunks_with_a_prefix() -> surge::Result<()> {
     );
     Ok(())
 }
+
+/// Found by the random programs (`tests/tests/random_programs.rs`): a reassociated `f32` product
+/// rounds at `f32` precision, so the oracle bounds `f32` results with `f32`'s epsilon.
+#[test]
+fn f32_product_of_a_scatter() -> surge::Result<()> {
+    let s = Seq::input(
+        "s",
+        vec![
+            0.0f32, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.75, 0.0, 4.5, 0.0,
+            5.0, 4.25, 0.25,
+        ],
+    )?;
+    let idx = Seq::input(
+        "idx",
+        vec![0u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 0, 4, 2],
+    )?;
+    let d = Seq::input(
+        "d",
+        vec![
+            0.0f32, 0.0, 0.0, 0.0, 0.0, 0.75, 0.75, 3.75, 0.25, 1.5, 1.25, 0.75,
+        ],
+    )?;
+    check(
+        "f32 product",
+        Computation::new(&reduce(mul, &scatter(&s, &idx, &d)?)?)?,
+    );
+    let x = Seq::input(
+        "x",
+        (0..300)
+            .map(|i| 1.0f32 + (i % 7) as f32 / 64.0)
+            .collect::<Vec<_>>(),
+    )?;
+    check("f32 product of 300", Computation::new(&reduce(mul, &x)?)?);
+    Ok(())
+}
+
+/// Found by the random programs: an index into a sequence whose elements do not depend on it
+/// (every element of a `replicate` is its value) is still checked, in every variant.
+#[test]
+fn indices_into_a_replicate_are_checked() -> surge::Result<()> {
+    let idx = Seq::input("idx", vec![0u32, 4, 1])?;
+    let g = gather(&replicate::<f64>(lit(1.75f64), lit(1u64))?, &idx)?;
+    let pairs = gather(
+        &replicate::<(f64, u32)>((lit(0.5f64), lit(3u32)), 2u64)?,
+        &idx,
+    )?;
+    let rows = transpose(&split(
+        &replicate::<(i64, i64, f32)>((lit(2i64), lit(6i64), lit(4.75f32)), lit(2u64))?,
+        lit(1u64),
+    )?)?;
+    let row = at(&rows, lit(2u32))?;
+    for (what, c) in [
+        ("gather of a replicate", Computation::new(&g)?),
+        ("gather of a replicate of pairs", Computation::new(&pairs)?),
+        ("a row of a transposed replicate", Computation::new(&row)?),
+    ] {
+        let results = cpu_run_all(&c);
+        assert!(!results.is_empty(), "{what}");
+        for (id, r) in results {
+            let e = r.expect_err(&format!(
+                "{what}: variant {id} accepted an out-of-range index"
+            ));
+            assert!(e.contains("out of range"), "{what}: variant {id}: {e}");
+        }
+    }
+    // In range, the same programs run.
+    let ok = Seq::input("ok", vec![0u32, 0, 0])?;
+    check(
+        "gather of a replicate in range",
+        Computation::new(&gather(&replicate::<f64>(lit(1.75f64), lit(1u64))?, &ok)?)?,
+    );
+    Ok(())
+}
+
+fn cpu_run_all(c: &Computation) -> tests::conformance::VariantResults {
+    use tests::conformance::Backend;
+    CpuBackend.run_all(c).expect("kernels build")
+}
