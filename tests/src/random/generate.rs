@@ -35,8 +35,17 @@ pub fn decode(choices: &[u32]) -> Program {
             g.seq(&Type::Scalar(e), size)
         }
         1 => {
+            // Scalar code over a reduction (a scalar without one has nothing to schedule).
             let e = g.elem();
-            g.scalar(e, size)
+            let r = g.reduction(&Type::Scalar(e), size);
+            match g.pick(3) {
+                0 => r,
+                1 => g.scalar(e, size),
+                _ => {
+                    let op = [B::Add, B::Max, B::Mul][g.pick(3)];
+                    bin(op, r, g.scalar(e, size / 2))
+                }
+            }
         }
         2 => {
             let t = g.item_ty(1);
@@ -52,7 +61,7 @@ pub fn decode(choices: &[u32]) -> Program {
         }
         5 => {
             let e = g.elem();
-            g.seq(&Type::seq(Type::scalar_seq(e)), size)
+            g.seq(&Type::scalar_seq(e), size)
         }
         _ => g.seq(&Type::Scalar(Elem::Bool), size),
     };
