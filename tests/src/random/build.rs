@@ -1,17 +1,21 @@
-//! Lowering a [`Program`] to IR the way the DSEL does: one node per operator and per scalar
-//! operation (literals are their own `scalar` nodes), one `input` node per buffer, tuple results
-//! as `tuple` nodes, and every node typed by the IR's own inference as it is added.
+//! Lowering a [`Program`] to IR the way the DSEL's `Computation::new` does, so that the printed
+//! DSEL source builds the same IR: nodes in post-order of their references (operands, then a
+//! lambda's parameters and body), scalar operations inlined into one expression tree per
+//! `scalar` node, one `input` node per buffer, a tuple-valued result (a lambda's, a prefix, a
+//! `replicate` value, the root) re-tupled from its fields, and every node typed by the IR's own
+//! inference as it is added.
 
 use super::program::{Expr, Lam, Program};
 use std::collections::HashMap;
 use surge_codegen::ir::{
-    self, Computation, InputDecl, IrError, Lambda, Node, NodeId, Op, ScalarExpr, ValueInfo,
+    self, Computation, InputDecl, IrError, Lambda, Node, NodeId, Op, ScalarExpr, Type, ValueInfo,
 };
 
 /// The IR of `p`, or the typing error of its first ill-typed node (the generator then discards
 /// the program).
 pub fn lower(p: &Program) -> Result<Computation, IrError> {
     let mut b = Builder {
+        p,
         c: Computation {
             inputs: p
                 .inputs
@@ -30,23 +34,20 @@ pub fn lower(p: &Program) -> Result<Computation, IrError> {
         inputs: HashMap::new(),
         vars: HashMap::new(),
     };
-    let root = b.expr(&p.root)?;
+    let root = b.value(&p.root)?;
     b.c.root = root;
     Ok(b.c)
 }
 
-struct Builder {
+struct Builder<'p> {
+    p: &'p Program,
     c: Computation,
     infos: Vec<ValueInfo>,
     inputs: HashMap<usize, NodeId>,
     vars: HashMap<u32, NodeId>,
 }
 
-fn v(n: NodeId) -> Box<ScalarExpr> {
-    Box::new(ScalarExpr::Value(n))
-}
-
-impl Builder {
+impl Builder<'_> {
     fn push(&mut self, op: Op, info: ValueInfo) -> NodeId {
         self.c.nodes.push(Node::new(op, info.ty.clone()));
         self.infos.push(info);
@@ -71,7 +72,7 @@ impl Builder {
             saved.push((p.id, self.vars.insert(p.id, n)));
             params.push(n);
         }
-        let body = self.expr(&l.body);
+        let body = self.value(&l.body);
         for (id, old) in saved.into_iter().rev() {
             match old {
                 Some(o) => self.vars.insert(id, o),
@@ -85,7 +86,38 @@ impl Builder {
     }
 
     fn opt(&mut self, e: &Option<Box<Expr>>) -> Result<Option<NodeId>, IrError> {
-        e.as_ref().map(|e| self.expr(e)).transpose()
+        e.as_ref().map(|e| self.value(e)).transpose()
+    }
+
+    /// `e` where the DSEL turns a symbolic value into a node (`Sym::to_node`): a tuple-typed
+    /// value that is not a tuple expression is re-tupled from its fields.
+    fn value(&mut self, e: &Expr) -> Result<NodeId, IrError> {
+        let n = self.expr(e)?;
+        match (e, super::types::type_of(e, &self.p.inputs)) {
+            (Expr::Tuple(_), _) => Ok(n),
+            (_, Type::Tuple(ts)) => {
+                let items = (0..ts.len())
+                    .map(|index| self.op(Op::Project { tuple: n, index }))
+                    .collect::<Result<_, _>>()?;
+                self.op(Op::Tuple { items })
+            }
+            _ => Ok(n),
+        }
+    }
+
+    /// A scalar operation as an expression tree: nested operations and literals inlined, other
+    /// operands (parameters, reductions, `at`, `len`) as node leaves.
+    fn tree(&mut self, e: &Expr) -> Result<ScalarExpr, IrError> {
+        let mut t = |e: &Expr| self.tree(e).map(Box::new);
+        Ok(match e {
+            Expr::Lit(l) => ScalarExpr::Const(*l),
+            Expr::Un(op, a) => ScalarExpr::Unary(*op, t(a)?),
+            Expr::Bin(op, a, b) => ScalarExpr::Binary(*op, t(a)?, t(b)?),
+            Expr::Fma(a, b, c) => ScalarExpr::Fma(t(a)?, t(b)?, t(c)?),
+            Expr::Select(c, a, b) => ScalarExpr::Select(t(c)?, t(a)?, t(b)?),
+            Expr::Cast(to, a) => ScalarExpr::Cast(*to, t(a)?),
+            other => ScalarExpr::Value(self.expr(other)?),
+        })
     }
 
     fn all(&mut self, es: &[Expr]) -> Result<Vec<NodeId>, IrError> {
@@ -108,29 +140,20 @@ impl Builder {
                 .vars
                 .get(&x.id)
                 .unwrap_or_else(|| panic!("internal: variable v{} is not bound", x.id)),
-            Expr::Lit(l) => self.scalar(ScalarExpr::Const(*l))?,
-            Expr::Un(op, a) => {
-                let a = self.expr(a)?;
-                self.scalar(ScalarExpr::Unary(*op, v(a)))?
-            }
-            Expr::Bin(op, a, b) => {
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
-                self.scalar(ScalarExpr::Binary(*op, v(a), v(b)))?
-            }
-            Expr::Fma(a, b, c) => {
-                let (a, b, c) = (self.expr(a)?, self.expr(b)?, self.expr(c)?);
-                self.scalar(ScalarExpr::Fma(v(a), v(b), v(c)))?
-            }
-            Expr::Select(c, a, b) => {
-                let (c, a, b) = (self.expr(c)?, self.expr(a)?, self.expr(b)?);
-                self.scalar(ScalarExpr::Select(v(c), v(a), v(b)))?
-            }
-            Expr::Cast(to, a) => {
-                let a = self.expr(a)?;
-                self.scalar(ScalarExpr::Cast(*to, v(a)))?
+            Expr::Lit(_)
+            | Expr::Un(..)
+            | Expr::Bin(..)
+            | Expr::Fma(..)
+            | Expr::Select(..)
+            | Expr::Cast(..) => {
+                let expr = self.tree(e)?;
+                self.scalar(expr)?
             }
             Expr::Tuple(items) => {
-                let items = self.all(items)?;
+                let items = items
+                    .iter()
+                    .map(|i| self.value(i))
+                    .collect::<Result<_, _>>()?;
                 self.op(Op::Tuple { items })?
             }
             Expr::Proj(t, index) => {
@@ -163,7 +186,7 @@ impl Builder {
                 })?
             }
             Expr::ReduceByKey(l, s, k, p) => {
-                let (input, keys, prefix) = (self.expr(s)?, self.expr(k)?, self.expr(p)?);
+                let (input, keys, prefix) = (self.expr(s)?, self.expr(k)?, self.value(p)?);
                 let op = self.lambda(l)?;
                 self.op(Op::ReduceByKey {
                     op,
@@ -190,7 +213,7 @@ impl Builder {
                 self.op(Op::Range { start, end, stride })?
             }
             Expr::Replicate(x, n) => {
-                let (value, len) = (self.expr(x)?, self.expr(n)?);
+                let (value, len) = (self.value(x)?, self.expr(n)?);
                 self.op(Op::Replicate { value, len })?
             }
             Expr::Zip(items) => {
