@@ -345,3 +345,25 @@ fn cpu_run_all(c: &Computation) -> tests::conformance::VariantResults {
     use tests::conformance::Backend;
     CpuBackend.run_all(c).expect("kernels build")
 }
+
+/// Found by the random programs: a scan over per-row values of reversed tiles read the split's
+/// tile-size local where another evaluation of the split had declared it (a rustc error).
+#[test]
+fn scan_over_rows_of_reversed_tiles() -> surge::Result<()> {
+    for n in [0usize, 1, 7] {
+        let s = Seq::input("s", values(n, 17))?;
+        let rows = reverse(&split(&s, lit(2u64))?)?;
+        let y = scan(add, &map(|r: Seq<f64>| reduce_prefix(add, &r, 0.5), &rows)?)?;
+        check("scan of reversed row sums", Computation::new(&y)?);
+        let empty = Seq::input("e", Vec::<f64>::new())?;
+        let y = scan(
+            add,
+            &map(
+                |_r: Seq<f64>| -> surge::Result<_> { Ok(lit(0.0f64)) },
+                &reverse(&split(&empty, lit(1u64))?)?,
+            )?,
+        )?;
+        check("scan over reversed tiles", Computation::new(&y)?);
+    }
+    Ok(())
+}

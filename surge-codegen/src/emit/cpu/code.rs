@@ -295,17 +295,22 @@ impl<'a> Gen<'a> {
         let s = self.seq(input, env)?;
         let t = self.int(tile, env)?;
         // The tile size is checked once, where the consumer runs the split's checks, and read
-        // from a local by every tile after that.
-        let name = self.name("t");
-        let mut checks = s.checks.clone();
-        checks.push(format!(
-            "let {name}: usize = chk_positive({t}, {}, {}, {});",
+        // from a local by every tile after that. The local is named after the node: a consumer
+        // may evaluate the split more than once (its length for the offsets, its tiles for the
+        // rows) and read one evaluation's tiles where the other's checks ran. The length checks
+        // the tile size itself, so it holds where no check ran (found by the random programs:
+        // `scan(add, &map(|r| .., &reverse(&split(&s, 1)?)?)?)` read an undeclared local).
+        let name = format!("tile_size{}", n.0);
+        let chk = format!(
+            "chk_positive({t}, {}, {}, {})",
             quote("tile size"),
             quote(self.op_name(n)),
             n.0
-        ));
+        );
+        let mut checks = s.checks.clone();
+        checks.push(format!("let {name}: usize = {chk};"));
+        let len = format!("({}).div_ceil({chk})", s.len);
         let t = name;
-        let len = format!("({}).div_ceil({t})", s.len);
         let g = self.clone_gen();
         Ok(Code::Seq(Rc::new(SeqCode {
             slice: None,
