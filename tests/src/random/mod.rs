@@ -4,7 +4,8 @@
 //! runs it.
 //!
 //! - [`program`]: the representation (an expression tree of DSEL operators and its inputs).
-//! - [`generate`]: the generator, decoding a choice sequence type-directed.
+//! - [`generate`]: the generator, decoding a choice sequence type-directed (its `scalars` and
+//!   `seqs` produce values of each kind).
 //! - [`strategy`]: the proptest strategy over choice sequences (shrinks with them).
 //! - [`build`]: lowering to IR as the DSEL does; [`types`]: an expression's type.
 //! - [`dsel`]: the program as `surge::prelude` source.
