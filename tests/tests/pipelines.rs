@@ -367,3 +367,31 @@ fn scan_over_rows_of_reversed_tiles() -> surge::Result<()> {
     }
     Ok(())
 }
+
+/// Found by the random programs: a scan over a row of a transpose read the transpose's row
+/// count and width where another evaluation of it had declared them (a rustc error).
+#[test]
+fn scan_over_a_row_of_a_transpose() -> surge::Result<()> {
+    for n in [0usize, 6] {
+        let s = Seq::input("s", values(n, 18))?;
+        let col = at(&transpose(&split(&s, lit(2u64))?)?, lit(0u32))?;
+        let y = scan(
+            add,
+            &map(|v: Scalar<f64>| v * 2.0, &striding(&col, lit(1u64))?)?,
+        )?;
+        let c = Computation::new(&y)?;
+        if n == 0 {
+            // No rows: the column index is out of range in the interpreter and every variant.
+            assert!(c.interpret().is_err());
+            for (id, r) in cpu_run_all(&c) {
+                assert!(
+                    r.is_err(),
+                    "variant {id} accepted an empty transpose's column 0"
+                );
+            }
+        } else {
+            check("scan over a column", c);
+        }
+    }
+    Ok(())
+}
