@@ -368,10 +368,15 @@ fn scan_over_rows_of_reversed_tiles() -> surge::Result<()> {
     Ok(())
 }
 
-/// Found by the random programs: a scan over a row of a transpose read the transpose's row
-/// count and width where another evaluation of it had declared them (a rustc error).
+/// Found by the random programs: a root scan evaluated its input twice, for the loop and for
+/// the row, and read the locals one evaluation declared (a transpose's row count and width, a
+/// tile's subslice) where only the other's had run (rustc errors).
 #[test]
 fn scan_over_a_row_of_a_transpose() -> surge::Result<()> {
+    let s = Seq::input("s", values(12, 19))?;
+    let tile = at(&reverse(&split(&s, lit(4u64))?)?, lit(0u32))?;
+    let y = scan(add, &map(|v: Scalar<f64>| v, &striding(&tile, lit(1u64))?)?)?;
+    check("scan over a reversed tile", Computation::new(&y)?);
     for n in [0usize, 6] {
         let s = Seq::input("s", values(n, 18))?;
         let col = at(&transpose(&split(&s, lit(2u64))?)?, lit(0u32))?;

@@ -58,6 +58,8 @@ pub struct Stats {
     pub cuda_skipped: usize,
     pub operators: BTreeMap<&'static str, usize>,
     pub failures: usize,
+    /// Programs checked after the first failure: proptest's shrinking steps (not counted above).
+    pub shrink_steps: usize,
 }
 
 pub static STATS: Mutex<Stats> = Mutex::new(Stats {
@@ -74,6 +76,7 @@ pub static STATS: Mutex<Stats> = Mutex::new(Stats {
     cuda_skipped: 0,
     operators: BTreeMap::new(),
     failures: 0,
+    shrink_steps: 0,
 });
 
 impl Stats {
@@ -81,7 +84,7 @@ impl Stats {
         let mut s = format!(
             "{} programs: {} agreed on every CPU variant ({} of them rejected at run time by \
              the interpreter and every variant), {} variants run, {} refused by the CPU side, \
-             {} ill-typed (discarded), {} failures\n",
+             {} ill-typed (discarded), {} failures (then {} shrinking steps)\n",
             self.programs,
             self.agreed,
             self.rejected,
@@ -89,6 +92,7 @@ impl Stats {
             self.cpu_refusals.values().sum::<usize>(),
             self.ill_typed.values().sum::<usize>(),
             self.failures,
+            self.shrink_steps,
         );
         s.push_str(&format!(
             "CUDA: {} programs compiled with NVRTC, {} not compiled (no NVRTC or no CPU result)\n",
@@ -178,6 +182,10 @@ pub fn nvrtc() -> bool {
 pub fn check(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
     let r = check_inner(p, cuda);
     let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+    if st.failures > 0 {
+        st.shrink_steps += 1;
+        return r;
+    }
     match &r {
         Ok(Outcome::IllTyped(m)) => *st.ill_typed.entry(m.clone()).or_default() += 1,
         Ok(o) => {

@@ -295,12 +295,9 @@ impl<'a> Gen<'a> {
         let s = self.seq(input, env)?;
         let t = self.int(tile, env)?;
         // The tile size is checked once, where the consumer runs the split's checks, and read
-        // from a local by every tile after that. The local is named after the node: a consumer
-        // may evaluate the split more than once (its length for the offsets, its tiles for the
-        // rows) and read one evaluation's tiles where the other's checks ran. The length checks
-        // the tile size itself, so it holds where no check ran (found by the random programs:
-        // `scan(add, &map(|r| .., &reverse(&split(&s, 1)?)?)?)` read an undeclared local).
-        let name = format!("tile_size{}", n.0);
+        // from a local by every tile after that. The length checks the tile size itself, so it
+        // holds wherever it is read.
+        let name = self.name("t");
         let chk = format!(
             "chk_positive({t}, {}, {}, {})",
             quote("tile size"),

@@ -164,15 +164,7 @@ impl<'a> Gen<'a> {
     /// have one length first.
     pub(super) fn transpose(&self, n: NodeId, input: NodeId, env: &Env<'a>) -> R<Code<'a>> {
         let s = self.seq(input, env)?;
-        // The row count and width are locals the checks declare and the result's lengths read,
-        // named after the node: a consumer may evaluate the transpose twice (a root scan reads
-        // its input for the loop and for the row) and read one evaluation's lengths where the
-        // other's checks ran (found by the random programs, a rustc error).
-        let (len, w, j) = (
-            format!("transpose_rows{}", n.0),
-            format!("transpose_width{}", n.0),
-            self.name("j"),
-        );
+        let [len, w, j] = ["n", "w", "j"].map(|b| self.name(b));
         let row_len = |i: &str| -> R<String> {
             let Code::Seq(r) = s.at(i)? else {
                 panic!("internal: transpose input {input} has no rows")
