@@ -82,6 +82,42 @@ fn var(v: &Var) -> String {
     format!("v{}", v.id)
 }
 
+/// The index of the parenthesis closing the one at `open`.
+fn closing(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A closure body returning `surge::Result`: `map(..)` for `Ok(map(..)?)`, `Ok(a + b)` for
+/// `Ok((a + b))` (what clippy asks of pasted code).
+fn ok(body: &str) -> String {
+    if let Some(call) = body.strip_suffix('?')
+        && let Some(open) = call.find('(')
+        && call[..open]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && closing(call, open) == Some(call.len() - 1)
+    {
+        return call.to_string();
+    }
+    if body.starts_with('(') && !body.ends_with(",)") && closing(body, 0) == Some(body.len() - 1) {
+        return format!("Ok({})", &body[1..body.len() - 1]);
+    }
+    format!("Ok({body})")
+}
+
 struct Printer<'a> {
     inputs: &'a [Buffer],
 }
@@ -112,8 +148,8 @@ impl Printer<'_> {
                 .join(", ")
         };
         format!(
-            "|{params}| -> surge::Result<_> {{ Ok({}) }}",
-            self.expr(&l.body)
+            "|{params}| -> surge::Result<_> {{ {} }}",
+            ok(&self.expr(&l.body))
         )
     }
 

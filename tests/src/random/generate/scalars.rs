@@ -137,10 +137,10 @@ impl Gen<'_> {
         let ty = Type::Scalar(e);
         let s = size.saturating_sub(1);
         let leaf = |g: &mut Self| -> Expr {
-            if let Some(v) = g.pick_var(&ty) {
-                if !g.coin(4) {
-                    return v;
-                }
+            if let Some(v) = g.pick_var(&ty)
+                && !g.coin(4)
+            {
+                return v;
             }
             match e {
                 Elem::Bool => {
