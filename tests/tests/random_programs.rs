@@ -64,7 +64,7 @@ fn run(cases: u32, seed: u64) {
 
 #[test]
 fn random_programs_agree_with_the_interpreter() {
-    run(32, 19);
+    run(48, 19);
 }
 
 #[test]

@@ -140,7 +140,9 @@ fn refusal_class(e: &CodegenError) -> Option<String> {
             message,
             ..
         } if *op != "template" => Some(format!("{backend} emitter, `{op}`: {}", coarse(message))),
-        CodegenError::EmitVariant { what, message } => Some(format!("emitting {what}: {message}")),
+        CodegenError::EmitVariant { what, message } => {
+            Some(without_ids(&format!("emitting {what}: {message}")))
+        }
         _ => None,
     }
 }
@@ -252,6 +254,25 @@ fn example(st: &mut Stats, class: &str, p: &Program) {
     if src.len() < e.len() {
         *e = src;
     }
+}
+
+/// A message without node ids and phase numbers (`node %7`, `phase 1` → `node %N`, `phase N`).
+fn without_ids(m: &str) -> String {
+    let mut out = String::new();
+    let mut rest = m;
+    while let Some(k) = rest.find(|c: char| c.is_ascii_digit()) {
+        let (head, tail) = rest.split_at(k);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        out.push_str(head);
+        if head.ends_with('%') || head.ends_with("phase ") {
+            out.push('N');
+        } else {
+            out.push_str(&tail[..digits]);
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A message with its numbers replaced by `N` (a class of run-time errors).
