@@ -416,7 +416,9 @@ fn check_cuda(c: &Computation) -> Result<(), Failure> {
             let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
             return match refusal_class(&e) {
                 Some(class) => {
-                    *st.cuda_refusals.entry(class).or_default() += 1;
+                    if st.failures == 0 {
+                        *st.cuda_refusals.entry(class).or_default() += 1;
+                    }
                     Ok(())
                 }
                 None => Err(Failure(format!("emitting CUDA: {e}"))),
@@ -430,15 +432,14 @@ fn check_cuda(c: &Computation) -> Result<(), Failure> {
         }
     };
     if !nvrtc() {
-        STATS.lock().unwrap_or_else(|e| e.into_inner()).cuda_skipped += 1;
+        let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        st.cuda_skipped += (st.failures == 0) as usize;
         return Ok(());
     }
     match surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH) {
         Ok(_) => {
-            STATS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .cuda_compiled += 1;
+            let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+            st.cuda_compiled += (st.failures == 0) as usize;
             Ok(())
         }
         Err(e) => Err(Failure(format!("NVRTC rejected the emitted CUDA: {e}"))),
