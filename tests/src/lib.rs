@@ -28,3 +28,4 @@ pub fn shared_matrix_files() -> Vec<PathBuf> {
 
 pub mod conformance;
 pub mod operator_table;
+pub mod random;

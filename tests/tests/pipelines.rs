@@ -267,3 +267,136 @@ fn reduce_by_key_runs_across_chunks_with_a_prefix() -> surge::Result<()> {
     );
     Ok(())
 }
+
+/// Found by the random programs (`tests/tests/random_programs.rs`): a reassociated `f32` product
+/// rounds at `f32` precision, so the oracle bounds `f32` results with `f32`'s epsilon.
+#[test]
+fn f32_product_of_a_scatter() -> surge::Result<()> {
+    let s = Seq::input(
+        "s",
+        vec![
+            0.0f32, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.75, 0.0, 4.5, 0.0,
+            5.0, 4.25, 0.25,
+        ],
+    )?;
+    let idx = Seq::input(
+        "idx",
+        vec![0u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 0, 4, 2],
+    )?;
+    let d = Seq::input(
+        "d",
+        vec![
+            0.0f32, 0.0, 0.0, 0.0, 0.0, 0.75, 0.75, 3.75, 0.25, 1.5, 1.25, 0.75,
+        ],
+    )?;
+    check(
+        "f32 product",
+        Computation::new(&reduce(mul, &scatter(&s, &idx, &d)?)?)?,
+    );
+    let x = Seq::input(
+        "x",
+        (0..300)
+            .map(|i| 1.0f32 + (i % 7) as f32 / 64.0)
+            .collect::<Vec<_>>(),
+    )?;
+    check("f32 product of 300", Computation::new(&reduce(mul, &x)?)?);
+    Ok(())
+}
+
+/// Found by the random programs: an index into a sequence whose elements do not depend on it
+/// (every element of a `replicate` is its value) is still checked, in every variant.
+#[test]
+fn indices_into_a_replicate_are_checked() -> surge::Result<()> {
+    let idx = Seq::input("idx", vec![0u32, 4, 1])?;
+    let g = gather(&replicate::<f64>(lit(1.75f64), lit(1u64))?, &idx)?;
+    let pairs = gather(
+        &replicate::<(f64, u32)>((lit(0.5f64), lit(3u32)), 2u64)?,
+        &idx,
+    )?;
+    let rows = transpose(&split(
+        &replicate::<(i64, i64, f32)>((lit(2i64), lit(6i64), lit(4.75f32)), lit(2u64))?,
+        lit(1u64),
+    )?)?;
+    let row = at(&rows, lit(2u32))?;
+    for (what, c) in [
+        ("gather of a replicate", Computation::new(&g)?),
+        ("gather of a replicate of pairs", Computation::new(&pairs)?),
+        ("a row of a transposed replicate", Computation::new(&row)?),
+    ] {
+        let results = cpu_run_all(&c);
+        assert!(!results.is_empty(), "{what}");
+        for (id, r) in results {
+            let e = r.expect_err(&format!(
+                "{what}: variant {id} accepted an out-of-range index"
+            ));
+            assert!(e.contains("out of range"), "{what}: variant {id}: {e}");
+        }
+    }
+    // In range, the same programs run.
+    let ok = Seq::input("ok", vec![0u32, 0, 0])?;
+    check(
+        "gather of a replicate in range",
+        Computation::new(&gather(&replicate::<f64>(lit(1.75f64), lit(1u64))?, &ok)?)?,
+    );
+    Ok(())
+}
+
+fn cpu_run_all(c: &Computation) -> tests::conformance::VariantResults {
+    use tests::conformance::Backend;
+    CpuBackend.run_all(c).expect("kernels build")
+}
+
+/// Found by the random programs: a scan over per-row values of reversed tiles read the split's
+/// tile-size local where another evaluation of the split had declared it (a rustc error).
+#[test]
+fn scan_over_rows_of_reversed_tiles() -> surge::Result<()> {
+    for n in [0usize, 1, 7] {
+        let s = Seq::input("s", values(n, 17))?;
+        let rows = reverse(&split(&s, lit(2u64))?)?;
+        let y = scan(add, &map(|r: Seq<f64>| reduce_prefix(add, &r, 0.5), &rows)?)?;
+        check("scan of reversed row sums", Computation::new(&y)?);
+        let empty = Seq::input("e", Vec::<f64>::new())?;
+        let y = scan(
+            add,
+            &map(
+                |_r: Seq<f64>| -> surge::Result<_> { Ok(lit(0.0f64)) },
+                &reverse(&split(&empty, lit(1u64))?)?,
+            )?,
+        )?;
+        check("scan over reversed tiles", Computation::new(&y)?);
+    }
+    Ok(())
+}
+
+/// Found by the random programs: a root scan evaluated its input twice, for the loop and for
+/// the row, and read the locals one evaluation declared (a transpose's row count and width, a
+/// tile's subslice) where only the other's had run (rustc errors).
+#[test]
+fn scan_over_a_row_of_a_transpose() -> surge::Result<()> {
+    let s = Seq::input("s", values(12, 19))?;
+    let tile = at(&reverse(&split(&s, lit(4u64))?)?, lit(0u32))?;
+    let y = scan(add, &map(|v: Scalar<f64>| v, &striding(&tile, lit(1u64))?)?)?;
+    check("scan over a reversed tile", Computation::new(&y)?);
+    for n in [0usize, 6] {
+        let s = Seq::input("s", values(n, 18))?;
+        let col = at(&transpose(&split(&s, lit(2u64))?)?, lit(0u32))?;
+        let y = scan(
+            add,
+            &map(|v: Scalar<f64>| v * 2.0, &striding(&col, lit(1u64))?)?,
+        )?;
+        let c = Computation::new(&y)?;
+        if n == 0 {
+            // No rows: the column index is out of range in the interpreter and every variant.
+            assert!(c.interpret().is_err());
+            for (id, r) in cpu_run_all(&c) {
+                assert!(
+                    r.is_err(),
+                    "variant {id} accepted an empty transpose's column 0"
+                );
+            }
+        } else {
+            check("scan over a column", c);
+        }
+    }
+    Ok(())
+}

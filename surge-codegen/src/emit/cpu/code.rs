@@ -236,7 +236,7 @@ impl<'a> Gen<'a> {
             quote(self.op_name(n)),
             n.0
         );
-        Ok(with_checks(s.at(&chk)?, &s.checks))
+        Ok(with_checks(keep_index_check(s.at(&chk)?, &chk), &s.checks))
     }
 
     /// An inner `map`: its body evaluated per element over its inputs' elements.
@@ -295,17 +295,19 @@ impl<'a> Gen<'a> {
         let s = self.seq(input, env)?;
         let t = self.int(tile, env)?;
         // The tile size is checked once, where the consumer runs the split's checks, and read
-        // from a local by every tile after that.
+        // from a local by every tile after that. The length checks the tile size itself, so it
+        // holds wherever it is read.
         let name = self.name("t");
-        let mut checks = s.checks.clone();
-        checks.push(format!(
-            "let {name}: usize = chk_positive({t}, {}, {}, {});",
+        let chk = format!(
+            "chk_positive({t}, {}, {}, {})",
             quote("tile size"),
             quote(self.op_name(n)),
             n.0
-        ));
+        );
+        let mut checks = s.checks.clone();
+        checks.push(format!("let {name}: usize = {chk};"));
+        let len = format!("({}).div_ceil({chk})", s.len);
         let t = name;
-        let len = format!("({}).div_ceil({t})", s.len);
         let g = self.clone_gen();
         Ok(Code::Seq(Rc::new(SeqCode {
             slice: None,
@@ -570,6 +572,25 @@ pub(super) fn with_checks<'a>(code: Code<'a>, checks: &[String]) -> Code<'a> {
                 elem: Box::new(move |i| sc.at(i)),
             }))
         }
+    }
+}
+
+/// An element read at checked index `idx` (`chk_gather(..)`, `chk_index(..)`), keeping the check
+/// where the element's code does not use the index: every element of a `replicate` is its value,
+/// so `gather(&replicate(v, 1), &[4])` must still fail on index 4 (found by the random programs).
+pub(super) fn keep_index_check<'a>(code: Code<'a>, idx: &str) -> Code<'a> {
+    if !idx.contains("chk_") {
+        return code;
+    }
+    match code {
+        Code::Scalar(s, e) if s.contains(idx) => Code::Scalar(s, e),
+        Code::Tuple(items) => Code::Tuple(
+            items
+                .into_iter()
+                .map(|c| keep_index_check(c, idx))
+                .collect(),
+        ),
+        other => with_checks(other, &[format!("let _ = {idx};")]),
     }
 }
 

@@ -2,7 +2,7 @@
 //! lengths and indices as `usize` Rust expressions, checks as `chk_*` calls that fail with the
 //! interpreter's message, elements read through the operands' lazy sequences.
 
-use super::code::{Code, Env, Gen, R, SeqCode, quote, rust_ty};
+use super::code::{Code, Env, Gen, R, SeqCode, keep_index_check, quote, rust_ty};
 use crate::emit::lower::{Check, Flat, Operand, X};
 use crate::ir::{Elem, NodeId};
 use std::rc::Rc;
@@ -97,7 +97,10 @@ impl<'a> Printer<'a> {
     /// `x` as element code (an element of an operand, a value operand, or a scalar).
     fn code(&self, x: &X, i: &str) -> R<Code<'a>> {
         match x {
-            X::At(k, j) => self.seq(*k).at(&self.index(j, i)?),
+            X::At(k, j) => {
+                let idx = self.index(j, i)?;
+                Ok(keep_index_check(self.seq(*k).at(&idx)?, &idx))
+            }
             X::Value(k) => Ok(self.value(*k).clone()),
             other => Ok(Code::Scalar(
                 self.index(other, i)?,

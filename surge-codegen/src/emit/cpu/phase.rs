@@ -315,9 +315,19 @@ fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -
     };
     st.ctx.insert("outer_len", "1usize");
     inner_reduce_scan(g, root, env0, None, st)?;
-    let sc: Rc<SeqCode<'a>> = scan_input(g, root, env0)?;
-    st.ctx.insert("env_i", &lines(&sc.checks));
-    st.ctx.insert("row_len", &sc.len);
+    // The row is the loop `inner_reduce_scan` wrote over its evaluation of the input: its checks
+    // and length, not a second evaluation's, whose locals (a split's tile size, a transpose's
+    // width, a tile subslice) have other names (found by the random programs: rustc errors).
+    let text = |k: &str| {
+        st.ctx
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("internal: `{k}` set by inner_reduce_scan"))
+    };
+    let (checks, len) = (text("inner_checks"), text("inner_len"));
+    st.ctx.insert("env_i", &checks);
+    st.ctx.insert("row_len", &len);
     st.ctx.insert("row_write", &seq_writer(&st.ctx)?);
     Ok((Shape::Nested, e))
 }
