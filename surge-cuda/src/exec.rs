@@ -17,7 +17,7 @@ use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cuda::{
     ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error, emit,
 };
-use surge_codegen::ir::{Computation, literals, structure_difference};
+use surge_codegen::ir::{Computation, Elem, Type, literals, structure_difference};
 use surge_codegen::variant::Variant;
 
 /// One phase's result on the device: `len` elements (the flat total for nested results), `n`
@@ -291,6 +291,15 @@ impl<R: Runtime> std::fmt::Debug for Prepared<'_, R> {
     }
 }
 
+/// Whether `t`'s elements are booleans.
+fn has_bool(t: &Type) -> bool {
+    match t {
+        Type::Scalar(e) => *e == Elem::Bool,
+        Type::Seq(t) => has_bool(t),
+        Type::Tuple(ts) => ts.iter().any(has_bool),
+    }
+}
+
 /// The names of a phase's input parameters, one per pointer (as the emitter names them).
 fn arg_names(plan: &PhasePlan) -> Vec<String> {
     let mut v = Vec::new();
@@ -519,19 +528,29 @@ impl<R: Runtime> Prepared<'_, R> {
         Ok(DeviceTiming::of(ms))
     }
 
-    /// Downloads the last phase's result.
+    /// Downloads the last phase's result. A result with boolean elements (stored as `u32`
+    /// 0/1) is an [`Output::Composite`] of its type, as the CPU backend returns it.
     pub fn output(&self) -> Result<Output, CudaError> {
         let last = self
             .phases
             .last()
             .ok_or_else(|| CudaError::Input("a computation without phases".into()))?;
         let data = self.k.rt.download(&last.data, last.len as usize)?;
-        Ok(match &last.offsets {
+        let out = match &last.offsets {
             Some((_, off)) => Output::Nested {
                 data,
                 offsets: off.clone(),
             },
             None => Output::Seq(data),
+        };
+        let ty = &self.k.ir.node(self.k.ir.root).ty;
+        Ok(if has_bool(ty) {
+            Output::Composite {
+                ty: ty.clone(),
+                parts: vec![out],
+            }
+        } else {
+            out
         })
     }
 }

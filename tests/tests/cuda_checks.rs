@@ -272,7 +272,29 @@ fn prepared_runs_times_and_downloads_every_reduce_variant<R: Runtime>(dev: &R) {
     assert!(t.min_ms > 0.0 && t.min_ms <= t.median_ms && t.median_ms <= t.max_ms);
 }
 
+/// Boolean results are stored as u32 0/1, as the CPU stores them (found by the random programs
+/// in the emulator: every variant of `map(|x| x < 0)` failed with "a device buffer of type bool").
+fn boolean_results_run<R: Runtime>(dev: &R) {
+    let x = Seq::input("x", vec![-1.0f64, 2.0, -3.0, 0.0]).unwrap();
+    let b = map(|v: Scalar<f64>| v.lt(0.0), &x).unwrap();
+    let c = Computation::new(&b).unwrap();
+    let want = surge::oracle::Expected::interpret(c.ir(), c.buffers()).unwrap();
+    for (id, r) in run_each(dev, &c) {
+        let out = r.unwrap_or_else(|e| panic!("{id}: {e}"));
+        let Output::Composite { parts, .. } = &out else {
+            panic!("{id}: {out:?}")
+        };
+        assert_eq!(parts, &[Output::Seq(Buffer::U32(vec![1, 0, 1, 0]))], "{id}");
+        want.check(&surge::oracle::Flat::of_output(&out)).unwrap();
+    }
+}
+
 mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn boolean_results_run() {
+        super::boolean_results_run(&super::device());
+    }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn bad_column_indices_are_gather_errors_on_the_device() {
@@ -297,6 +319,10 @@ mod gpu {
 
 /// The same checks in the CUDA emulator (no GPU needed).
 mod emulator {
+    #[test]
+    fn boolean_results_run() {
+        super::boolean_results_run(&surge_cuda::Emulator::default());
+    }
     #[test]
     fn bad_column_indices_are_gather_errors_on_the_device() {
         super::bad_column_indices_are_gather_errors_on_the_device(&surge_cuda::Emulator::default());

@@ -55,6 +55,8 @@ pub struct Stats {
     pub examples: BTreeMap<String, String>,
     pub cuda_refusals: BTreeMap<String, usize>,
     pub cuda_compiled: usize,
+    /// Programs whose every CUDA variant ran in the emulator and agreed.
+    pub cuda_emulated: usize,
     pub cuda_skipped: usize,
     pub operators: BTreeMap<&'static str, usize>,
     pub failures: usize,
@@ -73,6 +75,7 @@ pub static STATS: Mutex<Stats> = Mutex::new(Stats {
     examples: BTreeMap::new(),
     cuda_refusals: BTreeMap::new(),
     cuda_compiled: 0,
+    cuda_emulated: 0,
     cuda_skipped: 0,
     operators: BTreeMap::new(),
     failures: 0,
@@ -95,8 +98,8 @@ impl Stats {
             self.shrink_steps,
         );
         s.push_str(&format!(
-            "CUDA: {} programs compiled with NVRTC, {} not compiled (no NVRTC or no CPU result)\n",
-            self.cuda_compiled, self.cuda_skipped
+            "CUDA: {} programs compiled with NVRTC, {} run in the emulator with every variant agreeing, {} not compiled (no NVRTC)\n",
+            self.cuda_compiled, self.cuda_emulated, self.cuda_skipped
         ));
         for (what, m) in [
             ("CPU refusal", &self.cpu_refusals),
@@ -322,7 +325,7 @@ fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
         Ok(Err(e)) => {
             if let Some(class) = cpu_refusal(&e) {
                 if cuda {
-                    check_cuda(&c)?;
+                    check_cuda(&c, &expected, partial(p))?;
                 }
                 return Ok(Outcome::Refused(class));
             }
@@ -351,10 +354,7 @@ fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
                     "variant {id} failed where the interpreter succeeded: {e}"
                 ));
             }
-            (None, Ok(_), Err(CodegenError::Eval { op, message, .. }))
-                if std::env::var_os("SURGE_RANDOM_STRICT").is_none()
-                    && reads_partially(&p.root) =>
-            {
+            (None, Ok(_), Err(CodegenError::Eval { op, message, .. })) if partial(p) => {
                 return Ok(Outcome::Unchecked(format!(
                     "a variant returned a result where `{op}` failed in the interpreter: {}",
                     without_numbers(message)
@@ -370,7 +370,7 @@ fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
         }
     }
     if cuda {
-        check_cuda(&c)?;
+        check_cuda(&c, &expected, partial(p))?;
     }
     Ok(Outcome::Agreed {
         variants: variants.len(),
@@ -393,8 +393,16 @@ fn expected(c: &Computation, want: &Value) -> Expected {
     })
 }
 
-/// Emits the CUDA program of every variant and compiles it with NVRTC (when it can be loaded).
-fn check_cuda(c: &Computation) -> Result<(), Failure> {
+/// Whether an error the interpreter finds may go unchecked by a backend that computes only the
+/// elements the result reads (see `Outcome::Unchecked`; `SURGE_RANDOM_STRICT=1` says never).
+fn partial(p: &Program) -> bool {
+    std::env::var_os("SURGE_RANDOM_STRICT").is_none() && reads_partially(&p.root)
+}
+
+/// Emits the CUDA program of every variant, compiles it with NVRTC (when it can be loaded) and
+/// runs every variant in the CUDA emulator against the interpreter (`expected`: its result, or
+/// `None` where it failed, so every variant must fail too, unless `partial`).
+fn check_cuda(c: &Computation, expected: &Option<Expected>, partial: bool) -> Result<(), Failure> {
     use surge_codegen::emit::cuda;
     use surge_codegen::target::Platform;
     let platform = Platform::from_names("cuda", Some("h200")).expect("a built-in device");
@@ -434,14 +442,72 @@ fn check_cuda(c: &Computation) -> Result<(), Failure> {
     if !nvrtc() {
         let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
         st.cuda_skipped += (st.failures == 0) as usize;
-        return Ok(());
+    } else if let Err(e) = surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH) {
+        return Err(Failure(format!("NVRTC rejected the emitted CUDA: {e}")));
+    } else {
+        let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        st.cuda_compiled += (st.failures == 0) as usize;
     }
-    match surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH) {
-        Ok(_) => {
-            let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
-            st.cuda_compiled += (st.failures == 0) as usize;
-            Ok(())
+    emulate(c, expected, partial)
+}
+
+/// Every CUDA variant of `c` in the emulator (each phase's variants, the others at their
+/// first), checked like the CPU's.
+fn emulate(c: &Computation, expected: &Option<Expected>, partial: bool) -> Result<(), Failure> {
+    use surge_codegen::target::Platform;
+    use surge_cuda::{DeviceKernels, Emulator, Runtime};
+    let emu = Emulator::default();
+    let set = c
+        .variants(&Platform::Cuda(emu.info().clone()))
+        .map_err(|e| Failure(format!("CUDA variants: {e}")))?;
+    let lists = set.phases().to_vec();
+    let run = || -> Result<Vec<(String, Result<surge::Output, String>)>, String> {
+        let k = DeviceKernels::build(&emu, c.ir(), &lists).map_err(|e| e.to_string())?;
+        let firsts: Vec<&surge_codegen::variant::Variant> = lists.iter().map(|l| &l[0]).collect();
+        let prepared = k.prepare(c.buffers(), &firsts);
+        let mut out = Vec::new();
+        for (pi, vs) in lists.iter().enumerate() {
+            for v in vs {
+                let combo = set.combination(pi, v);
+                let chosen: Vec<&surge_codegen::variant::Variant> = combo.iter().collect();
+                let r = match &prepared {
+                    Ok(p) => p.run(&chosen).and_then(|()| p.output()),
+                    Err(e) => Err(e.clone()),
+                };
+                out.push((format!("phase {pi}: {v}"), r.map_err(|e| e.to_string())));
+            }
         }
-        Err(e) => Err(Failure(format!("NVRTC rejected the emitted CUDA: {e}"))),
+        Ok(out)
+    };
+    let results = match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return Err(Failure(format!("building the emulated CUDA variants: {e}"))),
+        Err(pn) => {
+            return Err(Failure(format!(
+                "the CUDA emulator panicked: {}",
+                panic_text(pn)
+            )));
+        }
+    };
+    for (id, got) in results {
+        match (expected, got) {
+            (Some(exp), Ok(out)) => exp
+                .check(&Flat::of_output(&out))
+                .map_err(|m| Failure(format!("emulated CUDA variant {id}: {m}")))?,
+            (Some(_), Err(e)) => {
+                return Err(Failure(format!(
+                    "emulated CUDA variant {id} failed where the interpreter succeeded: {e}"
+                )));
+            }
+            (None, Ok(out)) if !partial => {
+                return Err(Failure(format!(
+                    "emulated CUDA variant {id} returned {out:?} where the interpreter failed"
+                )));
+            }
+            (None, _) => {}
+        }
     }
+    let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+    st.cuda_emulated += (st.failures == 0) as usize;
+    Ok(())
 }

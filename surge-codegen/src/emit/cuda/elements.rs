@@ -283,7 +283,7 @@ impl Tr<'_> {
         if let Some((k, elem, false)) = self.phase_result(n) {
             let a = self.arg(ArgSlot::Phase {
                 phase: k,
-                elem,
+                elem: super::phase::stored(elem),
                 nested: false,
             });
             return Ok(SeqV {
@@ -351,7 +351,7 @@ impl Tr<'_> {
         if let Some((k, elem, true)) = self.phase_result(n) {
             let a = self.arg(ArgSlot::Phase {
                 phase: k,
-                elem,
+                elem: super::phase::stored(elem),
                 nested: true,
             });
             return Ok(RowsV {

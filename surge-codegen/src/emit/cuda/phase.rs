@@ -171,7 +171,7 @@ impl PhaseCode {
                 nested: false,
             },
             Inner::Scan { seq, .. } => OutputShape {
-                elem: seq.elem,
+                elem: stored(seq.elem),
                 nested: true,
             },
         }
@@ -241,9 +241,24 @@ fn map_body(tr: &Tr<'_>, f: &Lambda, env: &Env) -> Result<Inner, CodegenError> {
             .as_scalar()
             .ok_or_else(|| tr.unsupported(f.body, "as a map body (not a scalar)"))?;
     Ok(Inner::None {
-        result: tr.scalar(f.body, env)?,
-        elem,
+        result: store(elem, tr.scalar(f.body, env)?),
+        elem: stored(elem),
     })
+}
+
+/// How a phase result of element type `e` is stored: booleans as `u32` 0/1 (as the CPU
+/// backend stores them; the host has no boolean buffers), everything else as itself.
+pub(super) fn stored(e: Elem) -> Elem {
+    if e == Elem::Bool { Elem::U32 } else { e }
+}
+
+/// The expression `x` of element type `e` as it is stored.
+fn store(e: Elem, x: String) -> String {
+    if e == Elem::Bool {
+        format!("(u32)({x})")
+    } else {
+        x
+    }
 }
 
 /// A reduce or scan inner level: for a reduce, the map body's glue around the reduced value
@@ -284,12 +299,12 @@ fn reduce_or_scan(
     res_env.insert(node, Bound::Scalar("acc".into()));
     Ok(Inner::Reduce {
         node,
-        result: tr.scalar(f.body, &res_env)?,
+        result: store(out_elem, tr.scalar(f.body, &res_env)?),
         seq,
         op_body,
         ident,
         prefix,
-        out_elem,
+        out_elem: stored(out_elem),
     })
 }
 
