@@ -69,6 +69,37 @@ pub fn execute_on<R: Runtime>(
     p.output()
 }
 
+/// One variant's run by [`run_each`]: its phase, the variant and its result.
+pub type EachResult = (usize, Variant, Result<Output, CudaError>);
+
+/// Every variant of `lists[p]` for each phase `p`, with the other phases at their first variant:
+/// compiled once, the input uploaded once, each combination run with its device-side checks
+/// (what conformance, `surge run --all` and the random programs check). An input that cannot
+/// be prepared (a check fails at the first variants) is every variant's error.
+pub fn run_each<R: Runtime>(
+    rt: &R,
+    ir: &Computation,
+    buffers: &[Buffer],
+    lists: &[Vec<Variant>],
+) -> Result<Vec<EachResult>, CudaError> {
+    let k = DeviceKernels::build(rt, ir, lists)?;
+    let firsts: Vec<&Variant> = lists.iter().map(|l| &l[0]).collect();
+    let prepared = k.prepare_for(ir, buffers, &firsts);
+    let mut out = Vec::new();
+    for (p, vs) in lists.iter().enumerate() {
+        for v in vs {
+            let mut chosen = firsts.clone();
+            chosen[p] = v;
+            let r = match &prepared {
+                Ok(pr) => pr.run(&chosen).and_then(|()| pr.output()),
+                Err(e) => Err(e.clone()),
+            };
+            out.push((p, v.clone(), r));
+        }
+    }
+    Ok(out)
+}
+
 /// The device error record's words (see [`surge_codegen::emit::cuda::ERROR_WORDS`]).
 type ErrorRecord = [u64; ERROR_WORDS];
 

@@ -28,7 +28,9 @@ pub mod baselines;
 pub use compile::{DEFAULT_ARCH, compile, compile_source, nvrtc_available};
 pub use device::Device;
 pub use emu::Emulator;
-pub use exec::{DeviceKernels, DeviceTiming, Prepared, execute, execute_on, runtime_error};
+pub use exec::{
+    DeviceKernels, DeviceTiming, EachResult, Prepared, execute, execute_on, run_each, runtime_error,
+};
 pub use runtime::Runtime;
 
 use std::fmt;

@@ -15,7 +15,7 @@ use surge_codegen::target::CudaDevice;
 
 /// One kernel argument, in parameter order.
 #[derive(Debug)]
-pub enum KArg<'a, R: Runtime + ?Sized> {
+pub enum KArg<'a, R: Runtime> {
     /// A buffer and its parameter's name (`in0`, `out`, ...).
     Buf(&'a R::Buf, &'a str),
     /// A buffer of `u64` words (shape, row lengths and offsets, the error record).

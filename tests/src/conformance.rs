@@ -127,22 +127,11 @@ fn run_cuda<R: surge_cuda::Runtime>(
         .iter()
         .map(|vs| vs.iter().step_by(stride.max(1)).cloned().collect())
         .collect();
-    let k = surge_cuda::DeviceKernels::build(rt, c.ir(), &lists).map_err(|e| e.to_string())?;
-    let firsts: Vec<&surge_codegen::variant::Variant> = lists.iter().map(|l| &l[0]).collect();
-    let prepared = k.prepare(c.buffers(), &firsts);
-    let mut out = Vec::new();
-    for (pi, vs) in lists.iter().enumerate() {
-        for v in vs {
-            let list = set.combination(pi, v);
-            let chosen: Vec<&surge_codegen::variant::Variant> = list.iter().collect();
-            let r = match &prepared {
-                Ok(p) => p.run(&chosen).and_then(|()| p.output()),
-                Err(e) => Err(e.clone()),
-            };
-            out.push((format!("phase {pi}: {v}"), r.map_err(|e| e.to_string())));
-        }
-    }
-    Ok(out)
+    let runs = surge_cuda::run_each(rt, c.ir(), c.buffers(), &lists).map_err(|e| e.to_string())?;
+    Ok(runs
+        .into_iter()
+        .map(|(p, v, r)| (format!("phase {p}: {v}"), r.map_err(|e| e.to_string())))
+        .collect())
 }
 
 /// A backend the suite is asked to check must be able to run here: a test that cannot run is

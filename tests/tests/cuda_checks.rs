@@ -169,24 +169,12 @@ fn every_variant<R: Runtime>(dev: &R, c: &Computation) -> (DeviceKernels<R>, Vec
 
 /// Runs every variant of each phase (the others at their first) and returns each one's result.
 fn run_each<R: Runtime>(dev: &R, c: &Computation) -> Vec<(String, Result<Output, CudaError>)> {
-    let (k, l) = every_variant(dev, c);
-    let firsts: Vec<&Variant> = l.iter().map(|v| &v[0]).collect();
-    let mut out = Vec::new();
-    let p = match k.prepare(c.buffers(), &firsts) {
-        Ok(p) => p,
-        Err(e) => return vec![("prepare".into(), Err(e))],
-    };
-    for (pi, vs) in l.iter().enumerate() {
-        for v in vs {
-            let mut chosen = firsts.clone();
-            chosen[pi] = v;
-            out.push((
-                format!("phase {pi}: {v}"),
-                p.run(&chosen).and_then(|()| p.output()),
-            ));
-        }
-    }
-    out
+    let l = lists(c, &Platform::Cuda(dev.info().clone()));
+    surge_cuda::run_each(dev, c.ir(), c.buffers(), &l)
+        .unwrap()
+        .into_iter()
+        .map(|(p, v, r)| (format!("phase {p}: {v}"), r))
+        .collect()
 }
 
 fn bad_column_indices_are_gather_errors_on_the_device<R: Runtime>(dev: &R) {

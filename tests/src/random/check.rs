@@ -455,30 +455,12 @@ fn check_cuda(c: &Computation, expected: &Option<Expected>, partial: bool) -> Re
 /// first), checked like the CPU's.
 fn emulate(c: &Computation, expected: &Option<Expected>, partial: bool) -> Result<(), Failure> {
     use surge_codegen::target::Platform;
-    use surge_cuda::{DeviceKernels, Emulator, Runtime};
+    use surge_cuda::{Emulator, Runtime};
     let emu = Emulator::default();
     let set = c
         .variants(&Platform::Cuda(emu.info().clone()))
         .map_err(|e| Failure(format!("CUDA variants: {e}")))?;
-    let lists = set.phases().to_vec();
-    let run = || -> Result<Vec<(String, Result<surge::Output, String>)>, String> {
-        let k = DeviceKernels::build(&emu, c.ir(), &lists).map_err(|e| e.to_string())?;
-        let firsts: Vec<&surge_codegen::variant::Variant> = lists.iter().map(|l| &l[0]).collect();
-        let prepared = k.prepare(c.buffers(), &firsts);
-        let mut out = Vec::new();
-        for (pi, vs) in lists.iter().enumerate() {
-            for v in vs {
-                let combo = set.combination(pi, v);
-                let chosen: Vec<&surge_codegen::variant::Variant> = combo.iter().collect();
-                let r = match &prepared {
-                    Ok(p) => p.run(&chosen).and_then(|()| p.output()),
-                    Err(e) => Err(e.clone()),
-                };
-                out.push((format!("phase {pi}: {v}"), r.map_err(|e| e.to_string())));
-            }
-        }
-        Ok(out)
-    };
+    let run = || surge_cuda::run_each(&emu, c.ir(), c.buffers(), set.phases());
     let results = match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => return Err(Failure(format!("building the emulated CUDA variants: {e}"))),
@@ -489,7 +471,8 @@ fn emulate(c: &Computation, expected: &Option<Expected>, partial: bool) -> Resul
             )));
         }
     };
-    for (id, got) in results {
+    for (p, v, got) in results {
+        let id = format!("phase {p}: {v}");
         match (expected, got) {
             (Some(exp), Ok(out)) => exp
                 .check(&Flat::of_output(&out))
