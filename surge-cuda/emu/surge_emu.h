@@ -20,8 +20,9 @@
 // What a GPU would do silently or wrongly is an error naming the kernel, block and thread: an
 // out-of-bounds global access, a `__syncthreads()` that not every thread of the block reaches,
 // a collective whose mask names an exited or absent lane, or lanes of one mask at different
-// collectives, a shuffle that reads a lane outside its mask, and a deadlock (every live thread
-// waits): the block is abandoned and the launch fails, never hangs.
+// collectives, a shuffle that reads a lane outside its mask, a deadlock (every live thread
+// waits), and on shared rows an out-of-bounds access or a data race (two threads, one writing,
+// in one barrier generation): the block is abandoned and the launch fails, never hangs.
 #pragma once
 #define SURGE_EMULATED 1
 
@@ -94,13 +95,30 @@ struct Fiber {
   St st = St::Ready;
   uint3 tid{};
   unsigned lin = 0;
-  int bar = -1;  // the barrier waited at
+  int bar = -1;      // the barrier waited at
+  unsigned gen = 0;  // barriers passed: two accesses in one generation have no barrier between
   // the warp collective waited at
   Coll kind = Coll::SyncWarp;
   unsigned mask = 0;
   int arg = 0;
   int width = 32;
   unsigned long long val = 0, res = 0;
+};
+
+// The last accesses of one word of shared memory, for race detection: its last writer and the
+// generation it wrote in, and its readers in the latest generation (one, or several).
+struct Shadow {
+  int writer = -1;
+  unsigned wgen = 0;
+  int reader = -1;
+  unsigned rgen = 0;
+  bool readers = false;
+};
+// A `__shared__` array the primitives are given rows of, with a shadow word per element.
+struct Region {
+  const void *base = nullptr;
+  unsigned long long n = 0;
+  std::vector<Shadow> shadow;
 };
 
 constexpr int BARRIERS = 16;
@@ -121,6 +139,8 @@ struct Block {
   unsigned bar_expected[BARRIERS] = {};
   // Per warp: the lanes that exist, have exited, and wait at a collective.
   std::vector<unsigned> exists, exited, waiting;
+  // The shared rows handed to primitives in this block, for race detection.
+  std::vector<Region> regions;
   bool failed = false;
   char *msg = nullptr;
   size_t cap = 0;
@@ -282,6 +302,7 @@ inline void release_barrier(int id) {
     if (b.f[t].st == St::Barrier && b.f[t].bar == id) {
       b.f[t].st = St::Ready;
       b.f[t].bar = -1;
+      b.f[t].gen++;
     }
   b.bar_count[id] = 0;
 }
@@ -430,12 +451,87 @@ template <class T> struct gptr {
   }
 };
 
-// A row of `__shared__` memory passed to a primitive: its length is the array's.
+// The region of shared row `base` of `n` elements (registered on first use in the block).
+inline unsigned region_of(const void *base, unsigned long long n) {
+  Block &b = blk();
+  for (unsigned r = 0; r < b.regions.size(); ++r)
+    if (b.regions[r].base == base) return r;
+  b.regions.push_back(Region{base, n, std::vector<Shadow>(n)});
+  return (unsigned)b.regions.size() - 1;
+}
+
+inline const Fiber &fiber_at(int lin) { return blk().f[lin]; }
+
+// A read of shared word `i` of region `r`: a race when another thread wrote it since the last
+// barrier both passed.
+inline void on_read(unsigned r, unsigned long long i) {
+  Fiber &f = me();
+  Shadow &s = blk().regions[r].shadow[i];
+  if (s.writer >= 0 && s.writer != (int)f.lin && s.wgen == f.gen) {
+    const uint3 w = fiber_at(s.writer).tid;
+    fail("data race: reads shared memory [%llu], which thread (%u,%u,%u) wrote with no barrier "
+         "between (a missing __syncthreads()?)",
+         i, w.x, w.y, w.z);
+  }
+  if (s.reader < 0 || s.rgen != f.gen) {
+    s.reader = (int)f.lin;
+    s.rgen = f.gen;
+    s.readers = false;
+  } else if (s.reader != (int)f.lin) {
+    s.readers = true;
+  }
+}
+
+// A write of shared word `i` of region `r`: a race when another thread read or wrote it since
+// the last barrier both passed.
+inline void on_write(unsigned r, unsigned long long i) {
+  Fiber &f = me();
+  Shadow &s = blk().regions[r].shadow[i];
+  if (s.writer >= 0 && s.writer != (int)f.lin && s.wgen == f.gen) {
+    const uint3 w = fiber_at(s.writer).tid;
+    fail("data race: writes shared memory [%llu], which thread (%u,%u,%u) also wrote with no "
+         "barrier between",
+         i, w.x, w.y, w.z);
+  }
+  if (s.reader >= 0 && s.rgen == f.gen && s.reader != (int)f.lin) {
+    const uint3 w = fiber_at(s.reader).tid;
+    fail("data race: writes shared memory [%llu], which thread (%u,%u,%u)%s read with no barrier "
+         "between (a missing __syncthreads()?)",
+         i, w.x, w.y, w.z, s.readers ? " and others" : "");
+  }
+  if (s.reader >= 0 && s.rgen == f.gen && s.readers)
+    fail("data race: writes shared memory [%llu], which other threads read with no barrier "
+         "between (a missing __syncthreads()?)",
+         i);
+  s.writer = (int)f.lin;
+  s.wgen = f.gen;
+}
+
+// One element of a shared row: reads and writes are checked for races.
+template <class T> struct sref {
+  T *p;
+  unsigned region;
+  unsigned long long i;
+  operator T() const {
+    on_read(region, i);
+    return *p;
+  }
+  const sref &operator=(T v) const {
+    on_write(region, i);
+    *p = v;
+    return *this;
+  }
+  const sref &operator=(const sref &o) const { return *this = (T)o; }
+};
+
+// A row of `__shared__` memory passed to a primitive: its length is the array's, and its
+// accesses are checked for bounds and races.
 template <class T> struct sptr {
   T *p;
   unsigned long long n;
-  template <size_t N> sptr(T (&a)[N]) : p(a), n(N) {}
-  template <class I> T &operator[](I i) const {
+  unsigned region;
+  template <size_t N> sptr(T (&a)[N]) : p(a), n(N), region(region_of(a, N)) {}
+  template <class I> sref<T> operator[](I i) const {
     static_assert(std::is_integral_v<I>, "shared memory is indexed by an integer");
     if constexpr (std::is_signed_v<I>) {
       if (i < 0) fail("reads or writes shared memory [%lld]: out of bounds (%llu elements)",
@@ -444,7 +540,7 @@ template <class T> struct sptr {
     if ((unsigned long long)i >= n)
       fail("reads or writes shared memory [%llu]: out of bounds (%llu elements)",
            (unsigned long long)i, n);
-    return p[i];
+    return sref<T>{p + i, region, (unsigned long long)i};
   }
 };
 template <class T> struct nondeduced {

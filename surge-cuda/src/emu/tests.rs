@@ -68,6 +68,26 @@ extern "C" __global__ void shared_past_end(SURGE_PTR(double) out) {
   out[threadIdx.x] = plus_at(0.0, sm[threadIdx.y], threadIdx.x + 1);
 }
 SURGE_EMU_ENTRY(shared_past_end)
+// Each thread reads its right neighbour's slot, then (without a barrier) overwrites its own.
+template <class T> __device__ T shift(T v, SURGE_SHARED(T) row, unsigned t, bool sync) {
+  row[t] = v;
+  __syncthreads();
+  T right = row[(t + 1) % 64];
+  if (sync) __syncthreads();
+  row[t] = right + v;
+  if (sync) __syncthreads();
+  return row[t];
+}
+extern "C" __global__ void missing_barrier(SURGE_PTR(double) out) {
+  __shared__ double sm[64];
+  out[threadIdx.x] = shift(1.0, sm, threadIdx.x, false);
+}
+SURGE_EMU_ENTRY(missing_barrier)
+extern "C" __global__ void with_barriers(SURGE_PTR(double) out) {
+  __shared__ double sm[64];
+  out[threadIdx.x] = shift(1.0, sm, threadIdx.x, true);
+}
+SURGE_EMU_ENTRY(with_barriers)
 extern "C" __global__ void partial_warp(SURGE_PTR(u64) out) {
   out[threadIdx.x] = __shfl_sync(0xffffffffu, (u64)threadIdx.x, 0);
 }
@@ -195,4 +215,21 @@ fn a_shared_row_read_past_its_end_is_a_fault() {
         ),
         "{e}"
     );
+}
+
+#[test]
+fn a_shared_write_after_another_threads_read_without_a_barrier_is_a_race() {
+    let out = HostBuf::zeros(surge_codegen::ir::Elem::F64, 64).unwrap();
+    let e = launch("missing_barrier", 1, 64, &[KArg::Buf(&out, "out")])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("data race"), "{e}");
+    assert!(e.contains("with no barrier between"), "{e}");
+}
+
+#[test]
+fn shared_accesses_separated_by_barriers_are_not_races() {
+    let out = HostBuf::zeros(surge_codegen::ir::Elem::F64, 64).unwrap();
+    launch("with_barriers", 1, 64, &[KArg::Buf(&out, "out")]).unwrap();
+    assert_eq!(out.download(64).unwrap(), Buffer::F64(vec![2.0; 64]));
 }
