@@ -70,6 +70,7 @@ struct Launch {
   unsigned block[3];
   unsigned nargs;
   const Arg *args;
+  unsigned long long shared_bytes;  // dynamic shared memory per block
 };
 
 // ---- Fibers -------------------------------------------------------------------------------
@@ -171,6 +172,9 @@ struct Stacks {
   }
 };
 inline thread_local Stacks tl_stacks;
+
+// The dynamic shared memory of the block a host thread runs (zeroed per block, 16-byte aligned).
+inline thread_local std::vector<unsigned long long> tl_dynamic_shared;
 
 }  // namespace surge_emu
 
@@ -640,6 +644,7 @@ inline int run(Block &b, unsigned long long linear, char *msg, size_t cap) {
     snprintf(msg, cap, "kernel %s: cannot map stacks for %u threads", L->kernel, b.n);
     return 1;
   }
+  tl_dynamic_shared.assign((L->shared_bytes + 15) / 16 * 2, 0);
   std::vector<Fiber> fibers(b.n);
   b.f = fibers.data();
   const unsigned warps = (b.n + 31) / 32;
@@ -674,6 +679,11 @@ inline int run(Block &b, unsigned long long linear, char *msg, size_t cap) {
 
 // ---- Kernel parameters from the launch's arguments ----------------------------------------
 namespace surge_emu {
+
+// The block's dynamic shared memory as `T`s (bounds: the launch's bytes).
+template <class T> inline gptr<T> dynamic_shared(const char *name) {
+  return gptr<T>{(T *)tl_dynamic_shared.data(), blk().L->shared_bytes / sizeof(T), name};
+}
 
 template <class P> struct ArgOf;
 template <class T> struct ArgOf<gptr<T>> {
@@ -717,6 +727,8 @@ inline int run_block(void (*k)(P...), const Launch *L, unsigned long long block,
 }  // namespace surge_emu
 
 #define SURGE_PTR(...) surge_emu::gptr<__VA_ARGS__>
+// `extern __shared__ T name[]`: the launch's dynamic shared memory, as a checked pointer.
+#define SURGE_DYNAMIC_SHARED(T, name) const surge_emu::gptr<T> name = surge_emu::dynamic_shared<T>(#name)
 // Not deduced: the primitives deduce T from their values; the array converts to the row.
 #define SURGE_SHARED(...) typename surge_emu::nondeduced<surge_emu::sptr<__VA_ARGS__>>::type
 #define SURGE_EMU_ENTRY(name)                                                                  \

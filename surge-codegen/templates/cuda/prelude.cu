@@ -1,12 +1,14 @@
 // Surge CUDA prelude: element types and our own warp/block primitives (CUB does not compile under
 // NVRTC 11.8). Every primitive takes the combining operator as a functor and its identity.
 // Global-memory parameters are `SURGE_PTR(T)`, a row of shared memory passed to a primitive is
-// `SURGE_SHARED(T)`, and each kernel is followed by `SURGE_EMU_ENTRY(name)`. Under NVRTC these are
-// a restrict pointer, a pointer and nothing; the CUDA emulator (surge-cuda/emu/) defines them as
+// `SURGE_SHARED(T)`, dynamic shared memory is `SURGE_DYNAMIC_SHARED(T, name)`, and each kernel is
+// followed by `SURGE_EMU_ENTRY(name)`. Under NVRTC these are a restrict pointer, a pointer, an
+// `extern __shared__` array and nothing; the CUDA emulator (surge-cuda/emu/) defines them as
 // bounds-checked pointers and the host entry that runs one block of the kernel.
 #ifndef SURGE_EMULATED
 #define SURGE_PTR(T) T *__restrict__
 #define SURGE_SHARED(T) T *
+#define SURGE_DYNAMIC_SHARED(T, name) extern __shared__ T name[]
 #define SURGE_EMU_ENTRY(name)
 #endif
 

@@ -26,6 +26,7 @@ struct Launch {
     block: [u32; 3],
     nargs: u32,
     args: *const Arg,
+    shared_bytes: u64,
 }
 
 /// A launch shared by the threads that run its blocks.
@@ -48,13 +49,13 @@ fn by_value(l: &LitArg) -> u64 {
     }
 }
 
-/// Runs `entry` on `grid` blocks of `block` threads with `args`. A fault is
-/// [`CudaError::Fault`] with the message of the lowest failing block.
+/// Runs `entry` on `grid` blocks of `block` threads, with `shared_bytes` of dynamic shared
+/// memory per block, on `args`. A fault is [`CudaError::Fault`] with the message of the lowest
+/// failing block.
 pub(crate) fn run(
     entry: Entry,
     name: &str,
-    grid: u32,
-    block: (u32, u32),
+    (grid, block, shared_bytes): (u32, (u32, u32), u64),
     args: &[KArg<'_, super::Emulator>],
 ) -> Result<(), CudaError> {
     let names: Vec<CString> = args
@@ -93,6 +94,7 @@ pub(crate) fn run(
         block: [block.0, block.1, 1],
         nargs: c_args.len() as u32,
         args: c_args.as_ptr(),
+        shared_bytes,
     };
     let shared = Shared(&launch);
     let fault = (0..u64::from(grid.max(1)))

@@ -87,6 +87,21 @@ impl Emulator {
         compile::load_source(source).map(Module)
     }
 
+    /// [`Runtime::launch`] with `shared_bytes` of dynamic shared memory per block (what a
+    /// kernel declares with `SURGE_DYNAMIC_SHARED(T, name)`).
+    pub fn launch_shared(
+        &self,
+        f: &Func,
+        name: &str,
+        grid: u32,
+        block: (u32, u32),
+        shared_bytes: u64,
+        args: &[KArg<'_, Self>],
+    ) -> Result<(), CudaError> {
+        let _s = self.lock();
+        launch::run(f.entry, name, (grid, block, shared_bytes), args)
+    }
+
     fn lock(&self) -> MutexGuard<'_, ()> {
         self.stream.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -176,8 +191,7 @@ impl Runtime for Emulator {
         block: (u32, u32),
         args: &[KArg<'_, Self>],
     ) -> Result<(), CudaError> {
-        let _s = self.lock();
-        launch::run(f.entry, name, grid, block, args)
+        self.launch_shared(f, name, grid, block, 0, args)
     }
 
     fn synchronize(&self) -> Result<(), CudaError> {

@@ -88,6 +88,17 @@ extern "C" __global__ void with_barriers(SURGE_PTR(double) out) {
   out[threadIdx.x] = shift(1.0, sm, threadIdx.x, true);
 }
 SURGE_EMU_ENTRY(with_barriers)
+// Dynamic shared memory: each block reverses its slice of x through it.
+extern "C" __global__ void reverse_blocks(SURGE_PTR(const double) x, SURGE_PTR(double) out) {
+  SURGE_DYNAMIC_SHARED(double, buf);
+  const unsigned t = threadIdx.x, base = blockIdx.x * blockDim.x;
+  buf[t] = x[base + t];
+  __syncthreads();
+  out[base + t] = buf[blockDim.x - 1 - t];
+  __syncthreads();
+  buf[t + 1] = 0.0;
+}
+SURGE_EMU_ENTRY(reverse_blocks)
 extern "C" __global__ void partial_warp(SURGE_PTR(u64) out) {
   out[threadIdx.x] = __shfl_sync(0xffffffffu, (u64)threadIdx.x, 0);
 }
@@ -232,4 +243,30 @@ fn shared_accesses_separated_by_barriers_are_not_races() {
     let out = HostBuf::zeros(surge_codegen::ir::Elem::F64, 64).unwrap();
     launch("with_barriers", 1, 64, &[KArg::Buf(&out, "out")]).unwrap();
     assert_eq!(out.download(64).unwrap(), Buffer::F64(vec![2.0; 64]));
+}
+
+#[test]
+fn dynamic_shared_memory_is_per_block_and_bounded_by_the_launch() {
+    let emu = Emulator::default();
+    let m = emu.module(KERNELS).unwrap();
+    let f = emu.function(&m, "reverse_blocks").unwrap();
+    let xs = HostBuf::upload(&Buffer::F64((0..64).map(f64::from).collect())).unwrap();
+    let out = HostBuf::zeros(surge_codegen::ir::Elem::F64, 64).unwrap();
+    let args = [KArg::Buf(&xs, "x"), KArg::Buf(&out, "out")];
+    // 32 doubles per block: thread 31's `buf[32]` is past the end.
+    let e = emu
+        .launch_shared(&f, "reverse_blocks", 2, (32, 1), 32 * 8, &args)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("thread (31,0,0): reads or writes `buf`[32]: out of bounds (32 elements)"),
+        "{e}"
+    );
+    // One spare double: the blocks reverse their halves.
+    emu.launch_shared(&f, "reverse_blocks", 2, (32, 1), 33 * 8, &args)
+        .unwrap();
+    let want: Vec<f64> = (0..64)
+        .map(|i| f64::from(i / 32 * 32 + 31 - i % 32))
+        .collect();
+    assert_eq!(out.download(64).unwrap(), Buffer::F64(want));
 }
