@@ -404,3 +404,73 @@ fn bench_on_cuda_without_a_gpu_exits_2_saying_why() {
         }
     }
 }
+
+#[test]
+fn run_all_on_the_cuda_emulator_checks_every_variant() {
+    let v = json(&surge(&[
+        "run",
+        "reduce",
+        "--platform",
+        "cuda-emu",
+        "--all",
+        "--size",
+        "1000",
+        "--json",
+    ]));
+    assert_eq!(v["engine"], "cuda-emu");
+    assert_eq!(v["all_match_interpreter"], true, "{v}");
+    assert!(v["variants"].as_array().unwrap().len() > 10, "{v}");
+    assert!(v["times"].as_str().unwrap().starts_with("emulated"), "{v}");
+    // One variant, the default: a result like the CPU's.
+    let d = json(&surge(&[
+        "run",
+        "reduce",
+        "--platform",
+        "cuda-emu",
+        "--size",
+        "1000",
+        "--json",
+    ]));
+    let cpu = json(&surge(&["run", "reduce", "--size", "1000", "--json"]));
+    let (a, b) = (d["sum"].as_f64().unwrap(), cpu["sum"].as_f64().unwrap());
+    assert!((a - b).abs() <= 1e-9 * b.abs(), "{a} vs {b}");
+}
+
+#[test]
+fn bench_on_the_cuda_emulator_checks_and_never_compares() {
+    let v = json(&surge(&[
+        "bench",
+        "scan",
+        "--platform",
+        "cuda-emu",
+        "--size",
+        "3000",
+        "--json",
+    ]));
+    assert_eq!(v["all_match"], true, "{v}");
+    assert!(v["times"].as_str().unwrap().starts_with("emulated"), "{v}");
+    let input = &v["inputs"][0];
+    assert!(input["matched"].as_array().unwrap().len() > 10, "{v}");
+    // Emulated runs have no reference to be compared with.
+    let out = surge(&[
+        "bench",
+        "scan",
+        "--platform",
+        "cuda-emu",
+        "--vs",
+        "cusparse",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("emulated runs are checked"));
+}
+
+#[test]
+fn an_unknown_run_platform_is_a_usage_error() {
+    let out = surge(&["run", "reduce", "--platform", "tpu"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("surge run runs on cpu, cuda or cuda-emu"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
