@@ -151,6 +151,8 @@ pub struct CudaParams {
     pub reduce2: Option<String>,
     pub scan2: Option<String>,
     pub scan_grain2: Option<i64>,
+    /// Block algorithm of a root reduction's one level.
+    pub reduce1: Option<String>,
 }
 
 impl CudaParams {
@@ -174,7 +176,22 @@ impl CudaParams {
             reduce2: r.text("reduce2")?,
             scan2: r.text("scan2")?,
             scan_grain2: r.int("scan_grain2")?,
+            reduce1: r.text("reduce1")?,
         })
+    }
+
+    /// The parameters of a one-level (root reduction) variant as the inner level under a
+    /// sequential outer level of one element: level 1's resource, unrolling and block algorithm
+    /// become level 2's.
+    pub fn as_inner_level(&self) -> CudaParams {
+        CudaParams {
+            grain1: None,
+            unroll1: Some(false),
+            unroll2: self.unroll1,
+            res2: self.res1.clone(),
+            reduce2: self.reduce1.clone(),
+            ..self.clone()
+        }
     }
 
     /// An error naming this variant.

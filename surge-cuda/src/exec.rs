@@ -559,8 +559,9 @@ impl<R: Runtime> Prepared<'_, R> {
         Ok(DeviceTiming::of(ms))
     }
 
-    /// Downloads the last phase's result. A result with boolean elements (stored as `u32`
-    /// 0/1) is an [`Output::Composite`] of its type, as the CPU backend returns it.
+    /// Downloads the last phase's result: a scalar for a scalar result (a reduction at the
+    /// root). A result with boolean elements (stored as `u32` 0/1) is an [`Output::Composite`]
+    /// of its type, as the CPU backend returns it.
     pub fn output(&self) -> Result<Output, CudaError> {
         let last = self
             .phases
@@ -575,6 +576,13 @@ impl<R: Runtime> Prepared<'_, R> {
             None => Output::Seq(data),
         };
         let ty = &self.k.ir.node(self.k.ir.root).ty;
+        // A scalar result (a reduction at the root) is the phase's one element.
+        let out = match (ty, out) {
+            (Type::Scalar(_), Output::Seq(b)) => Output::Scalar(b.get(0).ok_or_else(|| {
+                CudaError::Input("internal: a scalar result phase wrote no element".into())
+            })?),
+            (_, out) => out,
+        };
         Ok(if has_bool(ty) {
             Output::Composite {
                 ty: ty.clone(),

@@ -199,11 +199,10 @@ pub const OPERATORS: &[OperatorRow] = &[
 /// The operators `backend`'s emitter does not generate yet (issue 19 adds them).
 pub fn not_emitted(backend: &str) -> &'static [&'static str] {
     match backend {
-        // The CUDA emitter's phases are map, map.reduce and map.scan over scalars: a reduce or
-        // scan at the root, tuples (zip), join and the non-element-wise operators are refused,
-        // naming the operator (the GPU and the emulator run the same emitter).
+        // The CUDA emitter's phases are map, map.reduce, map.scan over scalars and a reduce at
+        // the root: a scan at the root, tuples (zip), join and the non-element-wise operators are
+        // refused, naming the operator (the GPU and the emulator run the same emitter).
         "cuda" | "cuda-emu" => &[
-            "reduce",
             "scan",
             "zip",
             "join",

@@ -277,7 +277,45 @@ fn boolean_results_run<R: Runtime>(dev: &R) {
     }
 }
 
+/// A reduction at the root (one element: the variant's one level reduces the whole input):
+/// sums of fused products, and exact integer minima with a prefix.
+fn root_reductions_run<R: Runtime>(dev: &R) {
+    for n in [1usize, 1000, 4099] {
+        let data: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % 64) as f64 / 8.0 - 3.0)
+            .collect();
+        let x = Seq::input("x", data.clone()).unwrap();
+        let sq = map(|v: Scalar<f64>| v.clone() * v, &x).unwrap();
+        let c = Computation::new(&reduce(add, &sq).unwrap()).unwrap();
+        let want = surge::oracle::Expected::interpret(c.ir(), c.buffers()).unwrap();
+        for (id, r) in run_each(dev, &c) {
+            let out = r.unwrap_or_else(|e| panic!("n={n} {id}: {e}"));
+            assert!(matches!(out, Output::Scalar(_)), "{id}: {out:?}");
+            want.check(&surge::oracle::Flat::of_output(&out))
+                .unwrap_or_else(|e| panic!("n={n} {id}: {e}"));
+        }
+        let ints: Vec<i64> = data.iter().map(|v| (v * 8.0) as i64).collect();
+        let y = Seq::input("y", ints.clone()).unwrap();
+        let c = Computation::new(&reduce_prefix(min, &y, 1000i64).unwrap()).unwrap();
+        for (id, r) in run_each(dev, &c) {
+            let out = r.unwrap_or_else(|e| panic!("n={n} {id}: {e}"));
+            let want = ints.iter().copied().fold(1000, i64::min);
+            assert_eq!(
+                out,
+                Output::Scalar(surge_codegen::data::ScalarValue::I64(want)),
+                "{id}"
+            );
+        }
+    }
+    // (An empty input without a prefix is refused when the DSEL builds the reduction.)
+}
+
 mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn root_reductions_run() {
+        super::root_reductions_run(&super::device());
+    }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn boolean_results_run() {
@@ -307,6 +345,10 @@ mod gpu {
 
 /// The same checks in the CUDA emulator (no GPU needed).
 mod emulator {
+    #[test]
+    fn root_reductions_run() {
+        super::root_reductions_run(&surge_cuda::Emulator::default());
+    }
     #[test]
     fn boolean_results_run() {
         super::boolean_results_run(&surge_cuda::Emulator::default());

@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 const PRELUDE: &str = include_str!("../../../templates/cuda/prelude.cu");
 
 /// The expression sequences this emitter supports.
-pub const SUPPORTED: [&str; 3] = ["map", "map.reduce", "map.scan"];
+pub const SUPPORTED: [&str; 4] = ["map", "map.reduce", "map.scan", "reduce"];
 
 /// A buffer or value a phase's kernels read, in kernel-parameter order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +144,24 @@ pub fn emit(
                 "{} variant lists for {} phases",
                 variants.len(),
                 analysis.phases.len()
+            ),
+        });
+    }
+    if let Some(last) = analysis.phases.last()
+        && last.root != c.root
+    {
+        // The CPU applies scalar code at the root in the last phase's finish; CUDA returns the
+        // last phase's result, so it must be the computation's (never a silently other value).
+        return Err(CodegenError::EmitVariant {
+            what: format!(
+                "phase {} ({})",
+                analysis.phases.len() - 1,
+                last.expression_sequence()
+            ),
+            message: format!(
+                "the CUDA emitter cannot generate {} over the last phase's result (scalar code \
+                 at the root runs on the CPU only)",
+                c.site(c.root)
             ),
         });
     }

@@ -137,6 +137,9 @@ impl PhaseCode {
         if !SUPPORTED.contains(&sequence.as_str()) {
             return Err(unsupported_sequence(p, &sequence));
         }
+        if sequence == "reduce" {
+            return root_reduce(tr, phase);
+        }
         let Op::Map { f, inputs } = &c.node(phase.root).op else {
             return Err(unsupported_sequence(p, &sequence));
         };
@@ -231,6 +234,45 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
         }
     }
     Ok(Outer { env, bind, lens })
+}
+
+/// A reduction at the root: one element (`n = 1`), whose one group reduces the whole input
+/// with the variant's one level (a sequential outer level of one element around it).
+fn root_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let level = &phase.levels[0];
+    let node = level.node;
+    let Operator {
+        seq,
+        op_body,
+        ident,
+        prefix,
+    } = operator(&tr, &Env::new(), level)?;
+    // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
+    let out_elem =
+        tr.c.node(phase.root)
+            .ty
+            .as_scalar()
+            .ok_or_else(|| tr.unsupported(phase.root, "as a reduction's result (not a scalar)"))?;
+    let mut res_env = Env::new();
+    res_env.insert(node, Bound::Scalar("acc".into()));
+    let result = store(out_elem, tr.scalar(phase.root, &res_env)?);
+    let args = tr.args.borrow().clone();
+    Ok(PhaseCode {
+        phase: tr.phase,
+        sequence: tr.sequence.clone(),
+        args,
+        n_expr: "(u64)1".into(),
+        bind: Vec::new(),
+        inner: Inner::Reduce {
+            node,
+            result,
+            seq,
+            op_body,
+            ident,
+            prefix,
+            out_elem: stored(out_elem),
+        },
+    })
 }
 
 /// A `map` without an inner level: its scalar body is the output element.

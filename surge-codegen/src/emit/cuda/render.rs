@@ -114,11 +114,11 @@ fn resource(
 
 /// The launch geometry of a variant: block shape, grain or outer unrolling, and the execution
 /// resource with its groups per block and lanes.
-fn geometry(pv: &Params<'_>) -> Result<Geometry, CodegenError> {
+fn geometry(
+    pv: &Params<'_>,
+    (outer, inner): (ScheduleElem, Option<ScheduleElem>),
+) -> Result<Geometry, CodegenError> {
     let (bx, by, lw) = block_shape(pv)?;
-    let s = pv.v.schedule.elems();
-    let outer = s[0];
-    let inner = s.get(1).copied();
     let (grain, unroll1) = match outer {
         ScheduleElem::Independent => (pv.p.need(&pv.p.grain1, "grain1")?, 1),
         _ => (
@@ -294,6 +294,11 @@ impl PhaseCode {
         params
     }
 
+    /// A reduction at the root (one element; the variant has one level).
+    fn is_root_reduce(&self) -> bool {
+        self.sequence == "reduce"
+    }
+
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
     fn check_levels(&self, v: &Variant, p: usize) -> Result<(), CodegenError> {
         let bad = |message: String| CodegenError::Variant {
@@ -303,7 +308,7 @@ impl PhaseCode {
         if !matches!(v.platform, Platform::Cuda(_)) {
             return Err(bad("not a CUDA variant".into()));
         }
-        let levels = if matches!(self.inner, Inner::None { .. }) {
+        let levels = if matches!(self.inner, Inner::None { .. }) || self.is_root_reduce() {
             1
         } else {
             2
@@ -392,11 +397,16 @@ impl PhaseCode {
         v: &Variant,
     ) -> Result<(String, Launch), CodegenError> {
         self.check_levels(v, p)?;
-        let pv = Params {
-            v,
-            p: CudaParams::of(v)?,
+        let s = v.schedule.elems();
+        let (p_of, levels) = if self.is_root_reduce() {
+            // The variant's one level is the inner level of one element's sequential loop.
+            let p = CudaParams::of(v)?.as_inner_level();
+            (p, (ScheduleElem::Sequential, Some(s[0])))
+        } else {
+            (CudaParams::of(v)?, (s[0], s.get(1).copied()))
         };
-        let g = geometry(&pv)?;
+        let pv = Params { v, p: p_of };
+        let g = geometry(&pv, levels)?;
         let mut ctx = self.outer_context(&pv, p, &g);
         let (inner, t) = self.insert_inner(&mut ctx);
         ctx.insert("params", &self.kernel_params());
