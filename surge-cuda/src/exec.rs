@@ -17,7 +17,7 @@ use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cuda::{
     ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error, emit,
 };
-use surge_codegen::ir::{Computation, Elem, Type, literals, structure_difference};
+use surge_codegen::ir::{Computation, Type, literals, structure_difference};
 use surge_codegen::variant::Variant;
 
 /// One phase's result on the device: `len` elements (the flat total for nested results), `n`
@@ -322,25 +322,16 @@ impl<R: Runtime> std::fmt::Debug for Prepared<'_, R> {
     }
 }
 
-/// Whether `t`'s elements are booleans.
-fn has_bool(t: &Type) -> bool {
-    match t {
-        Type::Scalar(e) => *e == Elem::Bool,
-        Type::Seq(t) => has_bool(t),
-        Type::Tuple(ts) => ts.iter().any(has_bool),
-    }
-}
-
-/// The names of a phase's input parameters, one per pointer (as the emitter names them).
+/// The names of a phase's pointer parameters, in order (the emitter's, [`ArgSlot::name`]).
 fn arg_names(plan: &PhasePlan) -> Vec<String> {
     let mut v = Vec::new();
     for a in &plan.args {
         match a {
-            ArgSlot::Input { buffer, .. } => v.push(format!("in{buffer}")),
-            ArgSlot::Phase { phase, nested, .. } => {
-                v.push(format!("ph{phase}"));
+            ArgSlot::Input { .. } => v.push(a.name()),
+            ArgSlot::Phase { nested, .. } => {
+                v.push(a.name());
                 if *nested {
-                    v.push(format!("ph{phase}_off"));
+                    v.push(format!("{}_off", a.name()));
                 }
             }
             ArgSlot::Literal { .. } => {}
@@ -583,7 +574,7 @@ impl<R: Runtime> Prepared<'_, R> {
             })?),
             (_, out) => out,
         };
-        Ok(if has_bool(ty) {
+        Ok(if ty.has_bool() {
             Output::Composite {
                 ty: ty.clone(),
                 parts: vec![out],

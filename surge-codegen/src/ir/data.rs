@@ -107,15 +107,17 @@ pub enum Buffer {
     U64(Vec<u64>),
 }
 
+/// `$body` with `$v` bound to the buffer's typed vector, whatever its element type.
+#[macro_export]
 macro_rules! buffer_dispatch {
     ($self:expr, $v:ident => $body:expr) => {
         match $self {
-            Buffer::F32($v) => $body,
-            Buffer::F64($v) => $body,
-            Buffer::I32($v) => $body,
-            Buffer::I64($v) => $body,
-            Buffer::U32($v) => $body,
-            Buffer::U64($v) => $body,
+            $crate::data::Buffer::F32($v) => $body,
+            $crate::data::Buffer::F64($v) => $body,
+            $crate::data::Buffer::I32($v) => $body,
+            $crate::data::Buffer::I64($v) => $body,
+            $crate::data::Buffer::U32($v) => $body,
+            $crate::data::Buffer::U64($v) => $body,
         }
     };
 }

@@ -27,6 +27,12 @@ impl Elem {
         Elem::U64,
     ];
 
+    /// How backends store an element of this type in a buffer: booleans as `u32` 0/1 (there
+    /// are no boolean buffers), every other type as itself.
+    pub fn stored(self) -> Elem {
+        if self == Elem::Bool { Elem::U32 } else { self }
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, Elem::F32 | Elem::F64)
     }
@@ -96,6 +102,18 @@ impl Type {
     }
     pub fn is_seq(&self) -> bool {
         matches!(self, Type::Seq(_))
+    }
+    /// This type as backends store it: booleans as `u32` ([`Elem::stored`]).
+    pub fn stored(&self) -> Type {
+        match self {
+            Type::Scalar(e) => Type::Scalar(e.stored()),
+            Type::Seq(i) => Type::seq(i.stored()),
+            Type::Tuple(items) => Type::Tuple(items.iter().map(Type::stored).collect()),
+        }
+    }
+    /// Whether a boolean is among this type's elements (it is stored otherwise than it is).
+    pub fn has_bool(&self) -> bool {
+        self.stored() != *self
     }
     /// Nesting depth: 0 for scalars and tuples, 1 for a flat sequence, 2 for a nested one.
     pub fn depth(&self) -> usize {

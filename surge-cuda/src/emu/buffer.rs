@@ -20,56 +20,24 @@ pub struct HostBuf {
 unsafe impl Sync for HostBuf {}
 
 fn size_of(elem: Elem) -> Result<usize, CudaError> {
-    Ok(match elem {
-        Elem::F32 | Elem::I32 | Elem::U32 => 4,
-        Elem::F64 | Elem::I64 | Elem::U64 => 8,
-        Elem::Bool => return Err(CudaError::Input("a device buffer of type bool".into())),
-    })
+    if elem == Elem::Bool {
+        return Err(CudaError::Input("a device buffer of type bool".into()));
+    }
+    Ok(elem.size_bytes())
 }
 
-/// The bytes of a buffer's elements.
-fn bytes_of(b: &Buffer) -> &[u8] {
-    macro_rules! raw {
-        ($v:expr) => {
-            // SAFETY: the elements are plain numbers; their bytes are initialized and the
-            // slice covers exactly the vector's elements.
-            unsafe {
-                std::slice::from_raw_parts($v.as_ptr().cast::<u8>(), std::mem::size_of_val(&$v[..]))
-            }
-        };
-    }
-    match b {
-        Buffer::F32(v) => raw!(v),
-        Buffer::F64(v) => raw!(v),
-        Buffer::I32(v) => raw!(v),
-        Buffer::I64(v) => raw!(v),
-        Buffer::U32(v) => raw!(v),
-        Buffer::U64(v) => raw!(v),
-    }
+/// The bytes of a slice of plain numbers.
+fn raw<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: the buffer element types are plain numbers: their bytes are initialized and the
+    // slice covers exactly the elements.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
-/// The bytes of a buffer's elements, writable.
-fn bytes_of_mut(b: &mut Buffer) -> &mut [u8] {
-    macro_rules! raw {
-        ($v:expr) => {
-            // SAFETY: every bit pattern is a valid value of these number types, and the slice
-            // covers exactly the vector's elements.
-            unsafe {
-                std::slice::from_raw_parts_mut(
-                    $v.as_mut_ptr().cast::<u8>(),
-                    std::mem::size_of_val(&$v[..]),
-                )
-            }
-        };
-    }
-    match b {
-        Buffer::F32(v) => raw!(v),
-        Buffer::F64(v) => raw!(v),
-        Buffer::I32(v) => raw!(v),
-        Buffer::I64(v) => raw!(v),
-        Buffer::U32(v) => raw!(v),
-        Buffer::U64(v) => raw!(v),
-    }
+/// The bytes of a slice of plain numbers, writable.
+fn raw_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: every bit pattern is a valid value of the buffer element types, and the slice
+    // covers exactly the elements.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
 impl HostBuf {
@@ -86,7 +54,7 @@ impl HostBuf {
     /// A copy of `b`.
     pub(crate) fn upload(b: &Buffer) -> Result<HostBuf, CudaError> {
         let h = HostBuf::zeros(b.elem(), b.len())?;
-        let src = bytes_of(b);
+        let src = surge_codegen::buffer_dispatch!(b, v => raw(v));
         // SAFETY: `h` is new and owned here; its allocation holds at least `src.len()` bytes.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), h.ptr(), src.len()) };
         Ok(h)
@@ -112,7 +80,7 @@ impl HostBuf {
 
     /// The size kernels may access: the elements, not the padding of an empty buffer.
     pub(crate) fn bytes(&self) -> u64 {
-        (self.len * size_of(self.elem).unwrap_or(8)) as u64
+        (self.len * self.elem.size_bytes()) as u64
     }
 
     /// Sets every byte of the allocation. The caller holds the stream lock.
@@ -130,7 +98,7 @@ impl HostBuf {
             )));
         }
         let mut b = Buffer::zeroed(self.elem, n);
-        let dst = bytes_of_mut(&mut b);
+        let dst = surge_codegen::buffer_dispatch!(&mut b, v => raw_mut(v));
         // SAFETY: `dst` is `n` elements, within this allocation; no kernel runs (stream lock).
         unsafe { std::ptr::copy_nonoverlapping(self.ptr(), dst.as_mut_ptr(), dst.len()) };
         Ok(b)

@@ -43,8 +43,6 @@ pub const EMULATED_MAX_BLOCKS: u32 = 4;
 #[derive(Debug, Clone)]
 pub struct Emulator {
     info: CudaDevice,
-    /// The grid-size cap ([`EMULATED_MAX_BLOCKS`] by default).
-    max_blocks: u32,
     /// Serializes launches and host accesses to emulated memory (one stream).
     stream: Arc<Mutex<()>>,
 }
@@ -65,15 +63,8 @@ impl Emulator {
     pub fn new(info: CudaDevice) -> Emulator {
         Emulator {
             info,
-            max_blocks: EMULATED_MAX_BLOCKS,
             stream: Arc::new(Mutex::new(())),
         }
-    }
-
-    /// This emulator with grids capped at `blocks` (at least 1), e.g. the GPU's own cap.
-    pub fn with_max_blocks(mut self, blocks: u32) -> Emulator {
-        self.max_blocks = blocks.max(1);
-        self
     }
 
     /// The emulator describing the built-in device `name` (`h200`, `k40c`, ...).
@@ -124,7 +115,7 @@ impl Runtime for Emulator {
     }
 
     fn max_blocks(&self) -> u32 {
-        self.max_blocks
+        EMULATED_MAX_BLOCKS
     }
 
     fn load(&self, programs: &[CudaProgram]) -> Result<Vec<Module>, CudaError> {

@@ -64,16 +64,6 @@ fn has_tuple(t: &Type) -> bool {
     }
 }
 
-/// `t` with booleans as `u32`.
-fn stored(t: &Type) -> Type {
-    match t {
-        Type::Scalar(Elem::Bool) => Type::Scalar(Elem::U32),
-        Type::Scalar(e) => Type::Scalar(*e),
-        Type::Seq(i) => Type::seq(stored(i)),
-        Type::Tuple(items) => Type::Tuple(items.iter().map(stored).collect()),
-    }
-}
-
 /// Appends nodes computing the leaf at `path` of node `n`; returns the leaf's node.
 fn project(c: &mut Computation, n: NodeId, path: &[Step]) -> NodeId {
     let ty = c.node(n).ty.clone();
@@ -94,7 +84,7 @@ fn project(c: &mut Computation, n: NodeId, path: &[Step]) -> NodeId {
             project(c, f, &path[1..])
         }
         (Some(Step::Each), Type::Seq(item)) | (None, Type::Seq(item))
-            if !path.is_empty() || has_bool(item) =>
+            if !path.is_empty() || item.has_bool() =>
         {
             let rest = if path.is_empty() { path } else { &path[1..] };
             let p = push(c, Op::Param, (**item).clone());
@@ -116,10 +106,6 @@ fn project(c: &mut Computation, n: NodeId, path: &[Step]) -> NodeId {
         (None, _) => n,
         (Some(_), _) => panic!("internal: leaf path does not match the type {ty:?}"),
     }
-}
-
-fn has_bool(t: &Type) -> bool {
-    stored(t) != *t
 }
 
 /// The computation and analysis with the final phase split into one phase per leaf of the

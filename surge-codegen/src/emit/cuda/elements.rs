@@ -133,11 +133,7 @@ impl Tr<'_> {
         if !args.contains(&slot) {
             args.push(slot.clone());
         }
-        match slot {
-            ArgSlot::Input { buffer, .. } => format!("in{buffer}"),
-            ArgSlot::Phase { phase, .. } => format!("ph{phase}"),
-            ArgSlot::Literal { index, .. } => format!("lit{index}"),
-        }
+        slot.name()
     }
 
     /// An earlier phase's result, when `n` is one (and not the phase being emitted).
@@ -283,7 +279,7 @@ impl Tr<'_> {
         if let Some((k, elem, false)) = self.phase_result(n) {
             let a = self.arg(ArgSlot::Phase {
                 phase: k,
-                elem: super::phase::stored(elem),
+                elem: elem.stored(),
                 nested: false,
             });
             return Ok(SeqV {
@@ -351,7 +347,7 @@ impl Tr<'_> {
         if let Some((k, elem, true)) = self.phase_result(n) {
             let a = self.arg(ArgSlot::Phase {
                 phase: k,
-                elem: super::phase::stored(elem),
+                elem: elem.stored(),
                 nested: true,
             });
             return Ok(RowsV {

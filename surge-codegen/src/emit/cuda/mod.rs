@@ -48,6 +48,18 @@ pub enum ArgSlot {
     Literal { index: usize, elem: Elem },
 }
 
+impl ArgSlot {
+    /// The parameter's name in the kernel (`in0`, `ph1`, `lit2`); a nested phase result's
+    /// offsets are `{name}_off`, and every buffer's length is `n_{name}`.
+    pub fn name(&self) -> String {
+        match self {
+            ArgSlot::Input { buffer, .. } => format!("in{buffer}"),
+            ArgSlot::Phase { phase, .. } => format!("ph{phase}"),
+            ArgSlot::Literal { index, .. } => format!("lit{index}"),
+        }
+    }
+}
+
 /// The result of one phase: `n` elements, or `n` rows stored flat with offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputShape {
@@ -144,24 +156,6 @@ pub fn emit(
                 "{} variant lists for {} phases",
                 variants.len(),
                 analysis.phases.len()
-            ),
-        });
-    }
-    if let Some(last) = analysis.phases.last()
-        && last.root != c.root
-    {
-        // The CPU applies scalar code at the root in the last phase's finish; CUDA returns the
-        // last phase's result, so it must be the computation's (never a silently other value).
-        return Err(CodegenError::EmitVariant {
-            what: format!(
-                "phase {} ({})",
-                analysis.phases.len() - 1,
-                last.expression_sequence()
-            ),
-            message: format!(
-                "the CUDA emitter cannot generate {} over the last phase's result (scalar code \
-                 at the root runs on the CPU only)",
-                c.site(c.root)
             ),
         });
     }

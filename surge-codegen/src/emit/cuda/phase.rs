@@ -174,7 +174,7 @@ impl PhaseCode {
                 nested: false,
             },
             Inner::Scan { seq, .. } => OutputShape {
-                elem: stored(seq.elem),
+                elem: seq.elem.stored(),
                 nested: true,
             },
         }
@@ -239,23 +239,8 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
 /// A reduction at the root: one element (`n = 1`), whose one group reduces the whole input
 /// with the variant's one level (a sequential outer level of one element around it).
 fn root_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let level = &phase.levels[0];
-    let node = level.node;
-    let Operator {
-        seq,
-        op_body,
-        ident,
-        prefix,
-    } = operator(&tr, &Env::new(), level)?;
     // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
-    let out_elem =
-        tr.c.node(phase.root)
-            .ty
-            .as_scalar()
-            .ok_or_else(|| tr.unsupported(phase.root, "as a reduction's result (not a scalar)"))?;
-    let mut res_env = Env::new();
-    res_env.insert(node, Bound::Scalar("acc".into()));
-    let result = store(out_elem, tr.scalar(phase.root, &res_env)?);
+    let inner = reduce(&tr, &Env::new(), &phase.levels[0], phase.root)?;
     let args = tr.args.borrow().clone();
     Ok(PhaseCode {
         phase: tr.phase,
@@ -263,15 +248,7 @@ fn root_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
         args,
         n_expr: "(u64)1".into(),
         bind: Vec::new(),
-        inner: Inner::Reduce {
-            node,
-            result,
-            seq,
-            op_body,
-            ident,
-            prefix,
-            out_elem: stored(out_elem),
-        },
+        inner,
     })
 }
 
@@ -284,14 +261,8 @@ fn map_body(tr: &Tr<'_>, f: &Lambda, env: &Env) -> Result<Inner, CodegenError> {
             .ok_or_else(|| tr.unsupported(f.body, "as a map body (not a scalar)"))?;
     Ok(Inner::None {
         result: store(elem, tr.scalar(f.body, env)?),
-        elem: stored(elem),
+        elem: elem.stored(),
     })
-}
-
-/// How a phase result of element type `e` is stored: booleans as `u32` 0/1 (as the CPU
-/// backend stores them; the host has no boolean buffers), everything else as itself.
-pub(super) fn stored(e: Elem) -> Elem {
-    if e == Elem::Bool { Elem::U32 } else { e }
 }
 
 /// The expression `x` of element type `e` as it is stored.
@@ -311,6 +282,32 @@ fn reduce_or_scan(
     env: &Env,
     level: &Level,
 ) -> Result<Inner, CodegenError> {
+    if level.op != OpKind::Scan {
+        return reduce(tr, env, level, f.body);
+    }
+    if f.body != level.node {
+        return Err(tr.unsupported(
+            f.body,
+            "as the body of a map over scans (the body must be the scan itself)",
+        ));
+    }
+    let Operator {
+        seq,
+        op_body,
+        ident,
+        prefix,
+    } = operator(tr, env, level)?;
+    Ok(Inner::Scan {
+        seq,
+        op_body,
+        ident,
+        prefix,
+    })
+}
+
+/// A reduce level whose result is `body`: the reduction itself, or scalar code around the
+/// reduced value (bound to `acc`), applied once per element by lane 0.
+fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: NodeId) -> Result<Inner, CodegenError> {
     let node = level.node;
     let Operator {
         seq,
@@ -318,35 +315,21 @@ fn reduce_or_scan(
         ident,
         prefix,
     } = operator(tr, env, level)?;
-    if level.op == OpKind::Scan {
-        if f.body != node {
-            return Err(tr.unsupported(
-                f.body,
-                "as the body of a map over scans (the body must be the scan itself)",
-            ));
-        }
-        return Ok(Inner::Scan {
-            seq,
-            op_body,
-            ident,
-            prefix,
-        });
-    }
     let out_elem =
-        tr.c.node(f.body)
+        tr.c.node(body)
             .ty
             .as_scalar()
-            .ok_or_else(|| tr.unsupported(f.body, "as a map body (not a scalar)"))?;
+            .ok_or_else(|| tr.unsupported(body, "as a reduction's result (not a scalar)"))?;
     let mut res_env = env.clone();
     res_env.insert(node, Bound::Scalar("acc".into()));
     Ok(Inner::Reduce {
         node,
-        result: store(out_elem, tr.scalar(f.body, &res_env)?),
+        result: store(out_elem, tr.scalar(body, &res_env)?),
         seq,
         op_body,
         ident,
         prefix,
-        out_elem: stored(out_elem),
+        out_elem: out_elem.stored(),
     })
 }
 

@@ -216,31 +216,22 @@ impl PhaseCode {
     fn params(&self) -> String {
         let mut v = Vec::new();
         for a in &self.args {
+            let name = a.name();
             match a {
-                ArgSlot::Input { buffer, elem } => {
+                ArgSlot::Input { elem, .. } | ArgSlot::Phase { elem, .. } => {
                     v.push(format!(
-                        "SURGE_PTR(const {}) in{buffer}, const u64 n_in{buffer}",
+                        "SURGE_PTR(const {}) {name}, const u64 n_{name}",
                         cuda_type(*elem)
                     ));
                 }
-                ArgSlot::Phase {
-                    phase,
-                    elem,
-                    nested,
-                } => {
-                    v.push(format!(
-                        "SURGE_PTR(const {}) ph{phase}, const u64 n_ph{phase}",
-                        cuda_type(*elem)
-                    ));
-                    if *nested {
-                        v.push(format!(
-                            "SURGE_PTR(const u64) ph{phase}_off, const u64 n_ph{phase}_off"
-                        ));
-                    }
+                ArgSlot::Literal { elem, .. } => {
+                    v.push(format!("const {} {name}", cuda_type(*elem)));
                 }
-                ArgSlot::Literal { index, elem } => {
-                    v.push(format!("const {} lit{index}", cuda_type(*elem)));
-                }
+            }
+            if let ArgSlot::Phase { nested: true, .. } = a {
+                v.push(format!(
+                    "SURGE_PTR(const u64) {name}_off, const u64 n_{name}_off"
+                ));
             }
         }
         v.join(", ")
