@@ -9,7 +9,7 @@ use surge::tune::report;
 use surge::tune::simulated::SimulatedBackend;
 use surge::tune::{
     FeatureSet, ModelKind, Outcome, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend,
-    TuningStore, tune,
+    TuningStore, Workload, tune,
 };
 
 fn tmp(name: &str) -> PathBuf {
@@ -46,17 +46,9 @@ fn test_set() -> Vec<TuneInput> {
 
 /// A store tuned on the simulated spmv backend's planted rule, quickly.
 fn planted_spmv_store() -> TuningStore {
-    let backend = SimulatedBackend::planted(App::Spmv);
-    let features = FeatureSet::for_app(App::Spmv);
-    tune(
-        &backend,
-        App::Spmv,
-        &features,
-        &train_set(),
-        &quick(),
-        &mut |_| {},
-    )
-    .unwrap()
+    let backend = SimulatedBackend::sparse("spmv");
+    let features = App::Spmv.workload();
+    tune(&backend, &features, &train_set(), &quick(), &mut |_| {}).unwrap()
 }
 
 fn quick() -> TuneOptions {
@@ -72,22 +64,14 @@ fn quick() -> TuneOptions {
 }
 
 fn learns_planted_rule(kind: ModelKind) {
-    let backend = SimulatedBackend::planted(App::Spmv);
-    let features = FeatureSet::for_app(App::Spmv);
+    let backend = SimulatedBackend::sparse("spmv");
+    let features = App::Spmv.workload();
     let opts = TuneOptions {
         model: kind,
         ..quick()
     };
-    let store = tune(
-        &backend,
-        App::Spmv,
-        &features,
-        &train_set(),
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap();
-    let mut tuned = Tuned::from_store(App::Spmv, store, &backend, features);
+    let store = tune(&backend, &features, &train_set(), &opts, &mut |_| {}).unwrap();
+    let mut tuned = Tuned::from_store(&features, store, &backend);
     tuned.print_warnings = false;
     assert!(tuned.warning().is_none());
     // The planted rule: row-per-thread below 8 nonzeros per row, row-per-warp above.
@@ -154,10 +138,9 @@ fn reduce_store(backend: &SimulatedBackend) -> TuningStore {
     let sizes: Vec<usize> = (0..28)
         .map(|i| (2f64.powf(6.0 + i as f64 * 0.55)) as usize)
         .collect();
-    let features = FeatureSet::for_app(App::Reduce);
+    let features = App::Reduce.workload();
     tune(
         backend,
-        App::Reduce,
         &features,
         &reduce_inputs(&sizes),
         &quick(),
@@ -168,14 +151,9 @@ fn reduce_store(backend: &SimulatedBackend) -> TuningStore {
 
 #[test]
 fn reduce_learns_the_size_thresholds() {
-    let backend = SimulatedBackend::planted(App::Reduce);
+    let backend = SimulatedBackend::sized("reduce");
     let store = reduce_store(&backend);
-    let mut tuned = Tuned::from_store(
-        App::Reduce,
-        store,
-        &backend,
-        FeatureSet::for_app(App::Reduce),
-    );
+    let mut tuned = Tuned::from_store(&App::Reduce.workload(), store, &backend);
     tuned.print_warnings = false;
     for (n, want) in [
         (300, "sequential"),
@@ -205,7 +183,7 @@ fn reduce_learns_the_size_thresholds() {
 
 #[test]
 fn store_round_trips_and_loads() {
-    let backend = SimulatedBackend::planted(App::Reduce);
+    let backend = SimulatedBackend::sized("reduce");
     let store = reduce_store(&backend);
     let dir = tmp("roundtrip");
     let path = dir.join("nested/reduce.json");
@@ -218,7 +196,7 @@ fn store_round_trips_and_loads() {
     );
     // Every measurement is kept.
     assert!(store.inputs.iter().all(|r| r.measurements.len() == 3));
-    let tuned = Tuned::load_from(&path, App::Reduce, &backend);
+    let tuned = Tuned::load_from(&path, &App::Reduce.workload(), &backend);
     assert!(tuned.warning().is_none());
     let s = tuned
         .select(&TuneInput::sized(App::Reduce, 500).unwrap())
@@ -228,7 +206,7 @@ fn store_round_trips_and_loads() {
 }
 
 fn falls_back(path: &std::path::Path, app: App, backend: &dyn TuningBackend, expect: &str) {
-    let tuned = Tuned::load_from(path, app, backend);
+    let tuned = Tuned::load_from(path, &app.workload(), backend);
     let w = tuned.warning().expect("a warning").to_string();
     assert!(w.contains(expect), "warning `{w}` lacks `{expect}`");
     let input = TuneInput::sized(app, 500).unwrap();
@@ -240,7 +218,7 @@ fn falls_back(path: &std::path::Path, app: App, backend: &dyn TuningBackend, exp
 
 #[test]
 fn schema_mismatch_corrupt_and_missing_stores_fall_back_to_the_default() {
-    let backend = SimulatedBackend::planted(App::Reduce);
+    let backend = SimulatedBackend::sized("reduce");
     let store = reduce_store(&backend);
     let dir = tmp("bad");
     let path = dir.join("reduce.json");
@@ -271,16 +249,148 @@ fn schema_mismatch_corrupt_and_missing_stores_fall_back_to_the_default() {
     );
 
     // A store for another app.
-    let scan = SimulatedBackend::planted(App::Scan);
-    falls_back(&path, App::Scan, &scan, "app `reduce`");
+    let scan = SimulatedBackend::sized("scan");
+    falls_back(&path, App::Scan, &scan, "tuned for `reduce`, not `scan`");
+}
+
+/// A user's workload, tuned through the open API: a dot product on the sized planted rule.
+fn dot_workload() -> Workload {
+    Workload::new("dot").with_unit("GFLOP/s", 1e-9)
+}
+
+fn dot_input(w: &Workload, n: usize) -> TuneInput {
+    use surge::prelude::*;
+    let x = Seq::input("x", vec![1.5f64; n]).unwrap();
+    let y = Seq::input("y", vec![2.0f64; n]).unwrap();
+    let p = map(|(a, b): (Scalar<f64>, Scalar<f64>)| a * b, (&x, &y)).unwrap();
+    let c = Computation::new(&reduce(add, &p).unwrap()).unwrap();
+    w.input(format!("n={n}"), c).unwrap().with_data(n)
+}
+
+#[test]
+fn a_user_workload_is_tuned_stored_and_selected_without_an_app() {
+    // The inferred features by default; here the user's own alone, from the data attached.
+    assert_eq!(
+        dot_workload().features().names(),
+        ["length", "aspect_ratio", "avg_row_length", "elements"]
+    );
+    let w = dot_workload().with_features(FeatureSet::default().with_feature("n", true, |i| {
+        i.data::<usize>()
+            .map(|n| *n as f64)
+            .ok_or_else(|| surge::SurgeError::Usage("no size attached".into()))
+    }));
+    let backend = SimulatedBackend::sized("dot");
+    let sizes: Vec<usize> = (0..28)
+        .map(|i| (2f64.powf(6.0 + i as f64 * 0.55)) as usize)
+        .collect();
+    let inputs: Vec<TuneInput> = sizes.iter().map(|&n| dot_input(&w, n)).collect();
+    // Work defaults to the inferred element count, which the sized rule reads.
+    assert_eq!(inputs[3].work, sizes[3] as f64);
+    let store = tune(&backend, &w, &inputs, &quick(), &mut |_| {}).unwrap();
+    assert_eq!(store.key.computation, "dot");
+    assert_eq!(store.key.structure, inputs[0].structure());
+    assert_eq!(store.model.feature_names, ["n"]);
+    let dir = tmp("dot");
+    let path = dir.join("dot.json");
+    store.save(&path).unwrap();
+    let tuned = Tuned::open_from(&path, &w, &backend).unwrap();
+    for (n, want) in [
+        (300, "sequential"),
+        (60_000, "tiled"),
+        (1_600_000, "blocked"),
+    ] {
+        let s = tuned.select(&dot_input(&w, n)).unwrap();
+        assert_eq!(s.variant, format!("sim/dot/{want}"), "n = {n}");
+        assert!(s.from_model);
+    }
+}
+
+#[test]
+fn tuning_refuses_inputs_of_another_workload_or_structure() {
+    let w = dot_workload();
+    let backend = SimulatedBackend::sized("dot");
+    let mut inputs: Vec<TuneInput> = [100, 1000].iter().map(|&n| dot_input(&w, n)).collect();
+    inputs.push(TuneInput::sized(App::Reduce, 1000).unwrap());
+    let e = tune(&backend, &w, &inputs, &quick(), &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("input `n=1000` is an input of `reduce`, not of `dot`"),
+        "{e}"
+    );
+    // Same name, another program: a sum of squares is not a dot product.
+    use surge::prelude::*;
+    let x = Seq::input("x", vec![1.0f64; 50]).unwrap();
+    let sq = map(|a: Scalar<f64>| a.clone() * a, &x).unwrap();
+    let other = w
+        .input(
+            "squares",
+            Computation::new(&reduce(add, &sq).unwrap()).unwrap(),
+        )
+        .unwrap();
+    inputs.pop();
+    inputs.push(other);
+    let e = tune(&backend, &w, &inputs, &quick(), &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("input `squares` of `dot` is another computation than input `n=100`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_stale_store_is_refused_with_a_message_to_retune() {
+    let w = dot_workload();
+    let backend = SimulatedBackend::sized("dot");
+    let inputs: Vec<TuneInput> = [100, 1000, 10_000, 100_000, 1_000_000]
+        .iter()
+        .map(|&n| dot_input(&w, n))
+        .collect();
+    let store = tune(&backend, &w, &inputs, &quick(), &mut |_| {}).unwrap();
+    let dir = tmp("stale");
+    let path = dir.join("dot.json");
+    store.save(&path).unwrap();
+    // The program changed since it was tuned: another structure under the same name.
+    use surge::prelude::*;
+    let x = Seq::input("x", vec![1.0f64; 500]).unwrap();
+    let sq = map(|a: Scalar<f64>| a.clone() * a, &x).unwrap();
+    let changed = w
+        .input(
+            "changed",
+            Computation::new(&reduce(add, &sq).unwrap()).unwrap(),
+        )
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let tuned = Tuned::open_from(&path, &w, &backend).unwrap();
+    let why = tuned.mismatch(&changed).expect("a mismatch");
+    assert!(
+        why.contains("structure changed") && why.contains("retune"),
+        "{why}"
+    );
+    let mut lenient = Tuned::load_from(&path, &w, &backend);
+    lenient.print_warnings = false;
+    let s = lenient.select(&changed).unwrap();
+    assert!(!s.from_model);
+    assert!(s.warnings[0].contains("retune"), "{:?}", s.warnings);
+    // Nothing was overwritten.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // A missing store is an error that says to tune first.
+    let e = Tuned::open_from(&dir.join("none.json"), &w, &backend)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no tuning store for `dot`") && e.contains("tune it first"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_changed_variant_set_falls_back_to_the_default() {
-    let backend = SimulatedBackend::planted(App::Reduce);
+    let backend = SimulatedBackend::sized("reduce");
     let store = reduce_store(&backend);
-    let more = SimulatedBackend::planted(App::Reduce).with_failing_variant();
-    let mut tuned = Tuned::from_store(App::Reduce, store, &more, FeatureSet::for_app(App::Reduce));
+    let more = SimulatedBackend::sized("reduce").with_failing_variant();
+    let mut tuned = Tuned::from_store(&App::Reduce.workload(), store, &more);
     tuned.print_warnings = false;
     let s = tuned
         .select(&TuneInput::sized(App::Reduce, 300).unwrap())
@@ -292,7 +402,7 @@ fn a_changed_variant_set_falls_back_to_the_default() {
 
 #[test]
 fn a_failing_variant_is_recorded_and_skipped() {
-    let backend = SimulatedBackend::planted(App::Reduce).with_failing_variant();
+    let backend = SimulatedBackend::sized("reduce").with_failing_variant();
     let store = reduce_store(&backend);
     assert_eq!(store.variants.len(), 4);
     for r in &store.inputs {
@@ -340,15 +450,7 @@ fn a_variant_over_the_time_limit_is_recorded_as_timed_out() {
         ..TuneOptions::default()
     };
     let inputs = reduce_inputs(&[100, 200]);
-    let store = tune(
-        &Slow,
-        App::Reduce,
-        &FeatureSet::for_app(App::Reduce),
-        &inputs,
-        &opts,
-        &mut |_| {},
-    )
-    .unwrap();
+    let store = tune(&Slow, &App::Reduce.workload(), &inputs, &opts, &mut |_| {}).unwrap();
     let slow = &store.inputs[0].measurements[1];
     assert!(matches!(&slow.outcome, Outcome::Failed { reason } if reason.contains("timed out")));
     assert_eq!(store.inputs[0].best.as_deref(), Some("fast"));
@@ -356,8 +458,8 @@ fn a_variant_over_the_time_limit_is_recorded_as_timed_out() {
 
 #[test]
 fn incremental_tuning_stops_by_iterations_and_by_accuracy() {
-    let backend = SimulatedBackend::planted(App::Spmv);
-    let features = FeatureSet::for_app(App::Spmv);
+    let backend = SimulatedBackend::sparse("spmv");
+    let features = App::Spmv.workload();
     let train = train_set();
     let opts = TuneOptions {
         incremental: Some(IncrementalStop {
@@ -367,7 +469,7 @@ fn incremental_tuning_stops_by_iterations_and_by_accuracy() {
         ..quick()
     };
     let mut iterations = 0;
-    let store = tune(&backend, App::Spmv, &features, &train, &opts, &mut |p| {
+    let store = tune(&backend, &features, &train, &opts, &mut |p| {
         if matches!(p, surge::tune::Progress::Iteration { .. }) {
             iterations += 1;
         }
@@ -384,14 +486,14 @@ fn incremental_tuning_stops_by_iterations_and_by_accuracy() {
         }),
         ..quick()
     };
-    let store = tune(&backend, App::Spmv, &features, &train, &opts, &mut |_| {}).unwrap();
+    let store = tune(&backend, &features, &train, &opts, &mut |_| {}).unwrap();
     assert!(
         store.inputs.len() < train.len(),
         "stopped before labelling everything"
     );
     assert!(store.model.cv_accuracy.unwrap() >= 0.75);
     // The actively chosen inputs still teach the rule.
-    let mut tuned = Tuned::from_store(App::Spmv, store, &backend, features);
+    let mut tuned = Tuned::from_store(&features, store, &backend);
     tuned.print_warnings = false;
     let eval = report::evaluate(
         &tuned,
@@ -412,11 +514,11 @@ fn incremental_tuning_stops_by_iterations_and_by_accuracy() {
 fn user_defined_features_and_cusp_features() {
     let m = matgen::power_law(400, 2, 1.5, 3);
     let input = TuneInput::spmv("pl", m.clone()).unwrap();
-    let fs = FeatureSet::for_app(App::Spmv).with_feature("nnz", true, |i| {
-        Ok(i.built.matrix.map_or(0.0, |m| m.nnz as f64))
+    let fs = App::Spmv.workload().with_feature("nnz", true, |i| {
+        Ok(i.matrix.as_ref().map_or(0.0, |m| m.nnz() as f64))
     });
-    let names = fs.names();
-    let v = fs.evaluate(&input).unwrap();
+    let names = fs.features().names();
+    let v = fs.features().evaluate(&input).unwrap();
     assert_eq!(v.values.len(), names.len());
     assert_eq!(v.group_seconds.len(), 3);
     let at = |n: &str| v.values[names.iter().position(|x| x == n).unwrap()];
@@ -691,7 +793,7 @@ fn a_measurement_during_steal_is_repeated_and_its_steal_recorded() {
     assert_eq!((d.discarded, d.steal), (1, Some(0.0)));
     assert_eq!(b.runs.load(Ordering::Relaxed), 8);
     // A backend that cannot tell (the simulated one): measured once, steal unknown.
-    let sim = SimulatedBackend::planted(App::Reduce);
+    let sim = SimulatedBackend::sized("reduce");
     let (_, d) = guarded(&sim, &on, || ());
     assert_eq!((d.discarded, d.steal), (0, None));
 }
@@ -843,7 +945,11 @@ struct Disturbed {
 impl Disturbed {
     fn new(app: App, taken: impl Fn(usize) -> Duration + 'static) -> Disturbed {
         Disturbed {
-            sim: SimulatedBackend::planted(app),
+            sim: if app == App::Spmv {
+                SimulatedBackend::sparse("spmv")
+            } else {
+                SimulatedBackend::sized(app.name())
+            },
             taken: Box::new(taken),
             reads: Default::default(),
             runs: Default::default(),
@@ -874,7 +980,7 @@ impl TuningBackend for Disturbed {
 
 #[test]
 fn a_burst_during_the_confirmation_alone_repeats_the_confirmation() {
-    let features = FeatureSet::for_app(App::Spmv);
+    let features = App::Spmv.workload();
     let store = planted_spmv_store();
     let cfg = TrainingConfig {
         max_steal: 0.10,
@@ -890,7 +996,7 @@ fn a_burst_during_the_confirmation_alone_repeats_the_confirmation() {
         let b = Disturbed::new(App::Spmv, move |r| {
             Duration::from_secs(if burst.contains(&r) { 1000 } else { 0 })
         });
-        let mut tuned = Tuned::from_store(App::Spmv, store.clone(), &b, features.clone());
+        let mut tuned = Tuned::from_store(&features, store.clone(), &b);
         tuned.print_warnings = false;
         let e = report::evaluate(&tuned, &b, input, &cfg, &mut |_, _| {}).unwrap();
         let runs = b.runs.load(std::sync::atomic::Ordering::Relaxed);

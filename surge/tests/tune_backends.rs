@@ -8,9 +8,7 @@ use std::time::Duration;
 use surge::apps::App;
 use surge::tune::cpu::CpuBackend;
 use surge::tune::cuda::CudaBackend;
-use surge::tune::{
-    FeatureSet, Outcome, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend, tune,
-};
+use surge::tune::{Outcome, TrainingConfig, TuneInput, TuneOptions, Tuned, TuningBackend, tune};
 use surge::{Output, Target, Value};
 
 fn flat(o: &Output) -> Vec<f64> {
@@ -39,7 +37,7 @@ fn tunes_reduce_and_runs_the_pick(
         .copied()
         .map(|n| TuneInput::sized(App::Reduce, n).unwrap())
         .collect();
-    let features = FeatureSet::for_app(App::Reduce);
+    let features = App::Reduce.workload();
     let opts = TuneOptions {
         training: TrainingConfig {
             warmup: 1,
@@ -50,7 +48,7 @@ fn tunes_reduce_and_runs_the_pick(
         },
         ..TuneOptions::default()
     };
-    let store = tune(backend, App::Reduce, &features, &inputs, &opts, &mut |_| {}).unwrap();
+    let store = tune(backend, &features, &inputs, &opts, &mut |_| {}).unwrap();
     assert_eq!(store.key.platform, platform, "{:?}", store.key);
     assert!(store.variants.len() > 1, "{:?}", store.variants);
     assert!(store.variants.contains(&store.default_variant));
@@ -66,7 +64,7 @@ fn tunes_reduce_and_runs_the_pick(
         }
         assert!(store.variants.contains(r.best.as_ref().unwrap()));
     }
-    let mut tuned = Tuned::from_store(App::Reduce, store, backend, features);
+    let mut tuned = Tuned::from_store(&features, store, backend);
     tuned.print_warnings = false;
     for input in [&inputs[1], &TuneInput::sized(App::Reduce, 77_777).unwrap()] {
         let (out, sel) = tuned.execute(input, target).unwrap();
@@ -76,7 +74,7 @@ fn tunes_reduce_and_runs_the_pick(
             "{}",
             sel.variant
         );
-        let want = match input.built.computation.interpret().unwrap() {
+        let want = match input.computation.interpret().unwrap() {
             Value::Scalar(s) => vec![s.as_f64().unwrap()],
             v => v.to_f64_vec().unwrap(),
         };

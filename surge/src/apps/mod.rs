@@ -5,6 +5,7 @@ pub mod matgen;
 mod reduce;
 mod scan;
 mod spmv;
+mod tuning;
 
 pub use reduce::{reduce_app, sum_input};
 pub use scan::scan_app;

@@ -26,8 +26,10 @@ pub struct RunArgs {
     /// any machine; its times are host time, not a GPU's).
     #[arg(long, default_value = "cpu", value_name = "PLATFORM")]
     pub platform: String,
-    /// Let the model that `surge tune APP --platform cpu` stored pick the variant from the
-    /// input's features (the default variant, with a warning, when there is no usable model).
+    /// Let the model that `surge tune APP` stored on this CPU pick the variant from the
+    /// input's features. No store, a corrupt one, one tuned on another machine or for another
+    /// version of the computation: an error saying what to do (exit 2). An input outside the
+    /// training range: a warning, then the model's pick.
     #[arg(long, conflicts_with_all = ["variant", "all", "interpret"])]
     pub tuned: bool,
 }
@@ -44,9 +46,22 @@ fn tuned_variant(args: &RunArgs, app: App) -> Result<(String, serde_json::Value)
         (_, n, _) => TuneInput::sized(app, n.unwrap_or(surge::apps::DEFAULT_SIZE))?,
     };
     let backend = CpuBackend::new();
-    let tuned = Tuned::load(app, &backend);
+    let workload = app.workload();
+    let tuned = Tuned::open(&workload, &backend)?;
+    if let Some(why) = tuned.mismatch(&input) {
+        return Err(CliError {
+            code: 2,
+            message: why,
+        });
+    }
     // Tuned::select reports its warnings on stderr itself.
     let sel = tuned.select(&input)?;
+    if !sel.from_model {
+        return Err(CliError {
+            code: 2,
+            message: sel.warnings.join("; "),
+        });
+    }
     // What `select` adds to the feature pass, timed again now that the first call has checked
     // the variant set: the median of 21 repetitions (one query is a few microseconds).
     let beyond = sel.from_model.then(|| {

@@ -10,7 +10,7 @@ use surge::SurgeError;
 use surge::apps::App;
 use surge::tune::campaign::{Campaign, CampaignResult, Step};
 use surge::tune::incremental::IncrementalStop;
-use surge::tune::inputs::{self, Scale, Set};
+use surge::tune::inputs::{Scale, Set};
 use surge::tune::simulated::SimulatedBackend;
 use surge::tune::{TrainingConfig, TuneInput, TuneOptions, TuningBackend};
 
@@ -18,9 +18,11 @@ use surge::tune::{TrainingConfig, TuneInput, TuneOptions, TuningBackend};
 pub struct TuneArgs {
     /// The application: reduce, scan or spmv.
     pub app: String,
-    /// Where variants run: `sim` (simulated timings with a planted rule), `cpu`, `cuda`.
-    #[arg(long, default_value = "sim")]
-    pub platform: String,
+    /// Where variants run and are timed: `cpu` (this machine's cores), `cuda` (GPU 0), or
+    /// `sim` (simulated timings with a planted rule, no hardware: for testing the tuner).
+    /// Default: `cuda` when a GPU is present, else `cpu`.
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<String>,
     /// Training inputs: a directory of .mtx files (spmv) or a file of sizes (reduce, scan).
     /// Default: the built-in generator.
     #[arg(long, value_name = "PATH")]
@@ -111,7 +113,8 @@ pub struct TuneArgs {
     /// Per-variant time limit of one run, in seconds.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
-    /// Rows of the generated spmv matrix the selection cost is measured on (0: skip).
+    /// Rows (spmv) or elements (reduce, scan) of the generated input the selection cost is
+    /// measured on (0: skip).
     #[arg(long, default_value_t = 1_000_000)]
     pub selection_rows: usize,
     /// Where to write the tuning store (default: under $SURGE_DATA or the user data dir).
@@ -156,11 +159,28 @@ fn failure(e: SurgeError) -> CliError {
     }
 }
 
-/// The backend of a platform: adding one is one arm here.
+/// The backend of a platform: adding one is one arm here. Without `--platform`: the GPU when
+/// one can be opened, else the CPU (said on stderr either way).
 fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError> {
-    match args.platform.as_str() {
+    let Some(platform) = args.platform.as_deref() else {
+        return Ok(match surge::tune::cuda::CudaBackend::open(0) {
+            Ok(b) => {
+                eprintln!("tuning on the GPU (`--platform cpu` for the CPU)");
+                Box::new(b)
+            }
+            Err(e) => {
+                eprintln!("tuning on the CPU (no GPU: {e})");
+                Box::new(surge::tune::cpu::CpuBackend::new())
+            }
+        });
+    };
+    match platform {
         "sim" => {
-            let b = SimulatedBackend::planted(app);
+            let b = if app == App::Spmv {
+                SimulatedBackend::sparse(app.name())
+            } else {
+                SimulatedBackend::sized(app.name())
+            };
             Ok(Box::new(if args.sim_failing_variant {
                 b.with_failing_variant()
             } else {
@@ -187,13 +207,13 @@ fn load_inputs(
 ) -> Result<Vec<TuneInput>, CliError> {
     match path {
         Some(p) => {
-            let (inputs, skipped) = inputs::from_path(app, p).map_err(failure)?;
+            let (inputs, skipped) = app.inputs_from_path(p).map_err(failure)?;
             for s in skipped {
                 eprintln!("note: {s}");
             }
             Ok(inputs)
         }
-        None => inputs::generated(app, scale, set).map_err(failure),
+        None => app.generated_inputs(scale, set).map_err(failure),
     }
 }
 
@@ -295,16 +315,21 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
     let variants = backend.variants(&train[0]).map_err(failure)?;
     let nv = variants.len() as u64;
+    let selection = match args.selection_rows {
+        0 => None,
+        rows => Some(app.selection_input(rows).map_err(failure)?),
+    };
+    let workload = app.workload();
     let bar = progress_bar(args.json, (train.len() + test.len()) as u64 * nv);
     let campaign = Campaign {
-        app,
+        workload: &workload,
         backend,
         train: &train,
         test: &test,
         options: &opts,
         out: args.out.as_deref(),
         report: args.report.as_deref(),
-        selection_rows: args.selection_rows,
+        selection: selection.as_ref(),
         started,
     };
     let done = campaign
@@ -322,6 +347,9 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     } else {
         print_training(&campaign, &done);
         print_evaluation(&campaign, &done);
+        if done.store.key.platform == "cpu" {
+            println!("  use it: surge run {app} --tuned [--input ...]");
+        }
     }
     Ok(())
 }
@@ -331,7 +359,7 @@ fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
     let store = &done.store;
     println!(
         "tuned {} on {} ({} variants)",
-        c.app,
+        c.workload.name(),
         c.backend.platform(),
         store.variants.len()
     );

@@ -3,33 +3,31 @@
 //! `--json` prints and `report.json` holds. The CLI parses its arguments into a [`Campaign`],
 //! shows the [`Step`]s as a progress bar, and prints the [`CampaignResult`].
 
-use super::features::FeatureSet;
 use super::model::{Classifier, Model};
 use super::options::{Progress, TuneOptions};
 use super::report::{self, Evaluation};
 use super::select::Tuned;
 use super::store::{self, TuningStore};
 use super::training::{Disturbance, Outcome};
-use super::{Cover, TuneInput, TuningBackend};
+use super::{Cover, TuneInput, TuningBackend, Workload};
 use crate::Result;
-use crate::apps::App;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// What one `surge tune` run does.
 pub struct Campaign<'a> {
-    pub app: App,
+    pub workload: &'a Workload,
     pub backend: &'a dyn TuningBackend,
     pub train: &'a [TuneInput],
     pub test: &'a [TuneInput],
     pub options: &'a TuneOptions,
-    /// Where the store is written (None: the default path of the app and platform).
+    /// Where the store is written (None: the default path of the workload and platform).
     pub out: Option<&'a Path>,
     /// Where `report.json` and the SVG plots are written (None: no report).
     pub report: Option<&'a Path>,
-    /// Rows of the generated spmv matrix the selection cost is measured on (0: skip).
-    pub selection_rows: usize,
+    /// The input the selection cost is measured on (None: not measured).
+    pub selection: Option<&'a TuneInput>,
     /// When the run started (`tuning_seconds` counts from it, loading the inputs included).
     pub started: Instant,
 }
@@ -37,14 +35,14 @@ pub struct Campaign<'a> {
 impl std::fmt::Debug for Campaign<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Campaign")
-            .field("app", &self.app)
+            .field("workload", &self.workload.name())
             .field("platform", &self.backend.platform())
             .field("train", &self.train.len())
             .field("test", &self.test.len())
             .field("options", self.options)
             .field("out", &self.out)
             .field("report", &self.report)
-            .field("selection_rows", &self.selection_rows)
+            .field("selection", &self.selection.map(|i| &i.name))
             .finish_non_exhaustive()
     }
 }
@@ -71,7 +69,7 @@ pub struct CampaignResult {
     pub failures: usize,
     /// Seconds from the start to the trained model (the training part of the run).
     pub train_seconds: f64,
-    /// The selection cost (spmv with `selection_rows` > 0).
+    /// The selection cost (when a selection input was given).
     pub selection: Option<Value>,
     /// Everything above as the JSON summary (with `report`: the files written).
     pub summary: Value,
@@ -80,12 +78,10 @@ pub struct CampaignResult {
 impl Campaign<'_> {
     /// Runs the campaign; errors leave no store half-written.
     pub fn run(&self, progress: &mut dyn FnMut(Step<'_>)) -> Result<CampaignResult> {
-        let features = FeatureSet::for_app(self.app);
         let mut iterations = Vec::new();
         let store = super::tune(
             self.backend,
-            self.app,
-            &features,
+            self.workload,
             self.train,
             self.options,
             &mut |p| match p {
@@ -102,13 +98,13 @@ impl Campaign<'_> {
         let train_seconds = self.started.elapsed().as_secs_f64();
         let out = match self.out {
             Some(p) => p.to_path_buf(),
-            None => store::default_path(self.app.name(), &self.backend.platform())?,
+            None => store::default_path(self.workload.name(), &self.backend.platform())?,
         };
         store.save(&out)?;
 
         // Evaluation on the held-out inputs.
         progress(Step::Testing);
-        let mut tuned = Tuned::from_store(self.app, store.clone(), self.backend, features);
+        let mut tuned = Tuned::from_store(self.workload, store.clone(), self.backend);
         tuned.print_warnings = false;
         let eval = report::evaluate(
             &tuned,
@@ -125,10 +121,9 @@ impl Campaign<'_> {
         .inspect_err(|_| progress(Step::Finished))?;
         progress(Step::Finished);
 
-        let selection = if self.app == App::Spmv && self.selection_rows > 0 {
-            Some(selection_cost(&tuned, self.selection_rows)?)
-        } else {
-            None
+        let selection = match self.selection {
+            Some(input) => Some(selection_cost(&tuned, input)?),
+            None => None,
         };
         let failures = failures(&store);
         let mut done = CampaignResult {
@@ -142,7 +137,7 @@ impl Campaign<'_> {
         };
         done.summary = self.summary(&done, iterations, failures);
         if let Some(dir) = self.report {
-            let files = report::write_report(dir, &done.summary, &done.eval, unit(self.app))?;
+            let files = report::write_report(dir, &done.summary, &done.eval, self.workload.unit())?;
             done.summary["report"] = json!(
                 files
                     .iter()
@@ -157,7 +152,8 @@ impl Campaign<'_> {
     fn summary(&self, r: &CampaignResult, iterations: Vec<Value>, failures: Vec<Value>) -> Value {
         let (store, eval) = (&r.store, &r.eval);
         json!({
-            "app": self.app.name(),
+            "app": self.workload.name(),
+            "structure": store.key.structure,
             "platform": self.backend.platform(),
             "store": r.out.display().to_string(),
             "variants": store.variants,
@@ -184,14 +180,6 @@ impl Campaign<'_> {
             "selection": r.selection,
             "tuning_seconds": r.train_seconds,
         })
-    }
-}
-
-/// The rate unit of the report's plots.
-fn unit(app: App) -> &'static str {
-    match app {
-        App::Spmv => "GFLOP/s",
-        App::Reduce | App::Scan => "Gelem/s",
     }
 }
 
@@ -273,17 +261,12 @@ fn time_batches(batches: usize, per: usize, f: &mut dyn FnMut()) -> (f64, f64, f
     (crate::stats::median_of_sorted(&means), mean, means[0])
 }
 
-/// Selection cost on a generated spmv matrix of about `rows` rows: the feature pass, then the
-/// model query alone (mean of many queries, since one is a few microseconds).
-pub fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<Value> {
-    let n = (rows as f64).sqrt().ceil() as usize;
-    let input = TuneInput::spmv(
-        format!("laplacian_2d-{n}"),
-        crate::apps::matgen::laplacian_2d(n),
-    )?;
-    let fs = FeatureSet::for_app(App::Spmv);
+/// Selection cost on `input`: the feature pass, then the model query alone (mean of many
+/// queries, since one is a few microseconds).
+pub fn selection_cost(tuned: &Tuned<'_>, input: &TuneInput) -> Result<Value> {
+    let fs = tuned.workload().features();
     let t = Instant::now();
-    let f = fs.evaluate(&input)?;
+    let f = fs.evaluate(input)?;
     let feature_us = t.elapsed().as_secs_f64() * 1e6;
     let (batches, per) = (21, 100);
     let model = tuned.store().map(|s| &s.model);
@@ -305,8 +288,9 @@ pub fn selection_cost(tuned: &Tuned<'_>, rows: usize) -> Result<Value> {
         std::hint::black_box(tuned.choose(std::hint::black_box(&f.values)));
     });
     Ok(json!({
-        "rows": n * n,
-        "nnz": input.built.matrix.map(|m| m.nnz),
+        "input": input.name,
+        "rows": input.matrix.as_ref().map_or(input.work as usize, |m| m.rows),
+        "nnz": input.matrix.as_ref().map(|m| m.nnz()),
         "feature_pass_us": feature_us,
         "feature_group_us": f.group_seconds.iter().map(|s| s * 1e6).collect::<Vec<_>>(),
         "feature_groups": fs.group_names(),

@@ -40,14 +40,14 @@ impl CpuBackend {
 
     /// The compiled variants for the input's program (built on first use).
     fn kernels(&self, input: &TuneInput) -> std::result::Result<Arc<Kernels>, String> {
-        let key = input.built.computation.ir().structure_hash();
+        let key = input.computation.ir().structure_hash();
         let mut map = self
             .kernels
             .lock()
             .map_err(|_| "the kernel cache lock is poisoned".to_string())?;
         map.entry(key)
             .or_insert_with(|| {
-                Kernels::build(&input.built.computation, &Target::Cpu(self.machine.clone()))
+                Kernels::build(&input.computation, &Target::Cpu(self.machine.clone()))
                     .map(Arc::new)
                     .map_err(|e| format!("compiling the variants (input `{}`): {e}", input.name))
             })
@@ -88,7 +88,7 @@ impl TuningBackend for CpuBackend {
             .map_err(|_| "the workspace lock is poisoned".to_string())?;
         let t = Instant::now();
         for _ in 0..runs.max(1) {
-            k.run_in(&input.built.computation, v, &mut ws)
+            k.run_in(&input.computation, v, &mut ws)
                 .map_err(|e| format!("`{variant}` on `{}`: {e}", input.name))?;
         }
         Ok(t.elapsed())

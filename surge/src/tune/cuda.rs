@@ -101,7 +101,7 @@ impl<R: Runtime + 'static> CudaBackend<R> {
         &self,
         input: &TuneInput,
     ) -> std::result::Result<(u128, &'static Program<R>), String> {
-        let c = &input.built.computation;
+        let c = &input.computation;
         let key = c.ir().structure_hash();
         let mut map = self
             .programs
@@ -134,7 +134,7 @@ impl<R: Runtime + 'static> CudaBackend<R> {
         (key, program): (u128, &'static Program<R>),
         f: impl FnOnce(&mut Current<R>) -> std::result::Result<T, String>,
     ) -> std::result::Result<T, String> {
-        let c = &input.built.computation;
+        let c = &input.computation;
         let mut slot = self
             .current
             .lock()
@@ -206,7 +206,7 @@ impl<R: Runtime + 'static> TuningBackend for CudaBackend<R> {
             if !cur.checked.contains_key(&i) {
                 if cur.expected.is_none() {
                     cur.expected =
-                        Some(Expected::of(&input.built.computation).map_err(|e| {
+                        Some(Expected::of(&input.computation).map_err(|e| {
                             format!("the reference result of `{}`: {e}", input.name)
                         })?);
                 }
@@ -267,8 +267,7 @@ mod tests {
     #[test]
     fn every_input_of_an_app_has_the_same_cuda_variant_ids() {
         let dev = CudaDevice::builtin("h200").unwrap();
-        let ids =
-            |i: &TuneInput| final_phase_ids(&variant_lists(&dev, &i.built.computation).unwrap());
+        let ids = |i: &TuneInput| final_phase_ids(&variant_lists(&dev, &i.computation).unwrap());
         let spmv = [
             TuneInput::spmv("lap", matgen::laplacian_2d(20)).unwrap(),
             TuneInput::spmv("rand", matgen::random(300, 200, 7, 1)).unwrap(),

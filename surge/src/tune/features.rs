@@ -4,7 +4,6 @@
 //! selection cost, and groups are evaluated in parallel (rayon).
 
 use super::TuneInput;
-use crate::apps::App;
 use crate::mtx::CsrMatrix;
 use crate::{Result, SurgeError};
 use rayon::prelude::*;
@@ -34,7 +33,7 @@ impl fmt::Debug for FeatureGroup {
     }
 }
 
-/// The features of one app: an ordered list of groups.
+/// The features of one workload: an ordered list of groups.
 #[derive(Debug, Clone, Default)]
 pub struct FeatureSet {
     groups: Vec<FeatureGroup>,
@@ -51,13 +50,9 @@ pub struct FeatureValues {
 }
 
 impl FeatureSet {
-    /// Surge's inferred features, plus the CUSP features for spmv.
-    pub fn for_app(app: App) -> FeatureSet {
-        let fs = FeatureSet::default().with_group(surge_group());
-        match app {
-            App::Spmv => fs.with_group(cusp_group()),
-            App::Reduce | App::Scan => fs,
-        }
+    /// Surge's inferred features alone (what a [`Workload`](super::Workload) starts with).
+    pub fn inferred() -> FeatureSet {
+        FeatureSet::default().with_group(surge_group())
     }
 
     pub fn with_group(mut self, g: FeatureGroup) -> FeatureSet {
@@ -168,7 +163,7 @@ pub fn surge_group() -> FeatureGroup {
             ("elements".into(), true),
         ],
         eval: Arc::new(|input: &TuneInput| {
-            let f = input.built.computation.features()?;
+            let f = input.computation.features()?;
             let nested = f.aspect_ratio.is_some() || f.avg_row_length.is_some();
             let rows = f.length.max(1) as f64;
             let avg = f.elements as f64 / rows;

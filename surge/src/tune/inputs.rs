@@ -1,10 +1,9 @@
-//! Where tuning inputs come from: a directory (Matrix Market files for spmv, a list of sizes for
-//! reduce and scan) or a built-in deterministic generator of diverse inputs, so `surge tune`
-//! works out of the box. Generated training and test sets use different parameters and seeds,
-//! so they are disjoint.
+//! Where the built-in apps' tuning inputs come from: files (a list of sizes) or built-in
+//! deterministic generators of diverse inputs (sparse matrices, sizes), so `surge tune` works
+//! out of the box. Which app takes which is the app's registration (`surge::apps::App`).
+//! Generated training and test sets use different parameters and seeds, so they are disjoint.
 
-use super::{TuneInput, tune_err};
-use crate::apps::App;
+use super::tune_err;
 use crate::apps::matgen;
 use crate::mtx::CsrMatrix;
 use crate::{Result, SurgeError};
@@ -192,91 +191,46 @@ pub fn sizes(scale: Scale, set: Set) -> Vec<usize> {
     v
 }
 
-/// The generated inputs of an app.
-pub fn generated(app: App, scale: Scale, set: Set) -> Result<Vec<TuneInput>> {
-    match app {
-        App::Spmv => spmv_matrices(scale, set)
-            .into_iter()
-            .map(|(n, m)| TuneInput::spmv(n, m))
-            .collect(),
-        App::Reduce | App::Scan => sizes(scale, set)
-            .into_iter()
-            .map(|n| TuneInput::sized(app, n))
-            .collect(),
-    }
-}
-
-/// Inputs from a path. For spmv: every `.mtx` file of a directory (or one file); files that
-/// cannot be used (complex values, malformed) are skipped and returned with the reason. For
-/// reduce and scan: a file of sizes (whitespace- or comma-separated, `#` comments), or a
-/// directory holding `sizes.txt`.
-pub fn from_path(app: App, path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
+/// A list of sizes from a file (whitespace- or comma-separated, `#` comments), or from
+/// `sizes.txt` in a directory. Errors name the file and line.
+pub fn sizes_from_path(path: &Path) -> Result<Vec<usize>> {
     let bad = |m: String| SurgeError::Input {
         input: path.display().to_string(),
         message: m,
     };
-    match app {
-        App::Spmv => {
-            let files: Vec<std::path::PathBuf> = if path.is_dir() {
-                let mut f: Vec<_> = std::fs::read_dir(path)
-                    .map_err(|e| bad(format!("cannot list the directory: {e}")))?
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|e| e == "mtx"))
-                    .collect();
-                f.sort();
-                f
-            } else {
-                vec![path.to_path_buf()]
-            };
-            let mut inputs = Vec::new();
-            let mut skipped = Vec::new();
-            for f in files {
-                match TuneInput::matrix_file(&f) {
-                    Ok(i) => inputs.push(i),
-                    Err(e) => skipped.push(format!("skipping {}: {e}", f.display())),
-                }
-            }
-            if inputs.is_empty() {
-                return Err(bad("no usable Matrix Market (.mtx) file".into()));
-            }
-            Ok((inputs, skipped))
-        }
-        App::Reduce | App::Scan => {
-            let file = if path.is_dir() {
-                path.join("sizes.txt")
-            } else {
-                path.to_path_buf()
-            };
-            let text = std::fs::read_to_string(&file).map_err(|e| {
+    let file = if path.is_dir() {
+        path.join("sizes.txt")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| {
+        bad(format!(
+            "cannot read the sizes file {}: {e}",
+            file.display()
+        ))
+    })?;
+    let mut sizes = Vec::new();
+    for (ln, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        for tok in line
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|t| !t.is_empty())
+        {
+            let n: usize = tok.parse().map_err(|_| {
                 bad(format!(
-                    "cannot read the sizes file {}: {e}",
-                    file.display()
+                    "{}:{}: `{tok}` is not a size",
+                    file.display(),
+                    ln + 1
                 ))
             })?;
-            let mut inputs = Vec::new();
-            for (ln, line) in text.lines().enumerate() {
-                let line = line.split('#').next().unwrap_or("");
-                for tok in line
-                    .split(|c: char| c.is_whitespace() || c == ',')
-                    .filter(|t| !t.is_empty())
-                {
-                    let n: usize = tok.parse().map_err(|_| {
-                        bad(format!(
-                            "{}:{}: `{tok}` is not a size",
-                            file.display(),
-                            ln + 1
-                        ))
-                    })?;
-                    if n == 0 {
-                        return Err(bad(format!("{}:{}: size 0", file.display(), ln + 1)));
-                    }
-                    inputs.push(TuneInput::sized(app, n)?);
-                }
+            if n == 0 {
+                return Err(bad(format!("{}:{}: size 0", file.display(), ln + 1)));
             }
-            if inputs.is_empty() {
-                return Err(tune_err(format!("no sizes in {}", file.display())));
-            }
-            Ok((inputs, Vec::new()))
+            sizes.push(n);
         }
     }
+    if sizes.is_empty() {
+        return Err(tune_err(format!("no sizes in {}", file.display())));
+    }
+    Ok(sizes)
 }

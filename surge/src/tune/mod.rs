@@ -46,6 +46,7 @@ pub mod simulated;
 pub mod store;
 pub mod training;
 mod tuner;
+pub mod workload;
 
 pub use cover::{Cover, cover};
 pub use features::{FeatureSet, FeatureValues};
@@ -56,79 +57,43 @@ pub use select::{Selection, Tuned, execute_tuned};
 pub use store::{StoreKey, TuningStore};
 pub use training::{Disturbance, Measurement, Outcome, TrainingConfig};
 pub use tuner::tune;
+pub use workload::Workload;
 
-use crate::apps::{App, AppInput, BuiltApp, MatrixShape};
 use crate::mtx::CsrMatrix;
 use crate::{Result, SurgeError};
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// One input the tuner trains, tests or selects on: the app built on it (what a backend runs)
-/// and, for spmv, the CSR matrix itself (what the CUSP features are computed from).
-#[derive(Debug, Clone)]
+/// One input the tuner trains, tests or selects on: its workload's computation built on it
+/// (what a backend runs), its work, and what features may need beside the computation (a CSR
+/// matrix, the user's own data). Made by [`Workload::input`].
+#[derive(Clone)]
 pub struct TuneInput {
     /// A short, unique name (file name or generator description) used in stores and reports.
     pub name: String,
-    pub built: BuiltApp,
-    pub matrix: Option<Arc<CsrMatrix>>,
-}
-
-impl TuneInput {
-    /// An spmv input on `matrix` (x = all ones).
-    pub fn spmv(name: impl Into<String>, matrix: CsrMatrix) -> Result<TuneInput> {
-        let name = name.into();
-        let x = vec![1.0; matrix.cols];
-        let y = crate::apps::spmv_app(&matrix, &x)?;
-        let built = BuiltApp {
-            app: App::Spmv,
-            computation: crate::Computation::new(&y)?,
-            input_name: name.clone(),
-            matrix: Some(MatrixShape {
-                rows: matrix.rows,
-                cols: matrix.cols,
-                nnz: matrix.nnz(),
-            }),
-            size: None,
-        };
-        Ok(TuneInput {
-            name,
-            built,
-            matrix: Some(Arc::new(matrix)),
-        })
-    }
-
-    /// An spmv input read from a Matrix Market file (named by the file name).
-    pub fn matrix_file(path: &std::path::Path) -> Result<TuneInput> {
-        let m = crate::mtx::read_mtx(path)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.display().to_string());
-        TuneInput::spmv(name, m)
-    }
-
-    /// A reduce or scan input of `n` generated values.
-    pub fn sized(app: App, n: usize) -> Result<TuneInput> {
-        let built = BuiltApp::new(app, &AppInput::Size(n))?;
-        Ok(TuneInput {
-            name: format!("n={n}"),
-            built,
-            matrix: None,
-        })
-    }
-
-    pub fn app(&self) -> App {
-        self.built.app
-    }
-
+    /// The name of the [`Workload`] it belongs to.
+    pub workload: String,
+    pub computation: crate::Computation,
     /// The useful work of one run (flops for spmv, elements for reduce and scan), so times on
     /// different inputs become comparable rates (GFLOP/s, Gelem/s) in reports.
-    pub fn work(&self) -> f64 {
-        match (&self.built.matrix, self.built.size) {
-            (Some(m), _) => 2.0 * m.nnz as f64,
-            (None, Some(n)) => n as f64,
-            _ => 0.0,
-        }
+    pub work: f64,
+    pub matrix: Option<Arc<CsrMatrix>>,
+    /// The user's description of the input ([`TuneInput::with_data`]).
+    pub data: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for TuneInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TuneInput")
+            .field("name", &self.name)
+            .field("workload", &self.workload)
+            .field("work", &self.work)
+            .field(
+                "matrix",
+                &self.matrix.as_ref().map(|m| (m.rows, m.cols, m.nnz())),
+            )
+            .finish_non_exhaustive()
     }
 }
 

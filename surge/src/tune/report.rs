@@ -170,7 +170,7 @@ pub fn evaluate(
         results.push(TestResult {
             name: input.name.clone(),
             features,
-            work: input.work(),
+            work: input.work,
             tuned: sel.variant,
             tuned_vs_best: best_seconds
                 .zip(tuned_seconds)

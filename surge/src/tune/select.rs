@@ -1,13 +1,15 @@
 //! Run-time selection: load the tuned model once, then pick a variant per input from its
-//! features. Anything doubtful (no store, corrupt store, other schema, other machine, other
-//! variant set, other features) degrades to the backend's default variant with a warning: slower
-//! perhaps, never wrong.
+//! features. Two ways to open a model:
+//!
+//! * [`Tuned::open`] (what `surge run --tuned` uses) refuses anything doubtful with an error
+//!   saying what to do: no store, a corrupt store, another schema, another machine, another
+//!   variant set, other features, a computation whose structure changed.
+//! * [`Tuned::load`] degrades to the backend's default variant with a warning instead: slower
+//!   perhaps, never wrong.
 
-use super::features::FeatureSet;
-use super::store::{StoreKey, TuningStore, default_path};
-use super::{TuneInput, TuningBackend};
-use crate::Result;
-use crate::apps::App;
+use super::store::{StoreKey, TuningStore, default_path, stale};
+use super::{TuneInput, TuningBackend, Workload};
+use crate::{Result, SurgeError};
 use std::fmt;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -33,11 +35,10 @@ enum State {
     Fallback(String),
 }
 
-/// A tuned app on one backend.
+/// A tuned workload on one backend.
 pub struct Tuned<'b> {
-    app: App,
+    workload: Workload,
     backend: &'b dyn TuningBackend,
-    features: FeatureSet,
     state: State,
     /// Result of checking the store's variant checksum against the backend (first `select`).
     variants_ok: OnceLock<Option<String>>,
@@ -48,7 +49,7 @@ pub struct Tuned<'b> {
 impl fmt::Debug for Tuned<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tuned")
-            .field("app", &self.app)
+            .field("workload", &self.workload.name())
             .field("platform", &self.backend.platform())
             .field("warning", &self.warning())
             .finish_non_exhaustive()
@@ -56,40 +57,77 @@ impl fmt::Debug for Tuned<'_> {
 }
 
 impl<'b> Tuned<'b> {
-    /// Loads the app's store from the default location for the backend's platform.
-    pub fn load(app: App, backend: &'b dyn TuningBackend) -> Tuned<'b> {
-        match default_path(app.name(), &backend.platform()) {
-            Ok(p) => Tuned::load_from(&p, app, backend),
-            Err(e) => Tuned::fallback(app, backend, e.to_string()),
+    /// Loads the workload's store from the default location for the backend's platform; the
+    /// default variant (with a warning) when it is missing or unusable.
+    pub fn load(workload: &Workload, backend: &'b dyn TuningBackend) -> Tuned<'b> {
+        match default_path(workload.name(), &backend.platform()) {
+            Ok(p) => Tuned::load_from(&p, workload, backend),
+            Err(e) => Tuned::fallback(workload, backend, e.to_string()),
         }
     }
 
-    /// Loads a store from a file.
-    pub fn load_from(path: &Path, app: App, backend: &'b dyn TuningBackend) -> Tuned<'b> {
+    /// Loads a store from a file; the default variant (with a warning) when it is unusable.
+    pub fn load_from(
+        path: &Path,
+        workload: &Workload,
+        backend: &'b dyn TuningBackend,
+    ) -> Tuned<'b> {
         match TuningStore::load(path) {
-            Ok(s) => Tuned::from_store(app, s, backend, FeatureSet::for_app(app)),
-            Err(e) => Tuned::fallback(app, backend, e.to_string()),
+            Ok(s) => Tuned::from_store(workload, s, backend),
+            Err(e) => Tuned::fallback(workload, backend, e.to_string()),
         }
     }
 
-    /// Uses a store in memory with the given features (user-defined features must be given
-    /// again here: functions are not stored, only their names).
+    /// Opens the workload's store from the default location, or says why it cannot be used
+    /// (missing, corrupt, another machine, another computation) and what to do.
+    pub fn open(workload: &Workload, backend: &'b dyn TuningBackend) -> Result<Tuned<'b>> {
+        Tuned::open_from(
+            &default_path(workload.name(), &backend.platform())?,
+            workload,
+            backend,
+        )
+    }
+
+    /// [`open`](Self::open) from a file.
+    pub fn open_from(
+        path: &Path,
+        workload: &Workload,
+        backend: &'b dyn TuningBackend,
+    ) -> Result<Tuned<'b>> {
+        let refused = |message: String| SurgeError::Input {
+            input: path.display().to_string(),
+            message,
+        };
+        if !path.exists() {
+            return Err(refused(format!(
+                "no tuning store for `{}` on `{}`: tune it first (`surge tune {}`, or \
+                 `surge::tune::tune` from Rust)",
+                workload.name(),
+                backend.platform(),
+                workload.name()
+            )));
+        }
+        let store = TuningStore::load(path)?;
+        let mut t = Tuned::ready(workload, store, backend);
+        t.print_warnings = false;
+        t.check_static().map_err(refused)?;
+        if let State::Ready(s) = &t.state {
+            s.model.prepare();
+        }
+        t.print_warnings = true;
+        Ok(t)
+    }
+
+    /// Uses a store in memory (user-defined features are the workload's: functions are not
+    /// stored, only their names, which must match).
     pub fn from_store(
-        app: App,
+        workload: &Workload,
         store: TuningStore,
         backend: &'b dyn TuningBackend,
-        features: FeatureSet,
     ) -> Tuned<'b> {
-        let mut t = Tuned {
-            app,
-            backend,
-            features,
-            state: State::Ready(Box::new(store)),
-            variants_ok: OnceLock::new(),
-            print_warnings: true,
-        };
+        let mut t = Tuned::ready(workload, store, backend);
         if let Err(reason) = t.check_static() {
-            t = Tuned::fallback(app, backend, reason);
+            t = Tuned::fallback(workload, backend, reason);
         }
         if let State::Ready(s) = &t.state {
             s.model.prepare();
@@ -97,20 +135,36 @@ impl<'b> Tuned<'b> {
         t
     }
 
-    fn fallback(app: App, backend: &'b dyn TuningBackend, reason: String) -> Tuned<'b> {
-        let reason = format!("no usable tuning for {app}, using the default variant: {reason}");
+    fn ready(workload: &Workload, store: TuningStore, backend: &'b dyn TuningBackend) -> Tuned<'b> {
+        Tuned {
+            workload: workload.clone(),
+            backend,
+            state: State::Ready(Box::new(store)),
+            variants_ok: OnceLock::new(),
+            print_warnings: true,
+        }
+    }
+
+    fn fallback(workload: &Workload, backend: &'b dyn TuningBackend, reason: String) -> Tuned<'b> {
+        let reason = format!(
+            "no usable tuning for `{}`, using the default variant: {reason}",
+            workload.name()
+        );
         eprintln!("warning: {reason}");
         Tuned {
-            app,
+            workload: workload.clone(),
             backend,
-            features: FeatureSet::for_app(app),
             state: State::Fallback(reason),
             variants_ok: OnceLock::new(),
             print_warnings: true,
         }
     }
 
-    /// Checks everything that does not need an input: app, platform, device, features.
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    /// Checks everything that does not need an input: workload, platform, device, features.
     fn check_static(&self) -> std::result::Result<(), String> {
         let State::Ready(s) = &self.state else {
             return Ok(());
@@ -118,10 +172,11 @@ impl<'b> Tuned<'b> {
         let pd = self.backend.platform();
         let (platform, device) = super::split_platform(&pd);
         let k = &s.key;
-        if k.app != self.app.name() {
+        if k.computation != self.workload.name() {
             return Err(format!(
-                "the store was tuned for app `{}`, not `{}`",
-                k.app, self.app
+                "the store was tuned for `{}`, not `{}`",
+                k.computation,
+                self.workload.name()
             ));
         }
         if k.platform != platform || k.device != device {
@@ -130,11 +185,11 @@ impl<'b> Tuned<'b> {
                 k.platform, k.device
             ));
         }
-        if s.model.feature_names != self.features.names() {
+        let names = self.workload.features().names();
+        if s.model.feature_names != names {
             return Err(format!(
                 "the store's features {:?} differ from this program's {:?}",
-                s.model.feature_names,
-                self.features.names()
+                s.model.feature_names, names
             ));
         }
         if s.variants.is_empty() {
@@ -178,21 +233,53 @@ impl<'b> Tuned<'b> {
         })
     }
 
-    /// Picks the variant for `input`.
+    /// Why `input` cannot be selected for by this model, if it cannot: it belongs to another
+    /// workload, or its computation has another structure than the one tuned (the program
+    /// changed since: retune).
+    pub fn mismatch(&self, input: &TuneInput) -> Option<String> {
+        let State::Ready(store) = &self.state else {
+            return None;
+        };
+        if input.workload != self.workload.name() {
+            return Some(format!(
+                "input `{}` is an input of `{}`, this model tunes `{}`",
+                input.name,
+                input.workload,
+                self.workload.name()
+            ));
+        }
+        (input.structure() != store.key.structure)
+            .then(|| format!("input `{}`: {}", input.name, stale(&store.key.computation)))
+    }
+
+    /// Picks the variant for `input`. An input of another structure than the model's gets
+    /// the default variant with a warning ([`mismatch`](Self::mismatch) says why first).
     pub fn select(&self, input: &TuneInput) -> Result<Selection> {
         let store = match &self.state {
             State::Fallback(r) => return self.default_selection(input, r),
             State::Ready(s) => s,
         };
+        if let Some(why) = self.mismatch(input) {
+            let r = format!("using the default variant: {why}");
+            if self.print_warnings {
+                eprintln!("warning: {r}");
+            }
+            return self.default_selection(input, &r);
+        }
         let variants_problem = self.variants_ok.get_or_init(|| {
             let key = match self.backend.variants(input) {
-                Ok(v) => StoreKey::new(self.app.name(), &self.backend.platform(), &v),
+                Ok(v) => StoreKey::new(
+                    self.workload.name(),
+                    &input.structure(),
+                    &self.backend.platform(),
+                    &v,
+                ),
                 Err(e) => return Some(format!("cannot list the backend's variants: {e}")),
             };
             store.check_key(&key).err().map(|r| {
                 let r = format!(
-                    "no usable tuning for {}, using the default variant: {r}",
-                    self.app
+                    "no usable tuning for `{}`, using the default variant: {r}",
+                    self.workload.name()
                 );
                 if self.print_warnings {
                     eprintln!("warning: {r}");
@@ -204,7 +291,7 @@ impl<'b> Tuned<'b> {
             return self.default_selection(input, r);
         }
         let t = Instant::now();
-        let f = self.features.evaluate(input)?;
+        let f = self.workload.features().evaluate(input)?;
         let feature_seconds = t.elapsed().as_secs_f64();
         let mut sel = self.select_from_features(&f.values);
         sel.feature_seconds = feature_seconds;
@@ -272,7 +359,7 @@ impl Tuned<'_> {
         input: &TuneInput,
         target: &crate::Target,
     ) -> Result<(crate::Output, Selection)> {
-        let c = &input.built.computation;
+        let c = &input.computation;
         let mut sel = self.select(input)?;
         match crate::execute_variant(c, target, &sel.variant) {
             Ok(out) => Ok((out, sel)),
@@ -302,8 +389,9 @@ impl Tuned<'_> {
     }
 }
 
-/// Runs `input`'s computation on the CPU `target` with the variant the stored tuning model (of
-/// `surge tune APP --platform cpu`) picks from its features, falling back to the default
+/// Runs `input`'s computation (of `workload`) on the CPU `target` with the variant the stored
+/// tuning model (of `surge tune APP --platform cpu`, or `tune::tune` on the CPU) picks from its
+/// features, falling back to the default
 /// variant with a warning on stderr when there is no usable store. Loads the store on every
 /// call: to run many inputs, hold a [`Tuned`] and call [`Tuned::execute`].
 ///
@@ -311,15 +399,17 @@ impl Tuned<'_> {
 /// use surge::tune::{self, TuneInput};
 /// let input = TuneInput::spmv("lap", surge::apps::matgen::laplacian_2d(100))?;
 /// let target = surge::Target::cpu();
-/// let (out, sel) = tune::execute_tuned(&input, &target)?;
+/// let spmv = surge::apps::App::Spmv.workload();
+/// let (out, sel) = tune::execute_tuned(&spmv, &input, &target)?;
 /// println!("{} (from the model: {})", sel.variant, sel.from_model);
 /// # Ok::<(), surge::SurgeError>(())
 /// ```
 pub fn execute_tuned(
+    workload: &Workload,
     input: &TuneInput,
     target: &crate::Target,
 ) -> Result<(crate::Output, Selection)> {
     let backend = super::cpu::CpuBackend::new();
-    let tuned = Tuned::load(input.app(), &backend);
+    let tuned = Tuned::load(workload, &backend);
     tuned.execute(input, target)
 }

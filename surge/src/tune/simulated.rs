@@ -2,23 +2,25 @@
 //! planted rule, so the tuner, store and selection are tested without hardware noise (like
 //! CubeCL's dummy backend and Kernel Tuner's simulation mode). Nothing runs and nothing sleeps.
 //!
-//! Planted rules (times in nanoseconds):
-//! * spmv (`nnz` nonzeros, average row length `r`, coefficient of variation `cv` of row lengths):
+//! Planted rules (times in nanoseconds), one per kind of input:
+//! * sparse ([`SimulatedBackend::sparse`], inputs with a matrix: `nnz` nonzeros, average row length `r`, coefficient of variation `cv` of row lengths):
 //!   `row-per-thread = nnz·(1 + r/8)·(1 + cv)`, `row-per-warp = 2·nnz·(1 + cv)`,
 //!   `merge-path = 2.6·nnz`: row-per-thread wins below 8 nonzeros per row, row-per-warp above,
 //!   merge-path on very irregular matrices.
-//! * reduce and scan (`n` elements): `sequential = n + 100`, `tiled = n/2 + 5000`,
+//! * sized ([`SimulatedBackend::sized`], an input's work `n`, e.g. its elements): `sequential = n + 100`, `tiled = n/2 + 5000`,
 //!   `blocked = 0.3·n + 200000`: sequential below ~9800 elements, blocked above ~975000.
 
 use super::{TuneInput, TuningBackend};
 use crate::Result;
-use crate::apps::App;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 #[derive(Debug)]
 pub struct SimulatedBackend {
-    app: App,
+    /// The workload it simulates (its variant ids are `sim/<workload>/<name>`).
+    workload: String,
+    /// Which planted rule: the sparse one, or the sized one.
+    sparse: bool,
     /// A variant that always fails, to exercise failure handling.
     failing: Option<String>,
     /// Run counter, so repeated runs differ by a deterministic ±1 % jitter.
@@ -26,28 +28,40 @@ pub struct SimulatedBackend {
 }
 
 impl SimulatedBackend {
-    pub fn planted(app: App) -> SimulatedBackend {
+    /// The sparse rule, for `workload`'s inputs (each with its matrix).
+    pub fn sparse(workload: &str) -> SimulatedBackend {
+        SimulatedBackend::planted(workload, true)
+    }
+
+    /// The sized rule, for `workload`'s inputs (on their work).
+    pub fn sized(workload: &str) -> SimulatedBackend {
+        SimulatedBackend::planted(workload, false)
+    }
+
+    fn planted(workload: &str, sparse: bool) -> SimulatedBackend {
         SimulatedBackend {
-            app,
+            workload: workload.to_string(),
+            sparse,
             failing: None,
             runs: AtomicU64::new(0),
         }
     }
 
-    /// Adds a variant `sim/<app>/broken` that fails on every run.
+    /// Adds a variant `sim/<workload>/broken` that fails on every run.
     pub fn with_failing_variant(mut self) -> SimulatedBackend {
-        self.failing = Some(format!("sim/{}/broken", self.app));
+        self.failing = Some(format!("sim/{}/broken", self.workload));
         self
     }
 
     fn base_variants(&self) -> Vec<String> {
-        let names: &[&str] = match self.app {
-            App::Spmv => &["row-per-thread", "row-per-warp", "merge-path"],
-            App::Reduce | App::Scan => &["sequential", "tiled", "blocked"],
+        let names: &[&str] = if self.sparse {
+            &["row-per-thread", "row-per-warp", "merge-path"]
+        } else {
+            &["sequential", "tiled", "blocked"]
         };
         names
             .iter()
-            .map(|n| format!("sim/{}/{n}", self.app))
+            .map(|n| format!("sim/{}/{n}", self.workload))
             .collect()
     }
 
@@ -75,7 +89,7 @@ impl SimulatedBackend {
                 _ => None,
             }
         } else {
-            let n = input.built.size? as f64;
+            let n = input.work;
             match short {
                 "sequential" => Some(n + 100.0),
                 "tiled" => Some(n / 2.0 + 5000.0),
@@ -92,12 +106,13 @@ impl TuningBackend for SimulatedBackend {
     }
 
     fn variants(&self, input: &TuneInput) -> Result<Vec<String>> {
-        if input.app() != self.app {
+        if input.workload != self.workload || input.matrix.is_some() != self.sparse {
             return Err(crate::SurgeError::Usage(format!(
-                "the simulated backend was made for {}, not {} (input `{}`)",
-                self.app,
-                input.app(),
-                input.name
+                "the simulated backend was made for {} inputs of `{}`, not input `{}` of `{}`",
+                if self.sparse { "sparse" } else { "sized" },
+                self.workload,
+                input.name,
+                input.workload
             )));
         }
         let mut v = self.base_variants();
@@ -132,10 +147,8 @@ impl TuningBackend for SimulatedBackend {
     }
 
     fn default_variant(&self, _input: &TuneInput) -> Result<String> {
-        Ok(match self.app {
-            App::Spmv => format!("sim/{}/row-per-warp", self.app),
-            App::Reduce | App::Scan => format!("sim/{}/tiled", self.app),
-        })
+        let name = if self.sparse { "row-per-warp" } else { "tiled" };
+        Ok(format!("sim/{}/{name}", self.workload))
     }
 
     /// A reference that is a constant 10 % slower than the best planted variant.

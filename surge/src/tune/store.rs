@@ -1,7 +1,8 @@
-//! The tuning store: one JSON file per (app, platform, device) holding the model and every
+//! The tuning store: one JSON file per (workload, platform, device) holding the model and every
 //! measurement it was trained on, so a user can see why a variant won. Versioned and keyed so a
-//! store written by another Surge, on another machine or for another variant set is detected and
-//! refused (the caller then falls back to the default variant), never silently misused.
+//! store written by another Surge, for another computation (other name, or the same name whose
+//! computation's structure changed), on another machine or for another variant set is detected
+//! and refused, never silently misused.
 
 use super::model::Model;
 pub use super::record::InputRecord;
@@ -11,12 +12,17 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the store's layout changes; older or newer stores are refused.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: keyed by workload name and computation structure instead of a built-in app.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What a store is valid for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreKey {
-    pub app: String,
+    /// The workload's name.
+    pub computation: String,
+    /// The structure hash of the workload's computation (hex): its IR with input lengths and
+    /// literal values erased, so every input size shares it and a changed program does not.
+    pub structure: String,
     /// `cpu`, `cuda`, `sim`.
     pub platform: String,
     /// CPU or GPU model.
@@ -26,10 +32,16 @@ pub struct StoreKey {
 }
 
 impl StoreKey {
-    pub fn new(app: &str, platform_device: &str, variants: &[String]) -> StoreKey {
+    pub fn new(
+        computation: &str,
+        structure: &str,
+        platform_device: &str,
+        variants: &[String],
+    ) -> StoreKey {
         let (platform, device) = super::split_platform(platform_device);
         StoreKey {
-            app: app.to_string(),
+            computation: computation.to_string(),
+            structure: structure.to_string(),
             platform: platform.to_string(),
             device: device.to_string(),
             variants_checksum: variants_checksum(variants),
@@ -67,6 +79,14 @@ pub struct TuningStore {
     pub written_by: String,
 }
 
+/// Why a store whose computation changed is refused.
+pub fn stale(computation: &str) -> String {
+    format!(
+        "the store was tuned for another version of `{computation}` (its computation's \
+         structure changed since): retune it (`surge tune`, or `surge::tune::tune` from Rust)"
+    )
+}
+
 /// Where stores live: `$SURGE_DATA`, else `$XDG_DATA_HOME/surge`, else `~/.local/share/surge`.
 pub fn data_dir() -> Option<PathBuf> {
     let env = |k: &str| {
@@ -91,14 +111,14 @@ fn sanitize(s: &str) -> String {
         .collect()
 }
 
-/// The default store file of an app on a platform (`"<platform>:<device>"`).
-pub fn default_path(app: &str, platform_device: &str) -> Result<PathBuf> {
+/// The default store file of a workload on a platform (`"<platform>:<device>"`).
+pub fn default_path(workload: &str, platform_device: &str) -> Result<PathBuf> {
     let dir = data_dir()
         .ok_or_else(|| tune_err("no data directory: set $SURGE_DATA, $XDG_DATA_HOME or $HOME"))?;
     let (p, d) = super::split_platform(platform_device);
     Ok(dir.join("tune").join(format!(
         "{}-{}-{}.json",
-        sanitize(app),
+        sanitize(workload),
         sanitize(p),
         sanitize(d)
     )))
@@ -155,8 +175,11 @@ impl TuningStore {
         let diff = |what: &str, a: &str, b: &str| {
             Err(format!("the store was tuned for {what} `{a}`, not `{b}`"))
         };
-        if k.app != key.app {
-            return diff("app", &k.app, &key.app);
+        if k.computation != key.computation {
+            return diff("computation", &k.computation, &key.computation);
+        }
+        if k.structure != key.structure {
+            return Err(stale(&k.computation));
         }
         if k.platform != key.platform {
             return diff("platform", &k.platform, &key.platform);

@@ -1,41 +1,36 @@
 //! One tuning run: features of every input, exhaustive (or incremental) measurement, model.
 
-use super::features::FeatureSet;
 use super::incremental;
 use super::labelling::{label, train_model};
 use super::options::{Progress, TuneOptions};
 use super::store::{SCHEMA_VERSION, StoreKey, TuningStore};
-use super::{TuneInput, TuningBackend, tune_err};
+use super::{TuneInput, TuningBackend, Workload, tune_err};
 use crate::Result;
-use crate::apps::App;
 
-/// Tunes `app` on `inputs` with `backend` and returns the store (not yet saved).
+/// Tunes `workload` on `inputs` with `backend` and returns the store (not yet saved). Every
+/// input must belong to the workload and share the first one's structure (one model serves one
+/// computation); the error names the input that does not and why.
 pub fn tune(
     backend: &dyn TuningBackend,
-    app: App,
-    features: &FeatureSet,
+    workload: &Workload,
     inputs: &[TuneInput],
     opts: &TuneOptions,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<TuningStore> {
+    let app = workload.name();
     let first = inputs
         .first()
-        .ok_or_else(|| tune_err(format!("no training inputs for {app}")))?;
-    if let Some(i) = inputs.iter().find(|i| i.app() != app) {
-        return Err(tune_err(format!(
-            "input `{}` is a {} input, not {app}",
-            i.name,
-            i.app()
-        )));
-    }
+        .ok_or_else(|| tune_err(format!("no training inputs for `{app}`")))?;
+    check_inputs(workload, inputs)?;
     let variants = backend.variants(first)?;
     if variants.is_empty() {
         return Err(tune_err(format!(
-            "the backend `{}` has no variants for {app}",
+            "the backend `{}` has no variants for `{app}`",
             backend.platform()
         )));
     }
     let default_variant = backend.default_variant(first)?;
+    let features = workload.features();
     let fv = features.evaluate_all(inputs)?;
     let records = match &opts.incremental {
         None => inputs
@@ -53,11 +48,36 @@ pub fn tune(
     Ok(TuningStore {
         labelling: Some(labelling),
         schema_version: SCHEMA_VERSION,
-        key: StoreKey::new(app.name(), &backend.platform(), &variants),
+        key: StoreKey::new(app, &first.structure(), &backend.platform(), &variants),
         variants,
         default_variant,
         inputs: records,
         model,
         written_by: format!("surge {}", env!("CARGO_PKG_VERSION")),
     })
+}
+
+/// Every input is the workload's, and of the first input's structure.
+fn check_inputs(workload: &Workload, inputs: &[TuneInput]) -> Result<()> {
+    let app = workload.name();
+    if let Some(i) = inputs.iter().find(|i| i.workload != app) {
+        return Err(tune_err(format!(
+            "input `{}` is an input of `{}`, not of `{app}`",
+            i.name, i.workload
+        )));
+    }
+    let first = &inputs[0];
+    let (a, h) = (first.computation.ir(), first.structure());
+    for i in &inputs[1..] {
+        if i.structure() != h {
+            let why = surge_codegen::ir::structure_difference(a, i.computation.ir())
+                .unwrap_or_else(|| "its structure hash differs".into());
+            return Err(tune_err(format!(
+                "input `{}` of `{app}` is another computation than input `{}`: {why}; one \
+                 model serves one computation structure, tune them as two workloads",
+                i.name, first.name
+            )));
+        }
+    }
+    Ok(())
 }
