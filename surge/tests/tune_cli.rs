@@ -1,4 +1,5 @@
-//! `surge tune` end to end on the simulated platform.
+//! `surge tune` end to end: on the simulated platform (the tuner's logic, where the right
+//! answers are known), and on this machine's CPU by default, then `surge run --tuned`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -86,6 +87,8 @@ fn tune_with_inputs_file_out_file_failing_variant_and_incremental() {
         &[
             "tune",
             "scan",
+            "--platform",
+            "sim",
             "--inputs",
             sizes.to_str().unwrap(),
             "--test",
@@ -155,6 +158,8 @@ fn tune_spmv_tested_on_the_shared_matrices() {
         &[
             "tune",
             "spmv",
+            "--platform",
+            "sim",
             "--scale",
             "small",
             "--test",
@@ -177,4 +182,99 @@ fn tune_spmv_tested_on_the_shared_matrices() {
     let bound = l["cover_bound"].as_f64().unwrap();
     assert!((1.0 / 1.03..=1.0).contains(&bound), "{l}");
     assert_eq!(v["training"]["retime_rounds"], 7);
+}
+
+/// What `surge run --tuned` says when it cannot use a model: exit 2 and the reason.
+fn refused(d: &PathBuf, args: &[&str], expect: &[&str]) {
+    let o = surge(d, args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    for e in expect {
+        assert!(err.contains(e), "{args:?}: `{e}` not in: {err}");
+    }
+}
+
+/// `surge tune reduce` with no `--platform` tunes on this machine (the CPU here: no GPU), and
+/// `surge run reduce --tuned` uses what it stored; a missing, corrupt or stale store is refused.
+#[test]
+fn tune_on_this_machine_then_run_tuned() {
+    let d = tmp("cpu");
+    refused(
+        &d,
+        &["run", "reduce", "--tuned", "--size", "5000"],
+        &["no tuning store for `reduce`", "tune it first"],
+    );
+    let train = d.join("train.txt");
+    std::fs::write(&train, "1000 30000 300000\n").unwrap();
+    let test = d.join("test.txt");
+    std::fs::write(&test, "5000 100000\n").unwrap();
+    let quick = [
+        "--repetitions",
+        "1",
+        "--retime-within",
+        "-1",
+        "--confirm-rounds",
+        "1",
+        "--selection-rows",
+        "0",
+        "--min-class-inputs",
+        "1",
+        "--json",
+    ];
+    let mut args = vec![
+        "tune",
+        "reduce",
+        "--inputs",
+        train.to_str().unwrap(),
+        "--test",
+        test.to_str().unwrap(),
+    ];
+    args.extend(quick);
+    let o = surge(&d, &args);
+    let v = json(&o);
+    if surge::bench::cuda::open_device().is_err() {
+        assert!(String::from_utf8_lossy(&o.stderr).contains("tuning on the CPU"));
+        assert!(v["platform"].as_str().unwrap().starts_with("cpu:"), "{v}");
+    }
+    let store = PathBuf::from(v["store"].as_str().unwrap());
+    if !v["platform"].as_str().unwrap().starts_with("cpu:") {
+        eprintln!("tuned on a GPU: `run --tuned` (CPU models) is not checked");
+        return;
+    }
+    let o = surge(
+        &d,
+        &["run", "reduce", "--tuned", "--size", "20000", "--json"],
+    );
+    let r = json(&o);
+    assert_eq!(r["selection"]["from_model"], true, "{r}");
+    // Outside the training range: a warning, then the model's pick.
+    let o = surge(
+        &d,
+        &["run", "reduce", "--tuned", "--size", "2000000", "--json"],
+    );
+    let r = json(&o);
+    assert_eq!(r["selection"]["from_model"], true, "{r}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("outside the training range"));
+
+    // A store whose computation changed: refused, untouched.
+    let text = std::fs::read_to_string(&store).unwrap();
+    let mut s: serde_json::Value = serde_json::from_str(&text).unwrap();
+    s["key"]["structure"] = "0123".into();
+    std::fs::write(&store, s.to_string()).unwrap();
+    refused(
+        &d,
+        &["run", "reduce", "--tuned", "--size", "20000"],
+        &["structure changed", "retune"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&store).unwrap(),
+        s.to_string(),
+        "nothing overwritten"
+    );
+    std::fs::write(&store, &text[..text.len() / 2]).unwrap();
+    refused(
+        &d,
+        &["run", "reduce", "--tuned", "--size", "20000"],
+        &["corrupt tuning store"],
+    );
 }
