@@ -35,10 +35,7 @@ fn row_max(m: &CsrMatrix) -> surge::Result<Computation> {
     let values = Seq::input("values", m.values.clone())?;
     let offsets = Seq::input("row_offsets", m.row_offsets.clone())?;
     let rows = nest(&values, &offsets)?;
-    let y = map(
-        |row: Seq<f64>| reduce_prefix(max, &row, f64::MIN),
-        &rows,
-    )?;
+    let y = map(|row: Seq<f64>| reduce_prefix(max, &row, f64::MIN), &rows)?;
     Computation::new(&y)
 }
 
@@ -61,7 +58,10 @@ fn dot_inputs(w: &Workload, quick: bool, test: bool) -> surge::Result<Vec<TuneIn
     };
     sizes(lo, hi, step, test)
         .into_iter()
-        .map(|n| Ok(w.input(format!("n={n}"), dot(n)?)?.with_work(2.0 * n as f64)))
+        .map(|n| {
+            Ok(w.input(format!("n={n}"), dot(n)?)?
+                .with_work(2.0 * n as f64))
+        })
         .collect()
 }
 

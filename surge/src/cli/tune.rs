@@ -386,9 +386,9 @@ fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
         );
     }
     println!(
-        "  model: {:?}, classes {:?}, cross-validated accuracy {}, performance {}",
+        "  model: {:?}, {} classes, cross-validated accuracy {}, performance {}",
         store.model.kind,
-        store.model.classes,
+        store.model.classes.len(),
         store
             .model
             .cv_accuracy
@@ -398,6 +398,9 @@ fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
             .cv_performance
             .map_or("n/a".into(), |a| format!("{:.1}%", a * 100.0))
     );
+    for c in &store.model.classes {
+        println!("    class {c}");
+    }
 }
 
 /// The text report's testing half: scores, steal, selection cost, where the files went.

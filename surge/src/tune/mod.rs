@@ -13,19 +13,56 @@
 //! ([`training::confirm`]) that times exhaustive search's pick, the tuned pick and the default
 //! afresh, because the least of many noisy times flatters exhaustive search.
 //!
+//! Any computation is tuned the same way: describe it as a [`Workload`] (a name, features,
+//! a unit), make one [`TuneInput`] per input with your own code, [`tune`] it on a backend, and
+//! select with [`Tuned`]. The built-in apps register through the same API
+//! (`surge::apps::App::workload`). Here on the simulated backend (planted timings):
+//!
 //! ```
-//! use surge::apps::App;
-//! use surge::tune::{self, simulated::SimulatedBackend, FeatureSet, TuneInput, TuneOptions};
-//! let backend = SimulatedBackend::planted(App::Reduce);
-//! let inputs: Vec<TuneInput> = [100, 1_000, 20_000, 100_000, 400_000, 2_000_000]
+//! use surge::prelude::*;
+//! use surge::tune::{self, simulated::SimulatedBackend, TuneInput, TuneOptions, Workload};
+//! let dot = Workload::new("dot");
+//! let input = |n: usize| -> surge::Result<TuneInput> {
+//!     let x = Seq::input("x", vec![1.0f64; n])?;
+//!     let y = Seq::input("y", vec![2.0f64; n])?;
+//!     let p = map(|(a, b): (Scalar<f64>, Scalar<f64>)| a * b, (&x, &y))?;
+//!     dot.input(format!("n={n}"), Computation::new(&reduce(add, &p)?)?)
+//! };
+//! let backend = SimulatedBackend::sized("dot");
+//! let inputs = [100, 1_000, 20_000, 100_000, 400_000, 2_000_000]
+//!     .map(input)
 //!     .into_iter()
-//!     .map(|n| TuneInput::sized(App::Reduce, n))
-//!     .collect::<Result<_, _>>()?;
-//! let features = FeatureSet::for_app(App::Reduce);
-//! let store = tune::tune(&backend, App::Reduce, &features, &inputs, &TuneOptions::default(), &mut |_| {})?;
-//! let tuned = tune::Tuned::from_store(App::Reduce, store, &backend, features);
-//! let pick = tuned.select(&TuneInput::sized(App::Reduce, 50)?)?;
-//! assert_eq!(pick.variant, "sim/reduce/sequential");
+//!     .collect::<surge::Result<Vec<_>>>()?;
+//! let store = tune::tune(&backend, &dot, &inputs, &TuneOptions::default(), &mut |_| {})?;
+//! let tuned = tune::Tuned::from_store(&dot, store, &backend);
+//! let pick = tuned.select(&input(50)?)?;
+//! assert_eq!(pick.variant, "sim/dot/sequential");
+//! # Ok::<(), surge::SurgeError>(())
+//! ```
+//!
+//! On the real CPU (what `examples/tune_own.rs` does at length):
+//!
+//! ```no_run
+//! use surge::prelude::*;
+//! use surge::tune::{self, cpu::CpuBackend, TuneOptions, Tuned, TuningBackend, Workload};
+//! let dot = Workload::new("dot").with_unit("GFLOP/s", 1e-9);
+//! let input = |n: usize| -> surge::Result<tune::TuneInput> {
+//!     let x = Seq::input("x", vec![1.0f64; n])?;
+//!     let y = Seq::input("y", vec![2.0f64; n])?;
+//!     let p = map(|(a, b): (Scalar<f64>, Scalar<f64>)| a * b, (&x, &y))?;
+//!     let c = Computation::new(&reduce(add, &p)?)?;
+//!     Ok(dot.input(format!("n={n}"), c)?.with_work(2.0 * n as f64))
+//! };
+//! let train = [1 << 10, 1 << 14, 1 << 18, 1 << 22]
+//!     .map(input)
+//!     .into_iter()
+//!     .collect::<surge::Result<Vec<_>>>()?;
+//! let backend = CpuBackend::new();
+//! let store = tune::tune(&backend, &dot, &train, &TuneOptions::default(), &mut |_| {})?;
+//! store.save(&tune::store::default_path(dot.name(), &backend.platform())?)?;
+//! // At run time:
+//! let tuned = Tuned::open(&dot, &backend)?;
+//! let (out, selection) = tuned.execute(&input(100_000)?, &surge::Target::cpu())?;
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
