@@ -272,7 +272,14 @@ fn a_user_workload_is_tuned_stored_and_selected_without_an_app() {
     // The inferred features by default; here the user's own alone, from the data attached.
     assert_eq!(
         dot_workload().features().names(),
-        ["length", "aspect_ratio", "avg_row_length", "elements"]
+        [
+            "length",
+            "aspect_ratio",
+            "avg_row_length",
+            "elements",
+            "inner_aspect_ratio",
+            "inner_avg_row_length"
+        ]
     );
     let w = dot_workload().with_features(FeatureSet::default().with_feature("n", true, |i| {
         i.data::<usize>()

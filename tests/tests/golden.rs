@@ -89,6 +89,30 @@ fn features_of_the_apps() {
     assert_eq!((red.length, red.elements), (16, 1 << 16));
     assert_eq!(red.aspect_ratio, Some(16.0 / 4096.0));
     assert_eq!(red.avg_row_length, None);
+    assert!(spmv.levels.is_empty() && red.levels.is_empty());
+}
+
+/// An input nested twice (blocks of rows of values): the features of each level.
+#[test]
+fn features_per_nesting_level() {
+    use surge::prelude::*;
+    // 2 blocks of 3 and 1 rows; the 4 rows hold 2, 2, 2 and 4 values.
+    let values = Seq::input("values", (0..10).map(f64::from).collect()).unwrap();
+    let rows = Seq::input("rows", vec![0u64, 2, 4, 6, 10]).unwrap();
+    let blocks = Seq::input("blocks", vec![0u64, 3, 4]).unwrap();
+    let nested = nest(&nest(&values, &rows).unwrap(), &blocks).unwrap();
+    let sums = map(
+        |block: Nested<f64>| map(|row: Seq<f64>| reduce(add, &row), &block),
+        &nested,
+    )
+    .unwrap();
+    let f = Computation::new(&sums).unwrap().features().unwrap();
+    assert_eq!((f.length, f.elements), (2, 10));
+    assert_eq!(f.avg_row_length, Some(2.0));
+    assert_eq!(f.levels.len(), 1);
+    let l = &f.levels[0];
+    assert_eq!((l.rows, l.elements), (4, 10));
+    assert_eq!((l.avg_row_length, l.aspect_ratio), (Some(2.5), None));
 }
 
 #[test]

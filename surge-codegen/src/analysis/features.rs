@@ -1,6 +1,7 @@
 //! The three input features Surge infers from the first input sequence of a computation
 //! (dissertation Section 5.2.4): its length, the aspect ratio of a uniformly nested input, and the
-//! average row length of an irregularly nested one.
+//! average row length of an irregularly nested one; per nesting level, for an input nested
+//! more than once (a `nest` of a `nest`: rows of rows).
 
 use super::Analysis;
 use crate::CodegenError;
@@ -20,6 +21,36 @@ pub struct Features {
     pub aspect_ratio: Option<f64>,
     /// Mean row length of an irregularly nested input (`nest`).
     pub avg_row_length: Option<f64>,
+    /// The same features of each deeper nesting level, outermost first (empty unless the
+    /// input is nested more than once): that level's rows, their elements, its aspect ratio
+    /// or average row length.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<NestLevel>,
+}
+
+/// The features of one nesting level below the first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NestLevel {
+    pub rows: u64,
+    pub elements: u64,
+    pub aspect_ratio: Option<f64>,
+    pub avg_row_length: Option<f64>,
+}
+
+impl NestLevel {
+    fn of(rows: u64, elements: u64, uniform: bool) -> NestLevel {
+        let avg = if rows == 0 {
+            0.0
+        } else {
+            elements as f64 / rows as f64
+        };
+        NestLevel {
+            rows,
+            elements,
+            aspect_ratio: uniform.then(|| if avg == 0.0 { 0.0 } else { rows as f64 / avg }),
+            avg_row_length: (!uniform).then_some(avg),
+        }
+    }
 }
 
 /// Computes the features of the first input sequence read by the first phase.
@@ -50,18 +81,33 @@ pub fn features(
             rows,
             elements,
             uniform,
+            inner,
         } => {
-            let avg = if rows == 0 {
-                0.0
-            } else {
-                elements as f64 / rows as f64
-            };
+            let outer = NestLevel::of(rows, elements, uniform);
+            let mut levels = Vec::new();
+            let mut next = inner;
+            while let Some(shape) = next {
+                match *shape {
+                    Shape::Nested {
+                        rows,
+                        elements,
+                        uniform,
+                        inner,
+                    } => {
+                        levels.push(NestLevel::of(rows, elements, uniform));
+                        next = inner;
+                    }
+                    _ => next = None,
+                }
+            }
             Features {
                 source: name,
                 length: rows,
-                elements,
-                aspect_ratio: uniform.then(|| if avg == 0.0 { 0.0 } else { rows as f64 / avg }),
-                avg_row_length: (!uniform).then_some(avg),
+                // The scalars underneath: the innermost level's elements.
+                elements: levels.last().map_or(elements, |l| l.elements),
+                aspect_ratio: outer.aspect_ratio,
+                avg_row_length: outer.avg_row_length,
+                levels,
             }
         }
         Shape::Flat(len) => Features {
@@ -70,6 +116,7 @@ pub fn features(
             elements: len,
             aspect_ratio: None,
             avg_row_length: None,
+            levels: Vec::new(),
         },
         Shape::Unknown => {
             return Err(CodegenError::Analysis {
@@ -91,6 +138,8 @@ enum Shape {
         rows: u64,
         elements: u64,
         uniform: bool,
+        /// The shape of the rows' rows, when the rows are nested themselves.
+        inner: Option<Box<Shape>>,
     },
     Unknown,
 }
@@ -117,11 +166,15 @@ impl Shape {
                             == Some(elements as i128 / rows as i128)
                     })
                     && elements.is_multiple_of(rows);
-                let _ = input;
+                let inner = match Shape::of(c, infos, buffers, *input) {
+                    s @ Shape::Nested { .. } => Some(Box::new(s)),
+                    _ => None,
+                };
                 Shape::Nested {
                     rows,
                     elements,
                     uniform,
+                    inner,
                 }
             }
             Op::Split { input, tile } => match (
@@ -134,6 +187,7 @@ impl Shape {
                         rows,
                         elements: n,
                         uniform: n.is_multiple_of(t as u64),
+                        inner: None,
                     }
                 }
                 _ => Shape::Unknown,

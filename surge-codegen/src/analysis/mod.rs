@@ -12,7 +12,7 @@ mod diagonal;
 mod features;
 
 pub use diagonal::{DiagonalPattern, DiagonalRow, diagonal_pattern};
-pub use features::{Features, check_buffers, features};
+pub use features::{Features, NestLevel, check_buffers, features};
 
 use crate::CodegenError;
 use crate::ir::{Computation, NodeId, Op, OpKind};

@@ -146,7 +146,8 @@ impl FeatureSet {
 
 /// Surge's three inferred features: sequence length, aspect ratio of a uniformly nested input,
 /// average row length of an irregularly nested input; plus the element count Surge infers with
-/// them, which separates inputs smaller than one tile.
+/// them, which separates inputs smaller than one tile; and the aspect ratio and average row
+/// length of the second nesting level (rows of rows: 0 for an input nested once or not at all).
 ///
 /// Surge leaves the aspect ratio undefined for irregular nesting and the average row length for
 /// uniform nesting. Here both are computed for both (rows / average row length, elements / rows)
@@ -161,18 +162,34 @@ pub fn surge_group() -> FeatureGroup {
             ("aspect_ratio".into(), true),
             ("avg_row_length".into(), true),
             ("elements".into(), true),
+            ("inner_aspect_ratio".into(), true),
+            ("inner_avg_row_length".into(), true),
         ],
         eval: Arc::new(|input: &TuneInput| {
             let f = input.computation.features()?;
-            let nested = f.aspect_ratio.is_some() || f.avg_row_length.is_some();
-            let rows = f.length.max(1) as f64;
-            let avg = f.elements as f64 / rows;
-            let (aspect, avg) = if nested {
-                (if avg > 0.0 { rows / avg } else { 0.0 }, avg)
-            } else {
-                (0.0, 0.0)
+            let both = |rows: u64, elements: u64, nested: bool| {
+                let avg = elements as f64 / rows.max(1) as f64;
+                match nested {
+                    true => (if avg > 0.0 { rows as f64 / avg } else { 0.0 }, avg),
+                    false => (0.0, 0.0),
+                }
             };
-            Ok(vec![f.length as f64, aspect, avg, f.elements as f64])
+            let nested = f.aspect_ratio.is_some() || f.avg_row_length.is_some();
+            // The outer level's elements are the rows below it when there are deeper levels.
+            let outer_elements = f.levels.first().map_or(f.elements, |l| l.rows);
+            let (aspect, avg) = both(f.length, outer_elements, nested);
+            let (inner_aspect, inner_avg) = f
+                .levels
+                .first()
+                .map_or((0.0, 0.0), |l| both(l.rows, l.elements, true));
+            Ok(vec![
+                f.length as f64,
+                aspect,
+                avg,
+                f.elements as f64,
+                inner_aspect,
+                inner_avg,
+            ])
         }),
     }
 }

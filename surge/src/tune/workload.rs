@@ -55,7 +55,8 @@ impl Workload {
     /// A workload named `name` (letters, digits, `-`, `_`, `.`: it names the store's file),
     /// whose model sees the features Surge infers from the computation (dissertation §5.2.4:
     /// length, aspect ratio of a uniform nest, average row length of an irregular one, element
-    /// count). Add features of your own with [`with_feature`](Self::with_feature).
+    /// count; the aspect ratio and average row length of a second nesting level). Add features
+    /// of your own with [`with_feature`](Self::with_feature).
     ///
     /// # Panics
     /// When `name` is empty or holds other characters: a workload's name is part of the
