@@ -58,6 +58,11 @@ impl Computation {
     pub fn buffers(&self) -> &[Buffer] {
         &self.buffers
     }
+    /// The input buffers, given back (to rebind them to another computation of the same
+    /// structure without copying: `Computation::from_ir`).
+    pub fn into_buffers(self) -> Vec<Buffer> {
+        self.buffers
+    }
     /// This computation's identity (see the field); equal only for clones.
     pub fn id(&self) -> u64 {
         self.id

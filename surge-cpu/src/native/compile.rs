@@ -225,7 +225,31 @@ fn module_ranges(text: &str) -> Vec<(usize, usize, usize)> {
     out
 }
 
+/// Compiles `program` into `so`. rustc writes its intermediate files (object files named after
+/// the crate) beside its output, so each compile gets a directory of its own: two threads or
+/// processes building the same program at once would otherwise overwrite each other's objects
+/// and fail to link (seen when two tests built one k-means program concurrently).
 fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(), CpuError> {
+    let dir = so.parent().unwrap_or(Path::new("."));
+    let build = dir.join(format!(".build-{key}-{}", cache::temp_suffix()));
+    std::fs::create_dir_all(&build).map_err(|e| CpuError::Compile {
+        variants: vec![],
+        message: format!("cannot create {}: {e}", build.display()),
+        source_path: Some(src.to_path_buf()),
+    })?;
+    let tmp_so = build.join(format!("libsurge_{key}.so"));
+    let result = compile_to(program, src, so, key, &tmp_so);
+    let _ = std::fs::remove_dir_all(&build);
+    result
+}
+
+fn compile_to(
+    program: &CpuProgram,
+    src: &Path,
+    so: &Path,
+    key: &str,
+    tmp_so: &Path,
+) -> Result<(), CpuError> {
     let err = |message: String, variants: Vec<String>| CpuError::Compile {
         variants,
         message,
@@ -241,7 +265,6 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         .output();
     std::fs::rename(&tmp_src, src)
         .map_err(|e| err(format!("cannot write {}: {e}", src.display()), vec![]))?;
-    let tmp_so = so.with_extension(format!("so.{}.tmp", cache::temp_suffix()));
     RUSTC_CALLS.fetch_add(1, Ordering::Relaxed);
     let mut cmd = Command::new(rustc());
     cmd.args([
@@ -263,13 +286,12 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
         "short",
         "-o",
     ])
-    .arg(&tmp_so)
+    .arg(tmp_so)
     .arg(src);
     let limit = cache::child::compile_limit();
     let out = cache::child::output_within(&mut cmd, limit)
         .map_err(|e| err(format!("cannot run `{}`: {e}", rustc()), vec![]))?
         .ok_or_else(|| {
-            let _ = std::fs::remove_file(&tmp_so);
             err(
                 format!(
                     "rustc ran longer than {} s on the generated kernels (kept at {}) and was \
@@ -309,7 +331,6 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
                 }
             }
         }
-        let _ = std::fs::remove_file(&tmp_so);
         return Err(err(
             format!(
                 "rustc failed on the generated kernels (kept at {}):\n{}",
@@ -321,9 +342,9 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
     }
     // The checksum is of the complete library, written after it is renamed into place: a crash
     // in between leaves a library without a sum, which the next load rebuilds.
-    let bytes = std::fs::read(&tmp_so)
+    let bytes = std::fs::read(tmp_so)
         .map_err(|e| err(format!("cannot read {}: {e}", tmp_so.display()), vec![]))?;
-    std::fs::rename(&tmp_so, so)
+    std::fs::rename(tmp_so, so)
         .map_err(|e| err(format!("cannot write {}: {e}", so.display()), vec![]))?;
     cache::write_sum(so, &bytes).map_err(|m| err(m, vec![]))
 }

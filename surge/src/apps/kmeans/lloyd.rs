@@ -1,0 +1,183 @@
+//! Lloyd's algorithm with Surge: each iteration runs the relabeling program, sorts the labels on
+//! the host (a counting sort, as the dissertation sorts them on the host), runs Listing 5.5's
+//! recalculation, and keeps the old centroid of a cluster left empty. The points are copied
+//! once: each iteration rebinds the programs' inputs (same structure, compiled once) and moves
+//! the points' buffer from one program to the other.
+
+use super::KMeansResult;
+use super::data::{Points, check_k};
+use super::program::{self, CENTROIDS, COUNTS, ORDER, POINTS, SORTED_LABELS};
+use crate::{Computation, Kernels, Output, Result, SurgeError, Target};
+use surge_codegen::data::Buffer;
+use surge_codegen::ir;
+use surge_codegen::variant::Variant;
+
+/// Which variant runs each program (None: the default variant).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LloydVariants {
+    pub relabel: Option<String>,
+    pub recalculate: Option<String>,
+}
+
+/// One program compiled once, rebound to new inputs each iteration.
+struct Program {
+    ir: ir::Computation,
+    kernels: Kernels,
+    variant: Variant,
+}
+
+impl Program {
+    fn new(c: &Computation, target: &Target, id: Option<&str>) -> Result<Program> {
+        let kernels = Kernels::build(c, target)?;
+        let variant = match id {
+            Some(id) => kernels.variant(id)?.clone(),
+            None => kernels.default_variant().clone(),
+        };
+        Ok(Program {
+            ir: c.ir().clone(),
+            kernels,
+            variant,
+        })
+    }
+
+    /// Runs on `buffers` (in the program's input order, lengths as they are now) and gives the
+    /// buffers back.
+    fn run(&self, buffers: Vec<Buffer>) -> Result<(Output, Vec<Buffer>)> {
+        let mut ir = self.ir.clone();
+        for (decl, b) in ir.inputs.iter_mut().zip(&buffers) {
+            decl.len = b.len() as u64;
+        }
+        let c = Computation::from_ir(ir, buffers)?;
+        let out = self.kernels.run(&c, &self.variant)?;
+        Ok((out, c.into_buffers()))
+    }
+
+    fn slot(&self, name: &str) -> usize {
+        self.ir
+            .inputs
+            .iter()
+            .position(|i| i.name == name)
+            .unwrap_or_else(|| panic!("internal: the k-means program has no input `{name}`"))
+    }
+}
+
+/// The points in label order (a stable counting sort), their labels, and each non-empty
+/// cluster's label and size.
+fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>) {
+    let mut counts = vec![0usize; k];
+    labels.iter().for_each(|&l| counts[l as usize] += 1);
+    let mut next: Vec<usize> = counts
+        .iter()
+        .scan(0, |s, &c| {
+            let at = *s;
+            *s += c;
+            Some(at)
+        })
+        .collect();
+    let mut order = vec![0u32; labels.len()];
+    for (i, &l) in labels.iter().enumerate() {
+        order[next[l as usize]] = i as u32;
+        next[l as usize] += 1;
+    }
+    let mut sorted = Vec::with_capacity(labels.len());
+    let (mut keys, mut sizes) = (Vec::new(), Vec::new());
+    for (l, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+        sorted.extend(std::iter::repeat_n(l as u32, c));
+        keys.push(l as u32);
+        sizes.push(c as f64);
+    }
+    (order, sorted, keys, sizes)
+}
+
+fn labels_of(out: Output) -> Result<Vec<u32>> {
+    match out {
+        Output::Seq(Buffer::U32(v)) => Ok(v),
+        other => Err(SurgeError::Usage(format!(
+            "internal: the relabeling returned {other:?}, not labels"
+        ))),
+    }
+}
+
+/// Runs at most `iterations` Lloyd iterations from `init` (k centroids, row-major) on `target`,
+/// stopping early when no label changes. The labels returned are those of the final centroids.
+pub fn lloyd(
+    points: &Points,
+    init: &[f64],
+    iterations: usize,
+    target: &Target,
+    variants: &LloydVariants,
+) -> Result<KMeansResult> {
+    let d = points.d;
+    let k = init.len() / d;
+    check_k(points, k)?;
+    if init.len() != k * d {
+        return Err(SurgeError::Usage(format!(
+            "{} initial centroid values are not k points of dimension {d}",
+            init.len()
+        )));
+    }
+    let mut centroids = init.to_vec();
+    let first = program::relabel(points.data.clone(), centroids.clone(), d)?;
+    let relabel = Program::new(&first, target, variants.relabel.as_deref())?;
+    let (px, pc) = (relabel.slot(POINTS), relabel.slot(CENTROIDS));
+    let mut bufs = first.into_buffers();
+    let mut recalc: Option<Program> = None;
+    let mut previous: Option<Vec<u32>> = None;
+    let (mut done, mut converged) = (0, false);
+    let labels = loop {
+        let (out, b) = relabel.run(bufs)?;
+        bufs = b;
+        let labels = labels_of(out)?;
+        if previous.as_ref() == Some(&labels) {
+            converged = true;
+            break labels;
+        }
+        if done == iterations {
+            break labels;
+        }
+        let (order, sorted, keys, sizes) = sort_by_label(&labels, k);
+        let x = std::mem::replace(&mut bufs[px], Buffer::F64(Vec::new()));
+        let Buffer::F64(x) = x else {
+            unreachable!("the points are f64")
+        };
+        let prog = match &recalc {
+            Some(p) => p,
+            None => {
+                let c = program::recalculate(Vec::new(), vec![], vec![], vec![], d)?;
+                recalc.insert(Program::new(&c, target, variants.recalculate.as_deref())?)
+            }
+        };
+        let mut rb: Vec<Buffer> = prog
+            .ir
+            .inputs
+            .iter()
+            .map(|_| Buffer::F64(Vec::new()))
+            .collect();
+        rb[prog.slot(POINTS)] = Buffer::F64(x);
+        rb[prog.slot(ORDER)] = Buffer::U32(order);
+        rb[prog.slot(SORTED_LABELS)] = Buffer::U32(sorted);
+        rb[prog.slot(COUNTS)] = Buffer::F64(sizes);
+        rb[prog.slot(program::ZERO)] = Buffer::F64(vec![0.0; d]);
+        let (out, mut rb) = prog.run(rb)?;
+        bufs[px] = std::mem::replace(&mut rb[prog.slot(POINTS)], Buffer::F64(Vec::new()));
+        let Output::Nested {
+            data: Buffer::F64(means),
+            ..
+        } = out
+        else {
+            return Err(SurgeError::Usage(format!(
+                "internal: the recalculation returned {out:?}, not rows of means"
+            )));
+        };
+        for (j, &key) in keys.iter().enumerate() {
+            let key = key as usize;
+            centroids[key * d..(key + 1) * d].copy_from_slice(&means[j * d..(j + 1) * d]);
+        }
+        bufs[pc] = Buffer::F64(centroids.clone());
+        previous = Some(labels);
+        done += 1;
+    };
+    Ok(KMeansResult::new(
+        points, centroids, labels, done, converged,
+    ))
+}

@@ -1,0 +1,112 @@
+//! k-means (issue 22): the two programs of a Lloyd iteration run natively with every CPU variant
+//! equal to the interpreter; Surge's Lloyd reaches the plain-Rust Lloyd's labels and centroids
+//! (to 1e-9) from the same initial centroids; the rules for empty clusters and bad input.
+
+use surge::Target;
+use surge::apps::kmeans::{self, LloydVariants, Points, data, program, reference};
+use tests::conformance::{CpuBackend, check_all};
+
+fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= tol * (1.0 + x.abs().max(y.abs())))
+}
+
+#[test]
+fn both_programs_match_the_interpreter_with_every_variant() -> surge::Result<()> {
+    let p = data::blobs(300, 5, 4, 3);
+    let init = data::kmeans_plus_plus(&p, 4, 9)?;
+    let relabel = program::relabel(p.data.clone(), init.clone(), 5)?;
+    assert_eq!(relabel.analyze()?.expression_sequence(), "map.reduce");
+    let n = check_all(&CpuBackend, "k-means relabeling", &relabel);
+    assert!(n > 1, "{n} variants");
+    // Labels sorted on the host, as Lloyd does; cluster 2 left empty.
+    let labels: Vec<u32> = (0..300).map(|i| [0, 1, 3][i % 3]).collect();
+    let mut order: Vec<u32> = (0..300).collect();
+    order.sort_by_key(|&i| labels[i as usize]);
+    let sorted: Vec<u32> = order.iter().map(|&i| labels[i as usize]).collect();
+    let recalc = program::recalculate(p.data.clone(), order, sorted, vec![100.0; 3], 5)?;
+    assert_eq!(
+        recalc.analyze()?.expression_sequence(),
+        "reduce_by_key.map, map.map"
+    );
+    let n = check_all(&CpuBackend, "k-means recalculation (Listing 5.5)", &recalc);
+    assert!(n > 1, "{n} variants");
+    Ok(())
+}
+
+#[test]
+fn surge_lloyd_reaches_the_plain_rust_lloyd() -> surge::Result<()> {
+    let p = data::blobs(3000, 8, 6, 11);
+    let init = data::kmeans_plus_plus(&p, 6, 2)?;
+    let want = reference::lloyd_serial(&p, &init, 100);
+    let par = reference::lloyd_rayon(&p, &init, 100);
+    assert_eq!(par.labels, want.labels);
+    let got = kmeans::lloyd(&p, &init, 100, &Target::cpu(), &LloydVariants::default())?;
+    assert_eq!(got.labels, want.labels);
+    assert_eq!(got.counts, want.counts);
+    assert_eq!(
+        (got.iterations, got.converged),
+        (want.iterations, want.converged)
+    );
+    assert!(close(&got.centroids, &want.centroids, 1e-9));
+    assert!(close(&[got.inertia], &[want.inertia], 1e-9));
+    // A capped run stops where the reference stops.
+    let got = kmeans::lloyd(&p, &init, 2, &Target::cpu(), &LloydVariants::default())?;
+    let want = reference::lloyd_serial(&p, &init, 2);
+    assert_eq!((got.iterations, got.converged), (2, false));
+    assert_eq!(got.labels, want.labels);
+    assert!(close(&got.centroids, &want.centroids, 1e-9));
+    Ok(())
+}
+
+#[test]
+fn an_empty_cluster_keeps_its_centroid() -> surge::Result<()> {
+    let p = Points::new(2, vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 5.0, 5.0, 6.0, 5.0])?;
+    // The third centroid is nearest to no point.
+    let init = vec![0.0, 0.0, 5.0, 5.0, 100.0, 100.0];
+    let got = kmeans::lloyd(&p, &init, 10, &Target::cpu(), &LloydVariants::default())?;
+    let want = reference::lloyd_serial(&p, &init, 10);
+    assert_eq!(got.counts, vec![3, 2, 0]);
+    assert_eq!(&got.centroids[4..], &[100.0, 100.0]);
+    assert!(close(&got.centroids, &want.centroids, 1e-12));
+    assert!(got.converged);
+    Ok(())
+}
+
+#[test]
+fn bad_points_and_k_are_errors_that_say_where() {
+    let e = data::parse_csv("1,2\n3,4\n5\n").unwrap_err();
+    assert_eq!(e, "line 3: 1 values, the first point has 2");
+    let e = data::parse_csv("1,2\n# c\n3,x\n").unwrap_err();
+    assert_eq!(e, "line 3: `x` is not a finite number");
+    let p = data::parse_csv("1,2\n3,4\n").unwrap();
+    let e = data::kmeans_plus_plus(&p, 3, 1).unwrap_err().to_string();
+    assert!(e.contains("k = 3 clusters for 2 points"), "{e}");
+}
+
+#[test]
+fn npy_points_are_read() {
+    let dir = std::env::temp_dir().join(format!("surge-kmeans-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }".to_string();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend((header.len() as u16).to_le_bytes());
+    b.extend(header.as_bytes());
+    for v in [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0] {
+        b.extend(v.to_le_bytes());
+    }
+    let f = dir.join("p.npy");
+    std::fs::write(&f, &b).unwrap();
+    let p = Points::read(&f).unwrap();
+    assert_eq!((p.d, p.len()), (2, 3));
+    assert_eq!(p.point(2), &[5.0, 6.0]);
+    std::fs::write(&f, &b[..b.len() - 8]).unwrap();
+    let e = Points::read(&f).unwrap_err().to_string();
+    assert!(e.contains("holds 40 bytes of data, not 48"), "{e}");
+}
