@@ -25,15 +25,20 @@ pub enum App {
     Scan,
     /// CSR sparse matrix-vector product (Listing 5.1): `map.reduce`.
     Spmv,
+    /// k-means (Lloyd): relabeling (`map.reduce`) and Listing 5.5's recalculation
+    /// (`reduce_by_key.map`), with the labels sorted on the host. As one computation (analyze,
+    /// variants, tune) it is the relabeling, where the time goes.
+    Kmeans,
 }
 
 impl App {
-    pub const ALL: [App; 3] = [App::Reduce, App::Scan, App::Spmv];
+    pub const ALL: [App; 4] = [App::Reduce, App::Scan, App::Spmv, App::Kmeans];
     pub fn name(self) -> &'static str {
         match self {
             App::Reduce => "reduce",
             App::Scan => "scan",
             App::Spmv => "spmv",
+            App::Kmeans => "kmeans",
         }
     }
 }
@@ -49,7 +54,7 @@ impl FromStr for App {
     fn from_str(s: &str) -> Result<App> {
         App::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| {
             SurgeError::Usage(format!(
-                "unknown application `{s}`; the built-in applications are reduce, scan, spmv"
+                "unknown application `{s}`; the built-in applications are reduce, scan, spmv, kmeans"
             ))
         })
     }
@@ -63,7 +68,7 @@ pub const DEFAULT_TILE: u64 = 4096;
 pub enum AppInput {
     /// The built-in default: a generated 256×256-grid Laplacian for spmv, 1M values for reduce/scan.
     Default,
-    /// A Matrix Market file (spmv).
+    /// A file: Matrix Market for spmv, points (CSV or `.npy`) for kmeans.
     Matrix(std::path::PathBuf),
     /// A generated input of this many elements (reduce, scan).
     Size(usize),
@@ -89,6 +94,37 @@ pub struct BuiltApp {
     pub size: Option<usize>,
 }
 
+/// The k-means relabeling on its input: a points file, or generated points (D = 32, k = 10,
+/// seeded), from k-means++ centroids (k = 10, seed 1).
+fn kmeans_built(input: &AppInput) -> Result<BuiltApp> {
+    let (points, input_name) = match input {
+        AppInput::Matrix(p) => (kmeans::Points::read(p)?, p.display().to_string()),
+        AppInput::Size(n) => (
+            kmeans::data::blobs(*n, KMEANS_DIM, KMEANS_K, 7),
+            format!("{n} generated points (d = {KMEANS_DIM})"),
+        ),
+        AppInput::Default => (
+            kmeans::data::blobs(KMEANS_POINTS, KMEANS_DIM, KMEANS_K, 7),
+            format!("{KMEANS_POINTS} generated points (d = {KMEANS_DIM}, built-in)"),
+        ),
+    };
+    let k = KMEANS_K.min(points.len());
+    let init = kmeans::data::kmeans_plus_plus(&points, k, 1)?;
+    let n = points.len();
+    Ok(BuiltApp {
+        app: App::Kmeans,
+        computation: kmeans::program::relabel(points.data, init, points.d)?,
+        input_name,
+        matrix: None,
+        size: Some(n),
+    })
+}
+
+/// The k-means defaults: the dissertation's D = 32, k = 10, and 100k generated points.
+pub const KMEANS_DIM: usize = 32;
+pub const KMEANS_K: usize = 10;
+pub const KMEANS_POINTS: usize = 100_000;
+
 /// Default number of elements of the reduce and scan inputs.
 pub const DEFAULT_SIZE: usize = 1 << 20;
 /// Grid side of the default spmv matrix.
@@ -97,6 +133,7 @@ pub const DEFAULT_GRID: usize = 256;
 impl BuiltApp {
     pub fn new(app: App, input: &AppInput) -> Result<BuiltApp> {
         match (app, input) {
+            (App::Kmeans, _) => kmeans_built(input),
             (App::Spmv, AppInput::Size(_)) => Err(SurgeError::Usage(
                 "spmv takes a Matrix Market file (--input FILE), not a size".into(),
             )),

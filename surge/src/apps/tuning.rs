@@ -19,6 +19,8 @@ impl App {
         match self {
             App::Spmv => w.with_group(cusp_group()).with_unit("GFLOP/s", 1e-9),
             App::Reduce | App::Scan => w.with_unit("Gelem/s", 1e-9),
+            // Work: 3·n·k·d flops of distances per relabeling.
+            App::Kmeans => w.with_unit("GFLOP/s", 1e-9),
         }
     }
 
@@ -33,6 +35,10 @@ impl App {
                 .into_iter()
                 .map(|n| TuneInput::sized(self, n))
                 .collect(),
+            App::Kmeans => kmeans_sizes(scale, set)
+                .into_iter()
+                .map(|n| TuneInput::sized(self, n))
+                .collect(),
         }
     }
 
@@ -43,6 +49,7 @@ impl App {
     pub fn inputs_from_path(self, path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
         match self {
             App::Spmv => matrices_from_path(path),
+            App::Kmeans => points_from_path(path),
             App::Reduce | App::Scan => {
                 let sizes = crate::tune::inputs::sizes_from_path(path)?;
                 let inputs = sizes
@@ -63,8 +70,68 @@ impl App {
                 TuneInput::spmv(format!("laplacian_2d-{n}"), super::matgen::laplacian_2d(n))
             }
             App::Reduce | App::Scan => TuneInput::sized(self, rows),
+            App::Kmeans => TuneInput::sized(self, rows.min(super::KMEANS_POINTS)),
         }
     }
+}
+
+/// Generated k-means point counts (D = 32, k = 10), log-spaced; the test set sits between the
+/// training sizes. The dissertation's 25k–10M points, scaled down to 2 cores.
+fn kmeans_sizes(scale: Scale, set: Set) -> Vec<usize> {
+    let (lo, hi, step) = match scale {
+        Scale::Small => (8.0, 14.0, 1.0),
+        Scale::Full => (8.0, 18.0, 0.5),
+    };
+    let offset = if set == Set::Test { step / 2.0 } else { 0.0 };
+    let mut v = Vec::new();
+    let mut e: f64 = lo + offset;
+    while e <= hi + 1e-9 {
+        v.push(2f64.powf(e).round() as usize);
+        e += step;
+    }
+    v
+}
+
+/// Every `.csv` and `.npy` file of a directory (or one file) as a k-means input.
+fn points_from_path(path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
+    let files: Vec<std::path::PathBuf> = if path.is_dir() {
+        let mut f: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| SurgeError::Input {
+                input: path.display().to_string(),
+                message: format!("cannot list the directory: {e}"),
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "csv" || e == "npy"))
+            .collect();
+        f.sort();
+        f
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut inputs = Vec::new();
+    let mut skipped = Vec::new();
+    for f in files {
+        match BuiltApp::new(App::Kmeans, &AppInput::Matrix(f.clone())).and_then(|b| {
+            let n = b.size.unwrap_or(0);
+            kmeans_input(f.display().to_string(), b.computation, n)
+        }) {
+            Ok(i) => inputs.push(i),
+            Err(e) => skipped.push(format!("skipping {}: {e}", f.display())),
+        }
+    }
+    if inputs.is_empty() {
+        return Err(SurgeError::Input {
+            input: path.display().to_string(),
+            message: "no usable points file (.csv, .npy)".into(),
+        });
+    }
+    Ok((inputs, skipped))
+}
+
+/// A k-means relabeling input; its work is 3·n·k·d flops.
+fn kmeans_input(name: String, c: crate::Computation, n: usize) -> Result<TuneInput> {
+    let work = 3.0 * (n * super::KMEANS_K * super::KMEANS_DIM) as f64;
+    Ok(App::Kmeans.workload().input(name, c)?.with_work(work))
 }
 
 fn matrices_from_path(path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
@@ -120,9 +187,13 @@ impl TuneInput {
         TuneInput::spmv(name, m)
     }
 
-    /// A reduce or scan input of `n` generated values; its work is `n` elements.
+    /// A reduce or scan input of `n` generated values (its work is `n` elements), or a k-means
+    /// input of `n` generated points (3·n·k·d flops).
     pub fn sized(app: App, n: usize) -> Result<TuneInput> {
         let built = BuiltApp::new(app, &AppInput::Size(n))?;
+        if app == App::Kmeans {
+            return kmeans_input(format!("n={n}"), built.computation, n);
+        }
         Ok(app
             .workload()
             .input(format!("n={n}"), built.computation)?

@@ -304,7 +304,9 @@ pub fn sum_computation(app: App, n: usize) -> Result<(Vec<f64>, Computation, f64
             Computation::new(&scan_app(&s, crate::apps::DEFAULT_TILE)?)?,
             16.0 * n as f64,
         ),
-        App::Spmv => return Err(SurgeError::Usage("spmv takes matrices".into())),
+        App::Spmv | App::Kmeans => {
+            return Err(SurgeError::Usage(format!("{app} is not a sum")));
+        }
     };
     Ok((data, c, bytes))
 }

@@ -117,6 +117,7 @@ fn cuda_reference(args: &BenchArgs, app: App) -> Result<Reference, CliError> {
         App::Spmv => Reference::Cusparse,
         App::Reduce => Reference::Cublas,
         App::Scan => Reference::Copy,
+        App::Kmeans => return Err(kmeans_bench()),
     };
     let reference = match &args.vs {
         Some(r) => r.parse()?,
@@ -314,6 +315,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     let app: App = args.app.parse()?;
+    if app == App::Kmeans {
+        return Err(kmeans_bench());
+    }
     if args.runs < 10 {
         return Err(usage("--runs must be at least 10".into()));
     }
@@ -427,4 +431,14 @@ fn spmv_variant_count() -> Result<usize, CliError> {
     Ok(c.variants(&surge::Target::cpu().platform()?)?
         .variants()
         .len())
+}
+
+/// k-means is benchmarked by its own program (Lloyd iterations against plain Rust).
+fn kmeans_bench() -> CliError {
+    CliError {
+        code: 2,
+        message: "k-means is benchmarked by `cargo run --release -p benchmarks --bin kmeans` \
+                  (Lloyd against plain serial and rayon Rust, in million points per second)"
+            .into(),
+    }
 }

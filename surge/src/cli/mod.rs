@@ -6,6 +6,7 @@ mod bench;
 mod emit;
 mod run;
 mod run_cuda;
+mod run_kmeans;
 mod tune;
 mod variants;
 
@@ -98,12 +99,14 @@ pub fn main() -> ExitCode {
 /// Arguments that choose an application and its input, shared by subcommands.
 #[derive(Debug, clap::Args)]
 pub struct AppArgs {
-    /// The application: reduce, scan or spmv.
+    /// The application: reduce, scan, spmv or kmeans.
     pub app: String,
-    /// Matrix Market file for spmv (default: a generated 256×256-grid Laplacian).
+    /// Matrix Market file for spmv (default: a generated 256×256-grid Laplacian); points for
+    /// kmeans (CSV, one point per row, comma-separated; or .npy of f64, shape (n, d)).
     #[arg(long, value_name = "FILE")]
     pub input: Option<std::path::PathBuf>,
-    /// Number of generated input values for reduce and scan (default 1048576).
+    /// Number of generated input values for reduce and scan (default 1048576); of generated
+    /// points for kmeans (default 100000, d = 32).
     #[arg(long, value_name = "N")]
     pub size: Option<usize>,
     /// Print JSON instead of text.

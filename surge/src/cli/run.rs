@@ -32,6 +32,18 @@ pub struct RunArgs {
     /// training range: a warning, then the model's pick.
     #[arg(long, conflicts_with_all = ["variant", "all", "interpret"])]
     pub tuned: bool,
+    /// kmeans: the number of clusters (default 10, or the rows of --init).
+    #[arg(long, value_name = "K")]
+    pub k: Option<usize>,
+    /// kmeans: at most this many Lloyd iterations (it stops earlier when no label changes).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub iterations: usize,
+    /// kmeans: the initial centroids, a CSV or .npy file of k rows (default: k-means++).
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<std::path::PathBuf>,
+    /// kmeans: the seed of k-means++ (default 1).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 }
 
 /// The variant the stored model picks for this input, with its warnings on stderr.
@@ -121,11 +133,26 @@ fn summary(
             o.insert("last".into(), json!(flat.last().copied()));
             o.insert("sum_y".into(), json!(sum));
         }
+        App::Kmeans => {
+            o.insert("points".into(), json!(built.size));
+            o.insert("labels".into(), json!(flat.len()));
+            o.insert("sum_labels".into(), json!(sum));
+        }
     }
     o
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let kmeans = args.app.app == App::Kmeans.name();
+    if !kmeans && (args.k.is_some() || args.init.is_some() || args.seed.is_some()) {
+        return Err(CliError {
+            code: 2,
+            message: "--k, --init and --seed are for `surge run kmeans`".into(),
+        });
+    }
+    if kmeans && !args.all && !args.interpret {
+        return super::run_kmeans::run(args);
+    }
     let built = args.app.build()?;
     let c = &built.computation;
     if args.interpret {

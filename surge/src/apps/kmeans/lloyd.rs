@@ -22,13 +22,13 @@ pub struct LloydVariants {
 /// One program compiled once, rebound to new inputs each iteration.
 struct Program {
     ir: ir::Computation,
-    kernels: Kernels,
+    kernels: std::sync::Arc<Kernels>,
     variant: Variant,
 }
 
 impl Program {
     fn new(c: &Computation, target: &Target, id: Option<&str>) -> Result<Program> {
-        let kernels = Kernels::build(c, target)?;
+        let kernels = Kernels::shared(c, target)?;
         let variant = match id {
             Some(id) => kernels.variant(id)?.clone(),
             None => kernels.default_variant().clone(),
@@ -177,7 +177,10 @@ pub fn lloyd(
         previous = Some(labels);
         done += 1;
     };
-    Ok(KMeansResult::new(
-        points, centroids, labels, done, converged,
-    ))
+    let mut r = KMeansResult::new(points, centroids, labels, done, converged);
+    r.variants = std::iter::once(&relabel)
+        .chain(recalc.as_ref())
+        .map(|p| p.variant.id())
+        .collect();
+    Ok(r)
 }

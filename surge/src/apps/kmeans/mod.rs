@@ -42,6 +42,9 @@ pub struct KMeansResult {
     pub iterations: usize,
     /// Whether it stopped because no label changed.
     pub converged: bool,
+    /// The variants that ran: the relabeling's, then the recalculation's (none for the plain
+    /// references; the recalculation's is missing when no update ran).
+    pub variants: Vec<String>,
 }
 
 impl KMeansResult {
@@ -72,6 +75,7 @@ impl KMeansResult {
             inertia,
             iterations,
             converged,
+            variants: Vec::new(),
         }
     }
 }

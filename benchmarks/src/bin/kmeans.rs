@@ -1,0 +1,102 @@
+//! k-means (Lloyd) benchmark: Surge's Lloyd (default variants, and the fastest relabeling
+//! variant measured on the input) against plain Rust, serial and rayon, from the same
+//! k-means++ centroids on generated points (D = 32, k = 10, seeded), in million points
+//! clustered per second (points × iterations / seconds; every run makes the same iterations).
+//! Each run's labels are checked against the serial reference's.
+//!
+//! `cargo run --release -p benchmarks --bin kmeans -- [N ...]` (default 25000 100000 400000);
+//! prints JSON. `--iterations I` caps the iterations (default 20).
+
+use rayon::prelude::*;
+use serde_json::json;
+use std::time::Instant;
+use surge::Target;
+use surge::apps::kmeans::{self, KMeansResult, LloydVariants, data, program, reference};
+use surge::apps::{KMEANS_DIM, KMEANS_K};
+
+/// The median of `runs` timings of `f` (after one warm-up), and its last result.
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut out = f();
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            out = f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (t[t.len() / 2], out)
+}
+
+/// The fastest relabeling variant on these points, timed alone (median of 3 runs each).
+fn fastest_relabel(p: &kmeans::Points, init: &[f64]) -> surge::Result<(String, usize)> {
+    let c = program::relabel(p.data.clone(), init.to_vec(), p.d)?;
+    let k = surge::Kernels::build(&c, &Target::cpu())?;
+    let mut best = (f64::INFINITY, String::new());
+    for v in k.variants() {
+        let (t, _) = time(3, || k.run(&c, v));
+        if t < best.0 {
+            best = (t, v.id());
+        }
+    }
+    Ok((best.1, k.variants().len()))
+}
+
+fn main() -> surge::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut iterations = 20;
+    let mut sizes = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--iterations" => iterations = it.next().and_then(|v| v.parse().ok()).unwrap_or(20),
+            n => sizes.push(n.parse::<usize>().map_err(|_| {
+                surge::SurgeError::Usage(format!("`{n}` is not a number of points"))
+            })?),
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![25_000, 100_000, 400_000];
+    }
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    for n in sizes {
+        let p = data::blobs(n, KMEANS_DIM, KMEANS_K, 7);
+        let init = data::kmeans_plus_plus(&p, KMEANS_K, 1)?;
+        let (serial_s, want) = time(3, || reference::lloyd_serial(&p, &init, iterations));
+        let (rayon_s, par) = time(3, || reference::lloyd_rayon(&p, &init, iterations));
+        let run = |v: &LloydVariants| kmeans::lloyd(&p, &init, iterations, &Target::cpu(), v);
+        let (default_s, def) = time(3, || run(&LloydVariants::default()));
+        let (best_id, variants) = fastest_relabel(&p, &init)?;
+        let best_v = LloydVariants {
+            relabel: Some(best_id.clone()),
+            recalculate: None,
+        };
+        let (best_s, best) = time(3, || run(&best_v));
+        let check = |r: &KMeansResult| r.labels == want.labels;
+        let (def, best) = (def?, best?);
+        assert!(
+            check(&par) && check(&def) && check(&best),
+            "labels differ from the reference at n = {n}"
+        );
+        let rate = |s: f64| n as f64 * (want.iterations + 1) as f64 / s / 1e6;
+        rows.push(json!({
+            "points": n, "dimension": KMEANS_DIM, "k": KMEANS_K, "iterations": want.iterations,
+            "relabel_variants": variants, "best_relabel_variant": best_id,
+            "mpoints_per_s": {
+                "surge_default": rate(default_s), "surge_best": rate(best_s),
+                "rayon": rate(rayon_s), "serial": rate(serial_s),
+            },
+            "best_vs_rayon": rayon_s / best_s,
+            "default_vs_rayon": rayon_s / default_s,
+        }));
+        eprintln!("{}", rows.last().expect("pushed"));
+    }
+    // The references' relabeling alone, for the machine's limit on this work: a dense loop.
+    let _ = (0..1).into_par_iter().count();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json!({"threads": threads, "results": rows})).expect("JSON")
+    );
+    Ok(())
+}
