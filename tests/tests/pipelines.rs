@@ -51,6 +51,47 @@ fn listing_5_5_centroid_update_with_vector_valued_combiner() -> surge::Result<()
     Ok(())
 }
 
+/// The in-place form of an element-wise vector combiner (`acc[j] = f(acc[j], x[j])`) with its
+/// operands swapped and a body that uses an outer value; and its length check, which must fail
+/// as the interpreter fails on ragged rows.
+#[test]
+fn element_wise_vector_combiner_swapped_and_ragged() -> surge::Result<()> {
+    let x = Seq::input("x", values(60, 8))?;
+    let points = split(&x, 3u64)?;
+    let keys = Seq::input("keys", sorted_keys(20, 3))?;
+    let zero = Seq::input("zero", vec![-5.0f64; 3])?;
+    let w = Seq::input("w", vec![0.5f64])?;
+    let weight = at(&w, 0u64)?;
+    let maxes = reduce_by_key(
+        |a: Seq<f64>, b: Seq<f64>| {
+            map(
+                |(u, v): (Scalar<f64>, Scalar<f64>)| v.max(&u) + &weight * 0.0,
+                (&b, &a),
+            )
+        },
+        &points,
+        &keys,
+        &zero,
+    )?;
+    check("swapped element-wise combiner", Computation::new(&maxes)?);
+    // Rows of 3 values accumulated into a prefix of 2: every variant fails as the interpreter.
+    let short = Seq::input("short", vec![0.0f64; 2])?;
+    let bad = reduce_by_key(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
+        &points,
+        &keys,
+        &short,
+    )?;
+    let c = Computation::new(&bad)?;
+    let want = c.interpret().unwrap_err().to_string();
+    let k = surge::Kernels::build(&c, &surge::Target::cpu())?;
+    for v in k.variants() {
+        let got = k.run(&c, v).unwrap_err().to_string();
+        assert_eq!(got, want, "{}", v.id());
+    }
+    Ok(())
+}
+
 #[test]
 fn argmin_as_a_tuple_reduction() -> surge::Result<()> {
     // Long enough (10^4) that cooperative variants split it into chunks of 64 and 4096.

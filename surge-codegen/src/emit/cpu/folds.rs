@@ -21,6 +21,9 @@ fn item_type(g: &Gen<'_>, n: NodeId) -> Type {
 impl<'a> Gen<'a> {
     /// `acc = op(acc, x)` as a statement, for accumulators of any type.
     fn step(&self, op: &Lambda, acc: &str, x: Code<'a>, t: &Type, env: &Env<'a>) -> R<String> {
+        if let Some(s) = self.step_in_place(op, acc, &x, t, env)? {
+            return Ok(s);
+        }
         let (stmt, x) = self.bound(x, t)?;
         let next = self.apply(op, vec![from_value(acc.to_string(), t), x], env)?;
         let next = self.to_value(next, t)?;
@@ -28,6 +31,75 @@ impl<'a> Gen<'a> {
             "{{ {} {acc} = {next}; }}",
             stmt.unwrap_or_default()
         ))
+    }
+
+    /// `acc = op(acc, x)` for an element-wise combiner of two rows of scalars, `op(a, b) =
+    /// map(f, (a, b))` (Listing 5.5's vector sum), as a loop `acc[j] = f(acc[j], x[j])` that
+    /// allocates nothing; None for any other combiner. Measured on the k-means recalculation
+    /// (10^5 points of 32 values): 66 ms with a new row per element, see the k-means README.
+    fn step_in_place(
+        &self,
+        op: &Lambda,
+        acc: &str,
+        x: &Code<'a>,
+        t: &Type,
+        env: &Env<'a>,
+    ) -> R<Option<String>> {
+        let (Type::Seq(item), Code::Seq(xs)) = (t, x) else {
+            return Ok(None);
+        };
+        let Type::Scalar(elem) = **item else {
+            return Ok(None);
+        };
+        let map = op.body;
+        let crate::ir::Op::Map { f, inputs } = &self.c.node(map).op else {
+            return Ok(None);
+        };
+        if op.params.len() != 2 || inputs.len() != 2 || f.params.len() != 2 {
+            return Ok(None);
+        }
+        // Which map input is the accumulator; the other must be the element.
+        let acc_first = match (inputs[0], inputs[1]) {
+            (a, b) if a == op.params[0] && b == op.params[1] => true,
+            (a, b) if a == op.params[1] && b == op.params[0] => false,
+            _ => return Ok(None),
+        };
+        // `f` may use its own parameters and outer ones, not the combiner's rows.
+        let free = &self.c.free_params()[f.body.0 as usize];
+        if op.params.iter().any(|p| free.contains(p)) {
+            return Ok(None);
+        }
+        let [j, a, b, len] = ["j", "a", "b", "n"].map(|n| self.name(n));
+        let xj = match xs.at(&j)? {
+            Code::Scalar(s, _) => s,
+            _ => return Ok(None),
+        };
+        let (first, second) = if acc_first {
+            (format!("{acc}.len()"), len.clone())
+        } else {
+            (len.clone(), format!("{acc}.len()"))
+        };
+        let (pa, pb) = if acc_first {
+            (f.params[0], f.params[1])
+        } else {
+            (f.params[1], f.params[0])
+        };
+        let env = super::code::bind(
+            env,
+            [
+                (pa, Code::Scalar(a.clone(), elem)),
+                (pb, Code::Scalar(b.clone(), elem)),
+            ],
+        );
+        let (body, _) = self.scalar(f.body, &env)?;
+        let ty = super::values::rust_type(&Type::Scalar(elem));
+        Ok(Some(format!(
+            "{{\n{}\nlet {len}: usize = {};\nchk_equal_len({first}, {second}, 1, {}, {});\nfor {j} in 0..{len} {{\nlet {a}: {ty} = {acc}[{j}];\nlet {b}: {ty} = {xj};\n{acc}[{j}] = {body};\n}}\n}}",
+            xs.checks.join("\n"),
+            xs.len,
+            quote(self.op_name(map)),
+            map.0
+        )))
     }
 
     /// A sequential `reduce` whose element is a tuple or a sequence.
