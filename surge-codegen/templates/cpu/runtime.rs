@@ -14,7 +14,7 @@ pub struct Buf {
 /// The ABI version the host checks before calling anything else.
 #[no_mangle]
 pub extern "C" fn surge_abi_version() -> u32 {
-    2
+    3
 }
 
 thread_local! {
@@ -42,6 +42,31 @@ pub unsafe extern "C" fn surge_take_error(buf: *mut u8, cap: usize) -> usize {
 unsafe fn slot<T>(bufs: *const Buf, i: usize) -> &'static [T] {
     let b = unsafe { &*bufs.add(i) };
     unsafe { std::slice::from_raw_parts(b.ptr as *const T, b.len) }
+}
+
+/// The host's id of the current run, in slot `i` (0 when none is passed: nothing is memoized).
+#[inline(always)]
+unsafe fn run_id(bufs: *const Buf, i: usize) -> u64 {
+    unsafe { slot::<u64>(bufs, i) }.first().copied().unwrap_or(0)
+}
+
+/// A value that depends only on the run's buffers and literals (no lambda parameter), computed
+/// once per run however many kernel calls of the phase need it (the outer length, the row
+/// lengths, each chunk of rows): the first call computes it under the lock, the others wait and
+/// take a copy. A run with another id (another computation, or a concurrent run) recomputes.
+fn memo<T: Clone>(cell: &std::sync::Mutex<Option<(u64, T)>>, run: u64, f: impl FnOnce() -> T) -> T {
+    if run == 0 {
+        return f();
+    }
+    let mut g = cell.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((r, v)) = g.as_ref() {
+        if *r == run {
+            return v.clone();
+        }
+    }
+    let v = f();
+    *g = Some((run, v.clone()));
+    v
 }
 
 /// The literal table in slot `i`: the computation's `N` integer literals as `u64` bits. Checked

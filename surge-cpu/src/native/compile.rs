@@ -27,8 +27,8 @@ pub struct Loaded {
 }
 
 /// The ABI version of the generated runtime (`surge_abi_version`): 2 since the slot table ends
-/// with the literal table.
-pub const ABI_VERSION: u32 = 2;
+/// with the literal table, 3 since a run-id slot follows it.
+pub const ABI_VERSION: u32 = 3;
 
 /// The kernel cache directory (see [`surge_codegen::cache::dir`]).
 pub fn cache_dir() -> PathBuf {

@@ -63,6 +63,14 @@ impl NativeKernels {
             ptr: lits.as_ptr() as *const u8,
             len: lits.len(),
         };
+        // A fresh id per run: the kernels compute what depends only on the buffers once per
+        // run, keyed by it (`memo` in the generated runtime).
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let run: u64 = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        slots[self.program.run_slot] = Buf {
+            ptr: &run as *const u64 as *const u8,
+            len: 1,
+        };
         let pool = pool(plan.threads);
         ws.begin(self.program.phases.len());
         for (pi, abi) in self.program.phases.iter().enumerate() {

@@ -62,6 +62,18 @@ pub(super) struct Gen<'a> {
     fresh: Rc<Cell<usize>>,
     /// The computation's integer literals, read from the literal table (`scalar.rs`).
     pub(super) lits: Rc<crate::ir::LiteralTable>,
+    /// Per-run memoization (`values.rs`): the run id's slot, the current phase's prefix and the
+    /// `static` cells its memoized values need (emitted at the top of the phase).
+    pub(super) memo: Rc<std::cell::RefCell<Memo>>,
+    free: std::cell::OnceCell<Vec<std::collections::BTreeSet<NodeId>>>,
+}
+
+/// See [`Gen::memo`].
+#[derive(Default)]
+pub(super) struct Memo {
+    pub run_slot: Option<usize>,
+    pub prefix: String,
+    pub statics: Vec<String>,
 }
 
 pub(super) fn rust_ty(e: Elem) -> &'static str {
@@ -80,6 +92,8 @@ impl<'a> Gen<'a> {
             unroll,
             fresh: Rc::new(Cell::new(0)),
             lits: Rc::new(crate::ir::LiteralTable::of(c)),
+            memo: Rc::default(),
+            free: std::cell::OnceCell::new(),
         }
     }
 
@@ -89,7 +103,19 @@ impl<'a> Gen<'a> {
             unroll: self.unroll.clone(),
             fresh: self.fresh.clone(),
             lits: self.lits.clone(),
+            memo: self.memo.clone(),
+            free: self.free.clone(),
         }
+    }
+
+    /// Where the host passes the run id (memoization is off until set).
+    pub fn set_run_slot(&self, slot: usize) {
+        self.memo.borrow_mut().run_slot = Some(slot);
+    }
+
+    /// Whether node `n` depends on no lambda parameter (only on buffers and literals).
+    pub(super) fn closed(&self, n: NodeId) -> bool {
+        self.free.get_or_init(|| self.c.free_params())[n.0 as usize].is_empty()
     }
 
     /// A fresh local name.

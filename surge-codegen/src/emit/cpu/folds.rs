@@ -134,7 +134,7 @@ impl<'a> Gen<'a> {
             rust_type(&t),
             self.step(op, &acc, s.at(&k)?, &t, env)?
         ));
-        Ok(self.materialized(out, &t))
+        Ok(self.materialized_at(n, out, &t))
     }
 
     /// A `scan` inside element code: the whole result row built in a local.
@@ -202,7 +202,7 @@ impl<'a> Gen<'a> {
             key_at(k)?,
             self.step(op, acc, s.at(k)?, &t, env)?,
         );
-        Ok(self.materialized(value, &Type::seq(t)))
+        Ok(self.materialized_at(n, value, &Type::seq(t)))
     }
 
     /// `scatter`: a copy of `dest` with `d[idx[i]] = s[i]` in order of `i`.
@@ -229,7 +229,7 @@ impl<'a> Gen<'a> {
             n.0,
             self.to_value(s.at(&k)?, &t)?,
         );
-        Ok(self.materialized(value, &Type::seq(t)))
+        Ok(self.materialized_at(n, value, &Type::seq(t)))
     }
 
     /// `transpose`: row `i` is element `i` of every input row, lazily; the rows are checked to

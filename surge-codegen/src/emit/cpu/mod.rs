@@ -88,13 +88,17 @@ pub struct CpuProgram {
     pub source: String,
     pub modules: Vec<Module>,
     pub phases: Vec<PhaseAbi>,
-    /// Buffer slots: the inputs, then (data, offsets) per phase, then the literal table.
+    /// Buffer slots: the inputs, then (data, offsets) per phase, then the literal table, then
+    /// the run id.
     pub slots: usize,
     /// The slot of the literal table: the computation's integer literals as `u64` bits
     /// (`ir::literal_values`), `literals` of them. The host passes the values of the computation
     /// it runs, so one program serves every computation of its structure.
     pub literal_slot: usize,
     pub literals: usize,
+    /// The slot of the run id (one `u64`, unique per run, never 0): values that depend only on
+    /// the run's buffers are computed once per run (`memo` in the runtime).
+    pub run_slot: usize,
     /// Set when the result is put together from the last phases (tuples, booleans; see
     /// `result.rs`): its type and how many phases are its parts.
     pub result: Option<ResultParts>,
@@ -182,6 +186,7 @@ fn emit_program(
                 .map(|(d, l)| (l.node, key.get(d).copied().unwrap_or(false)))
                 .collect();
             let g = Gen::new(c, unroll);
+            g.set_run_slot(literal_slot(inputs, analysis.phases.len()) + 1);
             let (text, abi) =
                 emit_phase(&g, analysis, pi, phase, inputs, &format!("m{mi}_p{pi}_"))?;
             src.push_str(&text);
@@ -236,9 +241,10 @@ fn emit_program(
         source,
         modules,
         phases: phases_abi,
-        slots: literal_slot(inputs, analysis.phases.len()) + 1,
+        slots: literal_slot(inputs, analysis.phases.len()) + 2,
         literal_slot: literal_slot(inputs, analysis.phases.len()),
         literals: crate::ir::literals(c).len(),
+        run_slot: literal_slot(inputs, analysis.phases.len()) + 1,
         result,
     })
 }

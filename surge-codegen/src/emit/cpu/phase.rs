@@ -123,6 +123,11 @@ pub(super) fn emit_phase<'a>(
     inputs: usize,
     prefix: &str,
 ) -> R<(String, PhaseAbi)> {
+    {
+        let mut m = g.memo.borrow_mut();
+        m.prefix = prefix.to_string();
+        m.statics.clear();
+    }
     let (env0, prelude) = phase_outputs(g, analysis, pi, inputs);
     let root = phase.root;
     let node = g.c.node(root);
@@ -214,6 +219,17 @@ pub(super) fn emit_phase<'a>(
         }),
     );
     let text = render(PHASE, &ctx)?;
+    // The memo cells of the values this phase computes once per run (`materialized_at`).
+    let statics = {
+        let mut m = g.memo.borrow_mut();
+        m.prefix.clear();
+        std::mem::take(&mut m.statics)
+    };
+    let text = if statics.is_empty() {
+        text
+    } else {
+        format!("{}\n{text}", statics.join("\n"))
+    };
     Ok((
         text,
         PhaseAbi {

@@ -6,7 +6,7 @@
 //! a local of the element's code: a per-element workspace.
 
 use super::code::{Code, Env, Gen, R, SeqCode, bind, rust_ty};
-use crate::ir::{Lambda, Type};
+use crate::ir::{Lambda, NodeId, Type};
 use std::rc::Rc;
 
 /// The Rust type of an owned value of IR type `t`.
@@ -80,6 +80,34 @@ impl<'a> Gen<'a> {
 
     /// `value` (an expression of IR type `t`) computed once into a fresh local, and element code
     /// reading it. The local is declared by the code's checks (for a sequence) or by a block.
+    /// [`materialized`](Self::materialized) for node `n`'s value: when `n` depends on no lambda
+    /// parameter it is computed once per run (a `static` cell per site, `memo` in the runtime)
+    /// instead of once per kernel call: a phase's functions (outer length, row lengths, each
+    /// chunk of rows) each run the phase's prelude. Measured on the k-means recalculation
+    /// (Listing 5.5's `reduce_by_key` of 10^5 rows of 32): see `apps/kmeans`'s module docs.
+    pub(super) fn materialized_at(&self, n: NodeId, value: String, t: &Type) -> Code<'a> {
+        let (slot, prefix) = {
+            let m = self.memo.borrow();
+            (m.run_slot, m.prefix.clone())
+        };
+        let Some(slot) = slot.filter(|_| self.closed(n) && !prefix.is_empty()) else {
+            return self.materialized(value, t);
+        };
+        let cell = format!(
+            "{}MEMO_{}",
+            prefix.to_uppercase(),
+            self.name("m").to_uppercase()
+        );
+        let ty = rust_type(t);
+        self.memo.borrow_mut().statics.push(format!(
+            "static {cell}: std::sync::Mutex<Option<(u64, {ty})>> = std::sync::Mutex::new(None);"
+        ));
+        self.materialized(
+            format!("memo(&{cell}, unsafe {{ run_id(bufs, {slot}) }}, || -> {ty} {{ {value} }})"),
+            t,
+        )
+    }
+
     pub(super) fn materialized(&self, value: String, t: &Type) -> Code<'a> {
         let m = self.name("m");
         let decl = format!("let {m}: {} = {value};", rust_type(t));
