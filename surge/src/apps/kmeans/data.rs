@@ -91,6 +91,12 @@ pub fn parse_csv(text: &str) -> std::result::Result<Points, String> {
 /// `n` points of dimension `d` around `k` seeded Gaussian-like centres (sums of uniforms),
 /// spread so clusters overlap a little: the dissertation's synthetic inputs (D = 32, k = 10).
 pub fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Points {
+    blobs_spread(n, d, k, seed, 2.0)
+}
+
+/// [`blobs`] with noise `spread` times the sum of 4 uniforms (centred) per coordinate: wider
+/// spreads overlap the clusters, so Lloyd takes more iterations (benchmarks use 8).
+pub fn blobs_spread(n: usize, d: usize, k: usize, seed: u64, spread: f64) -> Points {
     let mut rng = Rng::new(seed);
     let centres: Vec<f64> = (0..k * d).map(|_| rng.unit() * 20.0 - 10.0).collect();
     let mut data = Vec::with_capacity(n * d);
@@ -98,7 +104,7 @@ pub fn blobs(n: usize, d: usize, k: usize, seed: u64) -> Points {
         let c = rng.below(k as u64) as usize;
         for j in 0..d {
             let noise = (0..4).map(|_| rng.unit()).sum::<f64>() - 2.0;
-            data.push(centres[c * d + j] + 2.0 * noise);
+            data.push(centres[c * d + j] + spread * noise);
         }
     }
     Points { d, data }
