@@ -389,3 +389,36 @@ fn a_parameter_used_outside_its_lambda_names_both_places() {
     .unwrap();
     assert_eq!(nested.interpret().unwrap(), vec![vec![2.0], vec![4.0]]);
 }
+
+/// A data-parallel value that depends on no closure argument is evaluated whether or not the
+/// result reads it (README, "Semantics worth knowing"): its error is the program's, in the
+/// interpreter and in every native variant alike, even in an untaken `select` branch or in the
+/// body of a `map` over no elements.
+#[test]
+fn closed_data_parallel_values_fail_even_when_unread() {
+    let x = Seq::input("x", vec![0.0f64; 3]).unwrap();
+    let idx = Seq::input("idx", vec![7u32]).unwrap();
+    let bad = reduce(add, &gather(&x, &idx).unwrap()).unwrap();
+    // `select` never takes `bad`...
+    let never = lit(1.0f64).lt(lit(0.0f64)).select(&bad, lit(2.0f64));
+    let y = map(|v: Scalar<f64>| v + &never, &x).unwrap();
+    // ... and a map over nothing never runs its body.
+    let empty = Seq::input("empty", Vec::<f64>::new()).unwrap();
+    let z = map(|v: Scalar<f64>| v + &bad, &empty).unwrap();
+    for (what, c) in [
+        ("select", Computation::new(&y)),
+        ("empty map", Computation::new(&z)),
+    ] {
+        let c = c.unwrap();
+        let want = c.interpret().unwrap_err().to_string();
+        assert!(
+            want.contains("`gather`") && want.contains("index 7"),
+            "{what}: {want}"
+        );
+        let k = surge::Kernels::build(&c, &surge::Target::cpu()).unwrap();
+        for v in k.variants() {
+            let got = k.run(&c, v).unwrap_err().to_string();
+            assert_eq!(got, want, "{what}: {}", v.id());
+        }
+    }
+}

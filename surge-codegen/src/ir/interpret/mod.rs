@@ -24,6 +24,17 @@ pub fn interpret(c: &Computation, buffers: &[Buffer]) -> Result<Value, CodegenEr
         cache: vec![None; c.nodes.len()],
         region: regions(c),
     };
+    // Every data-parallel operator that depends on no lambda parameter is evaluated once, up
+    // front, whether or not the result reads its value (an untaken `select` branch, a `map` over
+    // no elements): the backends compute such values as phases of their own, so an error in one
+    // is an error of the program everywhere (README, "Semantics worth knowing"). Operands come
+    // before their users in node order.
+    let free = c.free_params();
+    for (i, n) in c.nodes.iter().enumerate() {
+        if free[i].is_empty() && n.op.kind().is_data_parallel() {
+            it.value(NodeId(i as u64))?;
+        }
+    }
     let v = it.value(c.root)?;
     Ok(Rc::try_unwrap(v).unwrap_or_else(|rc| (*rc).clone()))
 }
