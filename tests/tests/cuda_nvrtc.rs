@@ -106,3 +106,26 @@ fn execution_without_a_gpu_is_a_clean_error() {
         Ok(out) => println!("ran on a GPU: {out:?}"),
     }
 }
+
+/// A negated negative literal in scalar glue compiles (it printed `--1.0f`, C's decrement
+/// operator: found by the random programs, seed 23).
+#[test]
+fn negated_negative_literals_compile_with_nvrtc() {
+    use surge::prelude::*;
+    surge_cuda::nvrtc_available()
+        .unwrap_or_else(|e| panic!("NVRTC is required (.ci/run installs libnvrtc): {e}"));
+    let x = Seq::input("x", vec![1.0f32, 2.0]).unwrap();
+    let y = lit(2.0f32).fma(reduce_prefix(add, &x, 0.0f32).unwrap(), -lit(-1.0f32));
+    let c = surge::Computation::new(&y).unwrap();
+    let platform = Platform::from_names("cuda", Some("h200")).unwrap();
+    let lists: Vec<Vec<Variant>> = c
+        .variants(&platform)
+        .unwrap()
+        .phases()
+        .iter()
+        .map(|l| l.iter().take(2).cloned().collect())
+        .collect();
+    let p = cuda::emit(c.ir(), &c.analyze().unwrap(), &lists).unwrap();
+    assert!(!p.source.contains("--1"), "{}", p.source);
+    surge_cuda::compile_source(&p.source, surge_cuda::DEFAULT_ARCH).unwrap();
+}

@@ -214,7 +214,9 @@ impl Tr<'_> {
                 let ta = self.elem_of(a)?;
                 let a = self.expr(a, env, lits)?;
                 match (op, ta) {
-                    (UnaryOp::Neg, _) => format!("(-{a})"),
+                    // Parenthesized: `-` before a negative literal would print `--1.0f`, the
+                    // decrement operator (NVRTC: "expression must be a modifiable lvalue").
+                    (UnaryOp::Neg, _) => format!("(-({a}))"),
                     (UnaryOp::Not, _) => format!("(!{a})"),
                     (UnaryOp::Abs, Elem::F32) => format!("fabsf({a})"),
                     (UnaryOp::Abs, Elem::F64) => format!("fabs({a})"),
