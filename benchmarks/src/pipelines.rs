@@ -30,13 +30,8 @@ pub(crate) fn data(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-pub(crate) fn argmin_op(
-    a: (Scalar<f64>, Scalar<u32>),
-    b: (Scalar<f64>, Scalar<u32>),
-) -> (Scalar<f64>, Scalar<u32>) {
-    let take_a = a.0.le(&b.0);
-    (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
-}
+/// The argmin combiner over (distance, index) that k-means uses.
+pub(crate) use surge::apps::kmeans::program::argmin as argmin_op;
 
 /// Histogram of 10^7 sorted keys over 1000 bins.
 fn histogram() -> Case {

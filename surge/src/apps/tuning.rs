@@ -5,7 +5,7 @@
 
 use super::{App, AppInput, BuiltApp};
 use crate::tune::features::cusp_group;
-use crate::tune::inputs::{Scale, Set, sizes, spmv_matrices};
+use crate::tune::inputs::{Scale, Set, files_in, log_sizes, sizes, spmv_matrices};
 use crate::tune::{TuneInput, Workload};
 use crate::{Result, SurgeError};
 use std::path::Path;
@@ -78,43 +78,24 @@ impl App {
 /// Generated k-means point counts (D = 32, k = 10), log-spaced; the test set sits between the
 /// training sizes. The dissertation's 25k–10M points, scaled down to 2 cores.
 fn kmeans_sizes(scale: Scale, set: Set) -> Vec<usize> {
-    let (lo, hi, step) = match scale {
-        Scale::Small => (8.0, 14.0, 1.0),
-        Scale::Full => (8.0, 18.0, 0.5),
-    };
-    let offset = if set == Set::Test { step / 2.0 } else { 0.0 };
-    let mut v = Vec::new();
-    let mut e: f64 = lo + offset;
-    while e <= hi + 1e-9 {
-        v.push(2f64.powf(e).round() as usize);
-        e += step;
+    match scale {
+        Scale::Small => log_sizes(8.0, 14.0, 1.0, set),
+        Scale::Full => log_sizes(8.0, 18.0, 0.5, set),
     }
-    v
 }
 
-/// Every `.csv` and `.npy` file of a directory (or one file) as a k-means input.
-fn points_from_path(path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
-    let files: Vec<std::path::PathBuf> = if path.is_dir() {
-        let mut f: Vec<_> = std::fs::read_dir(path)
-            .map_err(|e| SurgeError::Input {
-                input: path.display().to_string(),
-                message: format!("cannot list the directory: {e}"),
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "csv" || e == "npy"))
-            .collect();
-        f.sort();
-        f
-    } else {
-        vec![path.to_path_buf()]
-    };
+/// Inputs made by `load` from each of `files`: those that fail are skipped with the reason,
+/// and none at all is an error naming `path` and `what` it should hold.
+fn inputs_from_files(
+    path: &Path,
+    files: Vec<std::path::PathBuf>,
+    what: &str,
+    load: impl Fn(&Path) -> Result<TuneInput>,
+) -> Result<(Vec<TuneInput>, Vec<String>)> {
     let mut inputs = Vec::new();
     let mut skipped = Vec::new();
     for f in files {
-        match BuiltApp::new(App::Kmeans, &AppInput::Matrix(f.clone())).and_then(|b| {
-            let n = b.size.unwrap_or(0);
-            kmeans_input(f.display().to_string(), b.computation, n)
-        }) {
+        match load(&f) {
             Ok(i) => inputs.push(i),
             Err(e) => skipped.push(format!("skipping {}: {e}", f.display())),
         }
@@ -122,46 +103,42 @@ fn points_from_path(path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
     if inputs.is_empty() {
         return Err(SurgeError::Input {
             input: path.display().to_string(),
-            message: "no usable points file (.csv, .npy)".into(),
+            message: format!("no usable {what}"),
         });
     }
     Ok((inputs, skipped))
 }
 
-/// A k-means relabeling input; its work is 3·n·k·d flops.
+/// Every `.csv` and `.npy` file of a directory (or one file) as a k-means input.
+fn points_from_path(path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
+    let files = files_in(path, &["csv", "npy"])?;
+    inputs_from_files(path, files, "points file (.csv, .npy)", |f| {
+        let b = BuiltApp::new(App::Kmeans, &AppInput::Matrix(f.to_path_buf()))?;
+        kmeans_input(f.display().to_string(), b.computation, b.size.unwrap_or(0))
+    })
+}
+
+/// A k-means relabeling input of `n` points; its work is 3·n·k·d flops (k·d: the centroids'
+/// values, whatever the points' dimension).
 fn kmeans_input(name: String, c: crate::Computation, n: usize) -> Result<TuneInput> {
-    let work = 3.0 * (n * super::KMEANS_K * super::KMEANS_DIM) as f64;
+    let centroids = c
+        .ir()
+        .inputs
+        .iter()
+        .find(|i| i.name == super::kmeans::program::CENTROIDS)
+        .map_or(0, |i| i.len as usize);
+    let work = 3.0 * (n * centroids) as f64;
     Ok(App::Kmeans.workload().input(name, c)?.with_work(work))
 }
 
 fn matrices_from_path(path: &Path) -> Result<(Vec<TuneInput>, Vec<String>)> {
-    let bad = |m: String| SurgeError::Input {
-        input: path.display().to_string(),
-        message: m,
-    };
-    let files: Vec<std::path::PathBuf> = if path.is_dir() {
-        let mut f: Vec<_> = std::fs::read_dir(path)
-            .map_err(|e| bad(format!("cannot list the directory: {e}")))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "mtx"))
-            .collect();
-        f.sort();
-        f
-    } else {
-        vec![path.to_path_buf()]
-    };
-    let mut inputs = Vec::new();
-    let mut skipped = Vec::new();
-    for f in files {
-        match TuneInput::matrix_file(&f) {
-            Ok(i) => inputs.push(i),
-            Err(e) => skipped.push(format!("skipping {}: {e}", f.display())),
-        }
-    }
-    if inputs.is_empty() {
-        return Err(bad("no usable Matrix Market (.mtx) file".into()));
-    }
-    Ok((inputs, skipped))
+    let files = files_in(path, &["mtx"])?;
+    inputs_from_files(
+        path,
+        files,
+        "Matrix Market (.mtx) file",
+        TuneInput::matrix_file,
+    )
 }
 
 impl TuneInput {

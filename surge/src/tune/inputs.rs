@@ -181,6 +181,12 @@ pub fn sizes(scale: Scale, set: Set) -> Vec<usize> {
         Scale::Full => (8.0, 22.0, 0.5),
     };
     // Half steps: the training set mixes multiples of the tile (uniform nesting) and others.
+    log_sizes(lo, hi, step, set)
+}
+
+/// Sizes 2^lo, 2^(lo + step), .. up to 2^hi; the test set's sit halfway between the training
+/// set's, so the two are disjoint.
+pub fn log_sizes(lo: f64, hi: f64, step: f64, set: Set) -> Vec<usize> {
     let offset = if set == Set::Test { step / 2.0 } else { 0.0 };
     let mut v = Vec::new();
     let mut e: f64 = lo + offset;
@@ -189,6 +195,24 @@ pub fn sizes(scale: Scale, set: Set) -> Vec<usize> {
         e += step;
     }
     v
+}
+
+/// The files of a directory whose extension is one of `exts`, sorted; or the path itself when
+/// it is a file.
+pub fn files_in(path: &Path, exts: &[&str]) -> Result<Vec<std::path::PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut f: Vec<_> = std::fs::read_dir(path)
+        .map_err(|e| SurgeError::Input {
+            input: path.display().to_string(),
+            message: format!("cannot list the directory: {e}"),
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| exts.iter().any(|x| e == *x)))
+        .collect();
+    f.sort();
+    Ok(f)
 }
 
 /// A list of sizes from a file (whitespace- or comma-separated, `#` comments), or from
