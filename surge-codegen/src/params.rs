@@ -153,6 +153,9 @@ pub struct CudaParams {
     pub scan_grain2: Option<i64>,
     /// Block algorithm of a root reduction's one level.
     pub reduce1: Option<String>,
+    /// Block algorithm and items per thread of a root scan's one level.
+    pub scan1: Option<String>,
+    pub scan_grain1: Option<i64>,
 }
 
 impl CudaParams {
@@ -177,12 +180,14 @@ impl CudaParams {
             scan2: r.text("scan2")?,
             scan_grain2: r.int("scan_grain2")?,
             reduce1: r.text("reduce1")?,
+            scan1: r.text("scan1")?,
+            scan_grain1: r.int("scan_grain1")?,
         })
     }
 
-    /// The parameters of a one-level (root reduction) variant as the inner level under a
-    /// sequential outer level of one element: level 1's resource, unrolling and block algorithm
-    /// become level 2's.
+    /// The parameters of a one-level (root reduction or scan) variant as the inner level under
+    /// a sequential outer level of one element: level 1's resource, unrolling, block algorithm
+    /// and scan grain become level 2's.
     pub fn as_inner_level(&self) -> CudaParams {
         CudaParams {
             grain1: None,
@@ -190,6 +195,8 @@ impl CudaParams {
             unroll2: self.unroll1,
             res2: self.res1.clone(),
             reduce2: self.reduce1.clone(),
+            scan2: self.scan1.clone(),
+            scan_grain2: self.scan_grain1,
             ..self.clone()
         }
     }

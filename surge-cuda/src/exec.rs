@@ -567,11 +567,13 @@ impl<R: Runtime> Prepared<'_, R> {
             None => Output::Seq(data),
         };
         let ty = &self.k.ir.node(self.k.ir.root).ty;
-        // A scalar result (a reduction at the root) is the phase's one element.
+        // A scalar result (a reduction at the root) is the phase's one element; a flat result
+        // stored as rows (a scan at the root: one row) is its data.
         let out = match (ty, out) {
             (Type::Scalar(_), Output::Seq(b)) => Output::Scalar(b.get(0).ok_or_else(|| {
                 CudaError::Input("internal: a scalar result phase wrote no element".into())
             })?),
+            (t, Output::Nested { data, .. }) if t.depth() == 1 => Output::Seq(data),
             (_, out) => out,
         };
         Ok(if ty.has_bool() {

@@ -203,12 +203,8 @@ pub fn not_emitted(backend: &str) -> &'static [&'static str] {
         // the root: a scan at the root, tuples (zip), join and the non-element-wise operators are
         // refused, naming the operator (the GPU and the emulator run the same emitter).
         "cuda" | "cuda-emu" => &[
-            "scan",
-            "zip",
-            "join",
             "reduce_by_key",
             "scatter",
-            "transpose",
         ],
         _ => &[],
     }

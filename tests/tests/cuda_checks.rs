@@ -310,7 +310,100 @@ fn root_reductions_run<R: Runtime>(dev: &R) {
     // (An empty input without a prefix is refused when the DSEL builds the reduction.)
 }
 
+/// Every variant of `c` against the interpreter (the oracle's tolerance rule).
+fn matches_interpreter<R: Runtime>(dev: &R, what: &str, c: &Computation) {
+    let want = surge::oracle::Expected::interpret(c.ir(), c.buffers()).unwrap();
+    for (id, r) in run_each(dev, c) {
+        let out = r.unwrap_or_else(|e| panic!("{what} {id}: {e}"));
+        want.check(&surge::oracle::Flat::of_output(&out))
+            .unwrap_or_else(|e| panic!("{what} {id}: {e}"));
+    }
+}
+
+/// A scan at the root (one element: the variant's one level scans the whole input), inclusive
+/// and exclusive, empty to several blocks long; its result comes back flat.
+fn root_scans_run<R: Runtime>(dev: &R) {
+    for n in [0usize, 1, 33, 2500] {
+        let data: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 13 - 6).collect();
+        let x = Seq::input("x", data.clone()).unwrap();
+        let sq = map(|v: Scalar<i64>| v.clone() * v - 3i64, &x).unwrap();
+        let c = Computation::new(&scan_prefix(add, &sq, 5i64).unwrap()).unwrap();
+        matches_interpreter(dev, &format!("exclusive n={n}"), &c);
+        if n > 0 {
+            let c = Computation::new(&scan(max, &x).unwrap()).unwrap();
+            matches_interpreter(dev, &format!("inclusive max n={n}"), &c);
+        }
+    }
+}
+
+/// Tuples of `zip` and `join` bound to a map's parameters: a three-way join, a zip inside a
+/// nested level (rows of two nested inputs).
+fn tuples_run<R: Runtime>(dev: &R) {
+    let (a, b) = (
+        Seq::input("a", vec![1.0f64, -2.0, 3.5]).unwrap(),
+        Seq::input("b", vec![2i64, 5]).unwrap(),
+    );
+    let c3 = Seq::input("c", vec![0.5f64, 1.5, -1.0, 4.0]).unwrap();
+    let j = join3(&a, &b, &c3).unwrap();
+    let r = map(|(x, k, y)| x * k.cast::<f64>() - y, &j).unwrap();
+    matches_interpreter(dev, "join3", &Computation::new(&r).unwrap());
+    let flat = Seq::input("flat", (0..12).map(f64::from).collect::<Vec<_>>()).unwrap();
+    let off = Seq::input("off", vec![0u32, 4, 4, 12]).unwrap();
+    let (r1, r2) = (nest(&flat, &off).unwrap(), nest(&flat, &off).unwrap());
+    let dots = map(
+        |(u, v): (Seq<f64>, Seq<f64>)| {
+            reduce_prefix(add, &map(|(x, y)| x * y, &zip(&u, &v)?)?, 0.0)
+        },
+        (&r1, &r2),
+    )
+    .unwrap();
+    matches_interpreter(dev, "zip of rows", &Computation::new(&dots).unwrap());
+}
+
+/// A ragged transpose and a zip of rows of different lengths fail with the interpreter's
+/// message on every variant.
+fn ragged_transposes_and_unequal_zips_are_errors_on_the_device<R: Runtime>(dev: &R) {
+    let flat = Seq::input("flat", vec![1.0f64, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    let off = Seq::input("off", vec![0u32, 2, 4, 5]).unwrap();
+    let cols = transpose(&nest(&flat, &off).unwrap()).unwrap();
+    let sums = map(|c: Seq<f64>| reduce_prefix(add, &c, 0.0), &cols).unwrap();
+    let other = Seq::input("other", vec![0u32, 2, 3, 5]).unwrap();
+    let dots = map(
+        |(u, v): (Seq<f64>, Seq<f64>)| {
+            reduce_prefix(add, &map(|(x, y)| x * y, &zip(&u, &v)?)?, 0.0)
+        },
+        (&nest(&flat, &off).unwrap(), &nest(&flat, &other).unwrap()),
+    )
+    .unwrap();
+    for (what, c, needle) in [
+        ("transpose", Computation::new(&sums).unwrap(), "rows differ in length (row 0 has 2, row 2 has 1)"),
+        ("zip", Computation::new(&dots).unwrap(), "input lengths differ"),
+    ] {
+        let want = c.interpret().unwrap_err().to_string();
+        assert!(want.contains(needle), "{what}: {want}");
+        for (id, r) in run_each(dev, &c) {
+            let e = r.expect_err(&id).to_string();
+            assert!(e.contains(what) && e.contains(needle), "{id}: {e} (interpreter: {want})");
+        }
+    }
+}
+
 mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn root_scans_run() {
+        super::root_scans_run(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn tuples_run() {
+        super::tuples_run(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn ragged_transposes_and_unequal_zips_are_errors_on_the_device() {
+        super::ragged_transposes_and_unequal_zips_are_errors_on_the_device(&super::device());
+    }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn root_reductions_run() {
@@ -345,6 +438,20 @@ mod gpu {
 
 /// The same checks in the CUDA emulator (no GPU needed).
 mod emulator {
+    #[test]
+    fn root_scans_run() {
+        super::root_scans_run(&surge_cuda::Emulator::default());
+    }
+    #[test]
+    fn tuples_run() {
+        super::tuples_run(&surge_cuda::Emulator::default());
+    }
+    #[test]
+    fn ragged_transposes_and_unequal_zips_are_errors_on_the_device() {
+        super::ragged_transposes_and_unequal_zips_are_errors_on_the_device(
+            &surge_cuda::Emulator::default(),
+        );
+    }
     #[test]
     fn root_reductions_run() {
         super::root_reductions_run(&surge_cuda::Emulator::default());

@@ -169,6 +169,7 @@ __device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, SURGE_S
 #define SURGE_STRIDE_ZERO 8ULL    //
 #define SURGE_NEGATIVE_LEN 9ULL   // a = length
 #define SURGE_EQUAL_LEN 10ULL     // a = input 0's length, b = input k, c = its length
+#define SURGE_RAGGED 11ULL        // a = row 0's length, b = row k, c = its length
 
 __device__ __noinline__ void surge_fail(u64 *err, u64 node, u64 code, i64 a, i64 b, i64 c) {
   if (atomicCAS(&err[0], 0ULL, (node << 8) | code) == 0ULL) {
@@ -272,3 +273,18 @@ __device__ __forceinline__ u64 surge_equal_len(u64 l0, u64 lk, u64 k, u64 node, 
   return l0;
 }
 
+// The row length of a uniformly nested sequence of `rows` rows (`len(r)`: row r's length), the
+// width of its transpose: 0 after recording the first row that differs from row 0.
+template <class Len>
+__device__ __forceinline__ u64 surge_transpose_width(u64 rows, u64 node, u64 *err, Len len) {
+  if (rows == 0) return 0;
+  const u64 w = len(0);
+  for (u64 k = 1; k < rows; ++k) {
+    const u64 l = len(k);
+    if (l != w) {
+      surge_fail(err, node, SURGE_RAGGED, (i64)w, (i64)k, (i64)l);
+      return 0;
+    }
+  }
+  return w;
+}

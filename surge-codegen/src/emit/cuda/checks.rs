@@ -32,6 +32,9 @@ pub mod check {
     pub const NEGATIVE_LEN: u64 = 9;
     /// A map's inputs differ in length: a = input 0's length, b = the input, c = its length.
     pub const EQUAL_LEN: u64 = 10;
+    /// A transposed sequence's rows differ in length: a = row 0's length, b = row k, c = its
+    /// length.
+    pub const RAGGED: u64 = 11;
 }
 
 /// Decodes a device error record: the failing node and the message the interpreter (and the CPU
@@ -68,6 +71,9 @@ pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
         check::EQUAL_LEN => {
             format!("input lengths differ: input 0 has length {a}, input {b} has length {c}")
         }
+        check::RAGGED => format!(
+            "rows differ in length (row 0 has {a}, row {b} has {c}); only uniform nesting transposes"
+        ),
         other => format!("run-time check {other} failed (values {a}, {b}, {c})"),
     };
     Some((node, message))

@@ -58,12 +58,33 @@ impl SeqV {
     pub(super) fn at(&self, i: &str) -> String {
         self.at.replace(I, &format!("({i})"))
     }
+
+    /// Element `i`, or the element template itself when `i` is the placeholder.
+    fn at_or_template(&self, i: &str) -> String {
+        if i == I { self.at.clone() } else { self.at(i) }
+    }
 }
 
-/// A nested sequence: its row count, and row `@R@` as (begin, length) into a flat sequence.
+/// A nested sequence: its row count and its rows.
 #[derive(Debug, Clone)]
 pub(super) struct RowsV {
     pub(super) rows: String,
+    pub(super) form: RowForm,
+}
+
+/// How the rows of a nested sequence are laid out.
+#[derive(Debug, Clone)]
+pub(super) enum RowForm {
+    /// Row `@R@` is a contiguous (begin, length) range of a flat sequence.
+    Slices(Slices),
+    /// Row `@R@` is element `@R@` of every row of a uniformly nested sequence (`transpose`;
+    /// its row count is the checked common row length).
+    Columns(Box<RowsV>),
+}
+
+/// Rows as (begin, length) ranges of a flat sequence.
+#[derive(Debug, Clone)]
+pub(super) struct Slices {
     pub(super) begin: String,
     pub(super) len: String,
     /// A run-time check of row `@R@` (a `bool` expression that records the error when false);
@@ -72,8 +93,45 @@ pub(super) struct RowsV {
     pub(super) flat: SeqV,
 }
 
+/// A placeholder for the row index of a transposed sequence's input while its row is built.
+const T: &str = "@T@";
+
 impl RowsV {
+    fn slices(rows: String, begin: String, len: String, ok: Option<String>, flat: SeqV) -> RowsV {
+        RowsV {
+            rows,
+            form: RowForm::Slices(Slices {
+                begin,
+                len,
+                ok,
+                flat,
+            }),
+        }
+    }
+
     /// Row `r` (known to be below `rows` when `r_ok` is true) as a flat sequence.
+    pub(super) fn row(&self, r: &str, r_ok: Option<String>) -> SeqV {
+        match &self.form {
+            RowForm::Slices(s) => s.row(r, r_ok),
+            RowForm::Columns(input) => {
+                // Element i of column r is element r of input row i (every input row is
+                // `rows` long once the width check passed, so r is in range).
+                let row_i = input.row(T, None);
+                let len = match r_ok {
+                    Some(ok) => format!("(({ok}) ? {} : 0ULL)", input.rows),
+                    None => input.rows.clone(),
+                };
+                SeqV {
+                    len,
+                    at: row_i.at(r).replace(T, I),
+                    elem: row_i.elem,
+                }
+            }
+        }
+    }
+}
+
+impl Slices {
     fn row(&self, r: &str, r_ok: Option<String>) -> SeqV {
         let sub = |t: &str| t.replace(R, &format!("({r})"));
         let ok: Vec<String> = r_ok
@@ -101,6 +159,21 @@ impl RowsV {
 pub(super) enum Bound {
     Scalar(String),
     Seq(SeqV),
+    /// A tuple of scalars (an element of a `zip` or `join`): one expression per component.
+    Tuple(Vec<String>),
+}
+
+/// Whether `ty` is a flat sequence of tuples.
+pub(super) fn seq_of_tuples(ty: &Type) -> bool {
+    matches!(ty, Type::Seq(t) if matches!(**t, Type::Tuple(_)))
+}
+
+/// A flat sequence of tuples of scalars (`zip`, `join`): its length and one element template
+/// per component, over the same index `@I@` (struct of arrays, never materialized).
+#[derive(Debug, Clone)]
+pub(super) struct TupleSeqV {
+    pub(super) len: String,
+    pub(super) parts: Vec<SeqV>,
 }
 
 pub(super) type Env = HashMap<NodeId, Bound>;
@@ -156,6 +229,7 @@ impl Tr<'_> {
             return match b {
                 Bound::Scalar(s) => Ok(s.clone()),
                 Bound::Seq(_) => Err(self.unsupported(n, "as a scalar (it is a sequence)")),
+                Bound::Tuple(_) => Err(self.unsupported(n, "as a scalar (it is a tuple)")),
             };
         }
         match &self.c.node(n).op {
@@ -180,8 +254,9 @@ impl Tr<'_> {
                 1 => Ok(self.seq(*seq, env)?.len),
                 _ => Ok(self.rows(*seq, env)?.rows),
             },
-            Op::Project { tuple, index } => match &self.c.node(*tuple).op {
-                Op::Tuple { items } if *index < items.len() => self.scalar(items[*index], env),
+            Op::Project { tuple, index } => match (env.get(tuple), &self.c.node(*tuple).op) {
+                (Some(Bound::Tuple(parts)), _) if *index < parts.len() => Ok(parts[*index].clone()),
+                (_, Op::Tuple { items }) if *index < items.len() => self.scalar(items[*index], env),
                 _ => Err(self.unsupported(n, "(a projection of a computed tuple)")),
             },
             _ => Err(self.unsupported(n, "as a scalar in an element expression")),
@@ -275,7 +350,9 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Seq(s) => Ok(s.clone()),
-                Bound::Scalar(_) => Err(self.unsupported(n, "as a sequence (it is a scalar)")),
+                Bound::Scalar(_) | Bound::Tuple(_) => {
+                    Err(self.unsupported(n, "as a sequence (it is a scalar)"))
+                }
             };
         }
         if let Some((k, elem, false)) = self.phase_result(n) {
@@ -312,18 +389,16 @@ impl Tr<'_> {
                 })
             }
             Op::Map { f, inputs } => {
-                let ins = inputs
-                    .iter()
-                    .map(|i| self.seq(*i, env))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if ins.is_empty() {
+                if inputs.is_empty() {
                     return Err(self.unsupported(n, "(a map without inputs)"));
                 }
                 let mut inner = env.clone();
-                for (p, s) in f.params.iter().zip(&ins) {
-                    inner.insert(*p, Bound::Scalar(s.at.clone()));
+                let mut lens = Vec::new();
+                for (p, i) in f.params.iter().zip(inputs) {
+                    let (len, b) = self.element(*i, env, I)?;
+                    inner.insert(*p, b);
+                    lens.push(len);
                 }
-                let lens: Vec<String> = ins.iter().map(|s| s.len.clone()).collect();
                 Ok(SeqV {
                     len: equal_lengths(&lens, n),
                     at: self.scalar(f.body, &inner)?,
@@ -344,6 +419,63 @@ impl Tr<'_> {
         }
     }
 
+    /// A flat sequence's length and its element `i` bound for a lambda parameter: a scalar, or
+    /// a tuple of scalars for a sequence of tuples.
+    pub(super) fn element(
+        &self,
+        n: NodeId,
+        env: &Env,
+        i: &str,
+    ) -> Result<(String, Bound), CodegenError> {
+        if seq_of_tuples(self.ty(n)) {
+            let t = self.tuples(n, env)?;
+            let at = t.parts.iter().map(|p| p.at_or_template(i)).collect();
+            return Ok((t.len, Bound::Tuple(at)));
+        }
+        let s = self.seq(n, env)?;
+        let at = s.at_or_template(i);
+        Ok((s.len, Bound::Scalar(at)))
+    }
+
+    /// A flat sequence of tuples of scalars: `zip` (inputs of one length, checked) and `join`
+    /// (the Cartesian product, the last input varying fastest).
+    pub(super) fn tuples(&self, n: NodeId, env: &Env) -> Result<TupleSeqV, CodegenError> {
+        let (Op::Zip { inputs } | Op::Join { inputs }) = &self.c.node(n).op else {
+            return Err(self.unsupported(n, "as a sequence of tuples (only zip and join are)"));
+        };
+        let parts = inputs
+            .iter()
+            .map(|i| self.seq(*i, env))
+            .collect::<Result<Vec<_>, _>>()?;
+        let lens: Vec<String> = parts.iter().map(|s| s.len.clone()).collect();
+        if matches!(self.c.node(n).op, Op::Zip { .. }) {
+            return Ok(TupleSeqV {
+                len: equal_lengths(&lens, n),
+                parts,
+            });
+        }
+        // Component k of element i is element (i / (l[k+1] · .. · l[n-1])) % l[k] of input k.
+        let parts = (0..parts.len())
+            .map(|k| {
+                let later: Vec<&str> = lens[k + 1..].iter().map(String::as_str).collect();
+                let q = if later.is_empty() {
+                    I.to_string()
+                } else {
+                    format!("{I} / ({})", later.join(" * "))
+                };
+                SeqV {
+                    len: lens[k].clone(),
+                    at: parts[k].at(&format!("({q}) % {}", lens[k])),
+                    elem: parts[k].elem,
+                }
+            })
+            .collect();
+        Ok(TupleSeqV {
+            len: format!("({})", lens.join(" * ")),
+            parts,
+        })
+    }
+
     /// A nested sequence (depth 2) as rows over a flat sequence.
     pub(super) fn rows(&self, n: NodeId, env: &Env) -> Result<RowsV, CodegenError> {
         if let Some((k, elem, true)) = self.phase_result(n) {
@@ -352,17 +484,17 @@ impl Tr<'_> {
                 elem: elem.stored(),
                 nested: true,
             });
-            return Ok(RowsV {
-                rows: format!("(n_{a}_off - 1)"),
-                begin: format!("{a}_off[{R}]"),
-                len: format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
-                ok: None,
-                flat: SeqV {
+            return Ok(RowsV::slices(
+                format!("(n_{a}_off - 1)"),
+                format!("{a}_off[{R}]"),
+                format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
+                None,
+                SeqV {
                     len: format!("n_{a}"),
                     at: format!("{a}[{I}]"),
                     elem,
                 },
-            });
+            ));
         }
         match &self.c.node(n).op {
             Op::Nest { input, offsets } => {
@@ -372,16 +504,17 @@ impl Tr<'_> {
                 let off = self.seq(*offsets, env)?;
                 let (lo, hi) = (off.at(R), off.at(&format!("{R} + 1")));
                 let (b, e) = (format!("(u64)({lo})"), format!("(u64)({hi})"));
-                Ok(RowsV {
-                    rows: format!("surge_nest_rows({}, {}, surge_err)", off.len, n.0),
-                    len: format!("({e} - {b})"),
-                    ok: Some(format!(
-                        "surge_segment_ok((i64)({lo}), (i64)({hi}), {R}, {}, {}, surge_err)",
-                        flat.len, n.0
-                    )),
-                    begin: b,
+                let ok = format!(
+                    "surge_segment_ok((i64)({lo}), (i64)({hi}), {R}, {}, {}, surge_err)",
+                    flat.len, n.0
+                );
+                Ok(RowsV::slices(
+                    format!("surge_nest_rows({}, {}, surge_err)", off.len, n.0),
+                    b.clone(),
+                    format!("({e} - {b})"),
+                    Some(ok),
                     flat,
-                })
+                ))
             }
             Op::Split { input, tile } => {
                 let flat = self.seq(*input, env)?;
@@ -391,12 +524,26 @@ impl Tr<'_> {
                     n.0
                 );
                 let begin = format!("({R} * {t})");
-                Ok(RowsV {
-                    rows: format!("(({} + {t} - 1) / {t})", flat.len),
-                    len: format!("surge_min({t}, {} - {begin})", flat.len),
-                    begin,
-                    ok: None,
+                Ok(RowsV::slices(
+                    format!("(({} + {t} - 1) / {t})", flat.len),
+                    begin.clone(),
+                    format!("surge_min({t}, {} - {begin})", flat.len),
+                    None,
                     flat,
+                ))
+            }
+            Op::Transpose { input } => {
+                let input = self.rows(*input, env)?;
+                let r = format!("surge_r{}", n.0);
+                let width = format!(
+                    "surge_transpose_width({}, {}, surge_err, [&](u64 {r}) {{ return (u64)({}); }})",
+                    input.rows,
+                    n.0,
+                    input.row(&r, None).len
+                );
+                Ok(RowsV {
+                    rows: width,
+                    form: RowForm::Columns(Box::new(input)),
                 })
             }
             _ => Err(self.unsupported(n, "as a nested sequence")),

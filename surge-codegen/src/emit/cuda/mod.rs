@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 const PRELUDE: &str = include_str!("../../../templates/cuda/prelude.cu");
 
 /// The expression sequences this emitter supports.
-pub const SUPPORTED: [&str; 4] = ["map", "map.reduce", "map.scan", "reduce"];
+pub const SUPPORTED: [&str; 5] = ["map", "map.reduce", "map.scan", "reduce", "scan"];
 
 /// A buffer or value a phase's kernels read, in kernel-parameter order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! map body, or a reduce/scan with its operator, identity and prefix).
 
 use super::checks::equal_lengths;
-use super::elements::{Bound, Env, I, R, SeqV, Tr};
+use super::elements::{Bound, Env, I, R, RowForm, SeqV, Slices, Tr, seq_of_tuples};
 use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
 use crate::CodegenError;
 use crate::analysis::{Level, Phase};
@@ -137,8 +137,8 @@ impl PhaseCode {
         if !SUPPORTED.contains(&sequence.as_str()) {
             return Err(unsupported_sequence(p, &sequence));
         }
-        if sequence == "reduce" {
-            return root_reduce(tr, phase);
+        if sequence == "reduce" || sequence == "scan" {
+            return root_level(tr, phase);
         }
         let Op::Map { f, inputs } = &c.node(phase.root).op else {
             return Err(unsupported_sequence(p, &sequence));
@@ -203,26 +203,23 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
         match tr.c.node(*input).ty.depth() {
             2 => {
                 let rows = tr.rows(*input, &env)?;
-                let b = rows.begin.replace(R, "i");
-                let l = rows.len.replace(R, "i");
-                if let Some(ok) = &rows.ok {
-                    // A row that fails its check is read as empty.
-                    bind.push(format!("const bool ok{k} = {};", ok.replace(R, "i")));
-                    bind.push(format!("const u64 b{k} = ok{k} ? {b} : 0ULL;"));
-                    bind.push(format!("const u64 l{k} = ok{k} ? {l} : 0ULL;"));
-                } else {
-                    bind.push(format!("const u64 b{k} = {b};"));
-                    bind.push(format!("const u64 l{k} = {l};"));
-                }
-                env.insert(
-                    *param,
-                    Bound::Seq(SeqV {
-                        len: format!("l{k}"),
-                        at: rows.flat.at(&format!("b{k} + {I}")),
-                        elem: rows.flat.elem,
-                    }),
-                );
+                let row = match &rows.form {
+                    RowForm::Slices(s) => bind_slice(s, k, &mut bind),
+                    RowForm::Columns(_) => rows.row("i", None),
+                };
+                env.insert(*param, Bound::Seq(row));
                 lens.push(rows.rows);
+            }
+            1 if seq_of_tuples(&tr.c.node(*input).ty) => {
+                let t = tr.tuples(*input, &env)?;
+                let mut names = Vec::new();
+                for (c, part) in t.parts.iter().enumerate() {
+                    let t = cuda_type(part.elem);
+                    bind.push(format!("const {t} v{k}_{c} = {};", part.at("i")));
+                    names.push(format!("v{k}_{c}"));
+                }
+                env.insert(*param, Bound::Tuple(names));
+                lens.push(t.len);
             }
             1 => {
                 let s = tr.seq(*input, &env)?;
@@ -236,11 +233,51 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
     Ok(Outer { env, bind, lens })
 }
 
-/// A reduction at the root: one element (`n = 1`), whose one group reduces the whole input
-/// with the variant's one level (a sequential outer level of one element around it).
-fn root_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
-    let inner = reduce(&tr, &Env::new(), &phase.levels[0], phase.root)?;
+/// Row `i` of a sliced nested map input `k`: its begin and length bound once (`b{k}`,
+/// `l{k}`; a row that fails its check is read as empty).
+fn bind_slice(rows: &Slices, k: usize, bind: &mut Vec<String>) -> SeqV {
+    let b = rows.begin.replace(R, "i");
+    let l = rows.len.replace(R, "i");
+    if let Some(ok) = &rows.ok {
+        bind.push(format!("const bool ok{k} = {};", ok.replace(R, "i")));
+        bind.push(format!("const u64 b{k} = ok{k} ? {b} : 0ULL;"));
+        bind.push(format!("const u64 l{k} = ok{k} ? {l} : 0ULL;"));
+    } else {
+        bind.push(format!("const u64 b{k} = {b};"));
+        bind.push(format!("const u64 l{k} = {l};"));
+    }
+    SeqV {
+        len: format!("l{k}"),
+        at: rows.flat.at(&format!("b{k} + {I}")),
+        elem: rows.flat.elem,
+    }
+}
+
+/// A reduction or scan at the root: one element (`n = 1`), whose one group reduces or scans
+/// the whole input with the variant's one level (a sequential outer level of one element
+/// around it). A root scan's result is that element's one row, returned flat by the host.
+fn root_level(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let level = &phase.levels[0];
+    let inner = if level.op == OpKind::Scan {
+        if level.node != phase.root {
+            return Err(tr.unsupported(phase.root, "over a scan (a root scan is the phase's result)"));
+        }
+        let Operator {
+            seq,
+            op_body,
+            ident,
+            prefix,
+        } = operator(&tr, &Env::new(), level)?;
+        Inner::Scan {
+            seq,
+            op_body,
+            ident,
+            prefix,
+        }
+    } else {
+        // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
+        reduce(&tr, &Env::new(), level, phase.root)?
+    };
     let args = tr.args.borrow().clone();
     Ok(PhaseCode {
         phase: tr.phase,

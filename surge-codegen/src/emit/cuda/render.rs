@@ -285,9 +285,9 @@ impl PhaseCode {
         params
     }
 
-    /// A reduction at the root (one element; the variant has one level).
-    fn is_root_reduce(&self) -> bool {
-        self.sequence == "reduce"
+    /// A reduction or scan at the root (one element; the variant has one level).
+    fn is_root(&self) -> bool {
+        self.sequence == "reduce" || self.sequence == "scan"
     }
 
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
@@ -299,7 +299,7 @@ impl PhaseCode {
         if !matches!(v.platform, Platform::Cuda(_)) {
             return Err(bad("not a CUDA variant".into()));
         }
-        let levels = if matches!(self.inner, Inner::None { .. }) || self.is_root_reduce() {
+        let levels = if matches!(self.inner, Inner::None { .. }) || self.is_root() {
             1
         } else {
             2
@@ -389,7 +389,7 @@ impl PhaseCode {
     ) -> Result<(String, Launch), CodegenError> {
         self.check_levels(v, p)?;
         let s = v.schedule.elems();
-        let (p_of, levels) = if self.is_root_reduce() {
+        let (p_of, levels) = if self.is_root() {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
             (p, (ScheduleElem::Sequential, Some(s[0])))

@@ -195,6 +195,10 @@ fn error_records_decode_to_the_interpreters_messages() {
             rec(6, check::EQUAL_LEN, 4, 1, 3),
             "input lengths differ: input 0 has length 4, input 1 has length 3",
         ),
+        (
+            rec(3, check::RAGGED, 2, 1, 1),
+            "rows differ in length (row 0 has 2, row 1 has 1); only uniform nesting transposes",
+        ),
     ];
     for (r, want) in cases {
         let (node, msg) = decode_error(&r).unwrap();
@@ -213,6 +217,7 @@ fn error_records_decode_to_the_interpreters_messages() {
         ("SURGE_STRIDE_ZERO", check::STRIDE_ZERO),
         ("SURGE_NEGATIVE_LEN", check::NEGATIVE_LEN),
         ("SURGE_EQUAL_LEN", check::EQUAL_LEN),
+        ("SURGE_RAGGED", check::RAGGED),
     ] {
         let def = format!("#define {name} {code}ULL");
         assert!(PRELUDE.contains(&def), "{def}");
