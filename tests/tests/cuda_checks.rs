@@ -388,7 +388,66 @@ fn ragged_transposes_and_unequal_zips_are_errors_on_the_device<R: Runtime>(dev: 
     }
 }
 
+/// A `reduce_by_key` at the root: runs from one element to several blocks long, integer and
+/// float elements, a prefix, keys of either sign, an empty input; and a `scatter` whose
+/// duplicate indices end with the last write, of floats and of booleans.
+fn keyed_phases_run<R: Runtime>(dev: &R) {
+    for n in [0usize, 1, 7, 3000] {
+        let keys: Vec<i64> = (0..n as i64).map(|i| (i / 3 + (i / 700) * 50) % 9 - 4).collect();
+        let vals: Vec<i64> = (0..n as i64).map(|i| (i * 31) % 11 - 5).collect();
+        let (k, v) = (Seq::input("k", keys).unwrap(), Seq::input("v", vals).unwrap());
+        let sums = reduce_by_key(add, &v, &k, 7i64).unwrap();
+        matches_interpreter(dev, &format!("reduce_by_key add n={n}"), &Computation::new(&sums).unwrap());
+        let x = map(|a: Scalar<i64>| a.cast::<f64>() * 0.5, &v).unwrap();
+        let maxes = reduce_by_key(max, &x, &k, -100.0).unwrap();
+        matches_interpreter(dev, &format!("reduce_by_key max n={n}"), &Computation::new(&maxes).unwrap());
+    }
+    let s = Seq::input("s", vec![1.5f64, 2.5, 3.5, 4.5, 5.5]).unwrap();
+    let idx = Seq::input("idx", vec![3u32, 0, 3, 5, 0]).unwrap();
+    let d = Seq::input("d", vec![-1.0f64; 7]).unwrap();
+    let c = Computation::new(&scatter(&s, &idx, &d).unwrap()).unwrap();
+    matches_interpreter(dev, "scatter with duplicates", &c);
+    for (id, r) in run_each(dev, &c) {
+        let out = r.unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(
+            out,
+            Output::Seq(Buffer::F64(vec![5.5, -1.0, -1.0, 3.5, -1.0, 4.5, -1.0])),
+            "{id}"
+        );
+    }
+    let flags = map(|x: Scalar<f64>| x.gt(3.0), &s).unwrap();
+    let none = map(|x: Scalar<f64>| x.lt(-10.0), &d).unwrap();
+    let c = Computation::new(&scatter(&flags, &idx, &none).unwrap()).unwrap();
+    matches_interpreter(dev, "scatter of booleans", &c);
+}
+
+/// A scatter index out of range fails at the first such position, with the interpreter's
+/// message, on every variant.
+fn bad_scatter_indices_are_errors_on_the_device<R: Runtime>(dev: &R) {
+    let s = Seq::input("s", vec![1.0f64, 2.0, 3.0, 4.0]).unwrap();
+    let idx = Seq::input("idx", vec![1i64, 9, -1, 0]).unwrap();
+    let d = Seq::input("d", vec![0.0f64; 3]).unwrap();
+    let c = Computation::new(&scatter(&s, &idx, &d).unwrap()).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    let needle = "index 9 at position 1 is out of range for a destination of length 3";
+    assert!(want.contains(needle), "{want}");
+    for (id, r) in run_each(dev, &c) {
+        let e = r.expect_err(&id).to_string();
+        assert!(e.contains("scatter") && e.contains(needle), "{id}: {e}");
+    }
+}
+
 mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn keyed_phases_run() {
+        super::keyed_phases_run(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn bad_scatter_indices_are_errors_on_the_device() {
+        super::bad_scatter_indices_are_errors_on_the_device(&super::device());
+    }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn root_scans_run() {
@@ -438,6 +497,14 @@ mod gpu {
 
 /// The same checks in the CUDA emulator (no GPU needed).
 mod emulator {
+    #[test]
+    fn keyed_phases_run() {
+        super::keyed_phases_run(&surge_cuda::Emulator::default());
+    }
+    #[test]
+    fn bad_scatter_indices_are_errors_on_the_device() {
+        super::bad_scatter_indices_are_errors_on_the_device(&surge_cuda::Emulator::default());
+    }
     #[test]
     fn root_scans_run() {
         super::root_scans_run(&surge_cuda::Emulator::default());

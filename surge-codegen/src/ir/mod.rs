@@ -24,7 +24,7 @@ mod types;
 mod validate;
 mod value;
 
-pub use infer::{Typing, ValueInfo, range_len};
+pub use infer::{Typing, ValueInfo, lengths_differ, range_len};
 pub use interpret::interpret;
 pub use literals::{
     LiteralCursor, LiteralTable, RuntimeLiteral, for_each_runtime_literal, is_runtime,
@@ -32,7 +32,7 @@ pub use literals::{
 };
 pub use loc::{SourceLoc, site};
 pub use op::{Family, Lambda, Node, NodeId, Op, OpInfo, OpKind, Strongest};
-pub use ops::{check_offsets, infer};
+pub use ops::{check_offsets, infer, out_of_range};
 pub use scalar::{BinaryOp, Literal, ScalarExpr, UnaryOp, infer_scalar};
 pub use types::{Elem, Type};
 pub use value::Value;

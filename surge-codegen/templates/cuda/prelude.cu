@@ -170,6 +170,8 @@ __device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, SURGE_S
 #define SURGE_NEGATIVE_LEN 9ULL   // a = length
 #define SURGE_EQUAL_LEN 10ULL     // a = input 0's length, b = input k, c = its length
 #define SURGE_RAGGED 11ULL        // a = row 0's length, b = row k, c = its length
+#define SURGE_PAIR_LEN 12ULL      // a = first length, b = 0 (input, keys) or 1 (source, indices), c = second
+#define SURGE_SCATTER 13ULL       // a = index, b = position, c = destination length
 
 __device__ __noinline__ void surge_fail(u64 *err, u64 node, u64 code, i64 a, i64 b, i64 c) {
   if (atomicCAS(&err[0], 0ULL, (node << 8) | code) == 0ULL) {
@@ -287,4 +289,21 @@ __device__ __forceinline__ u64 surge_transpose_width(u64 rows, u64 node, u64 *er
     }
   }
   return w;
+}
+
+// The length of a reduce_by_key's input and keys (which = 0) or a scatter's source and indices
+// (which = 1): `a`, or the shorter one after recording that they differ.
+__device__ __forceinline__ u64 surge_pair_len(u64 a, u64 b, u64 which, u64 node, u64 *err) {
+  if (a != b) {
+    surge_fail(err, node, SURGE_PAIR_LEN, (i64)a, (i64)which, (i64)b);
+    return surge_min(a, b);
+  }
+  return a;
+}
+
+// The number of runs of equal consecutive keys among the first `len` (`key(j)`: key j).
+template <class Key> __device__ __forceinline__ u64 surge_run_count(u64 len, Key key) {
+  u64 runs = len > 0 ? 1 : 0;
+  for (u64 j = 1; j < len; ++j) runs += key(j) != key(j - 1) ? 1 : 0;
+  return runs;
 }

@@ -35,6 +35,11 @@ pub mod check {
     /// A transposed sequence's rows differ in length: a = row 0's length, b = row k, c = its
     /// length.
     pub const RAGGED: u64 = 11;
+    /// The two sequences of a `reduce_by_key` (b = 0: input and keys) or a `scatter` (b = 1:
+    /// source and indices) differ in length: a = the first's length, c = the second's.
+    pub const PAIR_LEN: u64 = 12;
+    /// A scatter index out of range: a = index, b = position, c = destination length.
+    pub const SCATTER: u64 = 13;
 }
 
 /// Decodes a device error record: the failing node and the message the interpreter (and the CPU
@@ -74,6 +79,11 @@ pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
         check::RAGGED => format!(
             "rows differ in length (row 0 has {a}, row {b} has {c}); only uniform nesting transposes"
         ),
+        check::PAIR_LEN => {
+            let (x, y) = if b == 0 { ("input", "keys") } else { ("source", "indices") };
+            crate::ir::lengths_differ(x, a, y, c)
+        }
+        check::SCATTER => crate::ir::out_of_range(a as i128, b as usize, "destination", c as usize),
         other => format!("run-time check {other} failed (values {a}, {b}, {c})"),
     };
     Some((node, message))
@@ -101,4 +111,11 @@ pub(super) fn equal_lengths(lens: &[String], node: NodeId) -> String {
             .skip(1)
             .fold(checks[0].clone(), |a, b| format!("surge_min({a}, {b})")),
     }
+}
+
+/// The common length of the two sequences of a `reduce_by_key` (`which` = 0) or a `scatter`
+/// (`which` = 1): the first's, checked against the second's (a difference is recorded and the
+/// shorter length used).
+pub(super) fn pair_lengths(a: &str, b: &str, which: u64, node: NodeId) -> String {
+    format!("surge_pair_len({a}, {b}, {which}, {}, surge_err)", node.0)
 }

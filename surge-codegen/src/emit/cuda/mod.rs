@@ -9,6 +9,7 @@
 
 mod checks;
 mod elements;
+mod keyed;
 mod lowered;
 mod phase;
 mod render;
@@ -28,7 +29,15 @@ use std::fmt::Write as _;
 const PRELUDE: &str = include_str!("../../../templates/cuda/prelude.cu");
 
 /// The expression sequences this emitter supports.
-pub const SUPPORTED: [&str; 5] = ["map", "map.reduce", "map.scan", "reduce", "scan"];
+pub const SUPPORTED: [&str; 7] = [
+    "map",
+    "map.reduce",
+    "map.scan",
+    "reduce",
+    "scan",
+    "reduce_by_key",
+    "scatter",
+];
 
 /// A buffer or value a phase's kernels read, in kernel-parameter order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -34,6 +34,27 @@ pub(super) enum Inner {
         ident: String,
         prefix: Option<String>,
     },
+    /// A root `reduce_by_key` (`keyed.rs`): the checked length, element and key templates over
+    /// `@I@`, the element type, operator, identity and prefix.
+    Runs {
+        len: String,
+        elem: String,
+        key: String,
+        t: Elem,
+        op_body: String,
+        ident: String,
+        prefix: String,
+    },
+    /// A root `scatter` (`keyed.rs`): the checked source length, the source, index and
+    /// destination templates over `@I@`, the element type.
+    Scatter {
+        node: NodeId,
+        len: String,
+        source: String,
+        index: String,
+        dest: String,
+        t: Elem,
+    },
 }
 
 /// A phase translated once; its kernels differ only in schedule and policy.
@@ -137,8 +158,11 @@ impl PhaseCode {
         if !SUPPORTED.contains(&sequence.as_str()) {
             return Err(unsupported_sequence(p, &sequence));
         }
-        if sequence == "reduce" || sequence == "scan" {
-            return root_level(tr, phase);
+        match sequence.as_str() {
+            "reduce" | "scan" => return root_level(tr, phase),
+            "reduce_by_key" => return super::keyed::runs(tr, phase),
+            "scatter" => return super::keyed::scatter(tr, phase),
+            _ => {}
         }
         let Op::Map { f, inputs } = &c.node(phase.root).op else {
             return Err(unsupported_sequence(p, &sequence));
@@ -176,6 +200,10 @@ impl PhaseCode {
             Inner::Scan { seq, .. } => OutputShape {
                 elem: seq.elem.stored(),
                 nested: true,
+            },
+            Inner::Runs { t, .. } | Inner::Scatter { t, .. } => OutputShape {
+                elem: t.stored(),
+                nested: false,
             },
         }
     }
@@ -370,6 +398,34 @@ fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: NodeId) -> Result<Inner, 
     })
 }
 
+/// The body of operator `op(a, b)` of `node` over elements of type `elem`, and its identity.
+pub(super) fn operator_of(
+    tr: &Tr<'_>,
+    env: &Env,
+    node: NodeId,
+    op: &Lambda,
+    elem: Elem,
+) -> Result<(String, String), CodegenError> {
+    let [a, b] = op.params.as_slice() else {
+        return Err(tr.unsupported(node, "(its operator does not take two values)"));
+    };
+    let mut op_env = env.clone();
+    op_env.insert(*a, Bound::Scalar("a".into()));
+    op_env.insert(*b, Bound::Scalar("b".into()));
+    let op_body = tr.scalar(op.body, &op_env)?;
+    let ident = identity(tr.c, &op.params, op.body, elem).ok_or_else(|| {
+        CodegenError::EmitVariant {
+            what: format!("phase {} ({})", tr.phase, tr.sequence),
+            message: format!(
+                "the operator of {} has no identity the CUDA emitter knows \
+                 (supported: |a, b| a + b, a * b, min, max, &&, ||)",
+                tr.c.site(node)
+            ),
+        }
+    })?;
+    Ok((op_body, ident))
+}
+
 /// The input sequence, operator `op(a, b)`, identity and prefix of a reduce/scan level.
 fn operator(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Operator, CodegenError> {
     let (c, node) = (tr.c, level.node);
@@ -378,22 +434,7 @@ fn operator(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Operator, CodegenEr
         _ => return Err(unsupported_sequence(tr.phase, &tr.sequence)),
     };
     let seq = tr.seq(input, env)?;
-    let [a, b] = op.params.as_slice() else {
-        return Err(tr.unsupported(node, "(its operator does not take two values)"));
-    };
-    let mut op_env = env.clone();
-    op_env.insert(*a, Bound::Scalar("a".into()));
-    op_env.insert(*b, Bound::Scalar("b".into()));
-    let op_body = tr.scalar(op.body, &op_env)?;
-    let ident =
-        identity(c, &op.params, op.body, seq.elem).ok_or_else(|| CodegenError::EmitVariant {
-            what: format!("phase {} ({})", tr.phase, tr.sequence),
-            message: format!(
-                "the operator of {} has no identity the CUDA emitter knows \
-                 (supported: |a, b| a + b, a * b, min, max, &&, ||)",
-                c.site(node)
-            ),
-        })?;
+    let (op_body, ident) = operator_of(tr, env, node, op, seq.elem)?;
     let prefix = prefix.map(|x| tr.scalar(x, env)).transpose()?;
     Ok(Operator {
         seq,

@@ -14,11 +14,18 @@ use std::fmt::Write as _;
 
 const KERNEL: &str = include_str!("../../../templates/cuda/kernel.cu.tera");
 const SHAPE: &str = include_str!("../../../templates/cuda/shape.cu.tera");
+const RUNS: &str = include_str!("../../../templates/cuda/runs.cu.tera");
+const SCATTER: &str = include_str!("../../../templates/cuda/scatter.cu.tera");
 
 pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
     let mut t = tera::Tera::default();
     t.autoescape_on(vec![]);
-    t.add_raw_templates(vec![("kernel", KERNEL), ("shape", SHAPE)])
+    t.add_raw_templates(vec![
+        ("kernel", KERNEL),
+        ("shape", SHAPE),
+        ("runs", RUNS),
+        ("scatter", SCATTER),
+    ])
         .map_err(|e| CodegenError::EmitVariant {
             what: "cuda templates".into(),
             message: format!("{e:?}"),
@@ -290,6 +297,11 @@ impl PhaseCode {
         self.sequence == "reduce" || self.sequence == "scan"
     }
 
+    /// A `reduce_by_key` or `scatter` at the root (`keyed.rs`; the variant has one level).
+    fn is_keyed(&self) -> bool {
+        matches!(self.inner, Inner::Runs { .. } | Inner::Scatter { .. })
+    }
+
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
     fn check_levels(&self, v: &Variant, p: usize) -> Result<(), CodegenError> {
         let bad = |message: String| CodegenError::Variant {
@@ -299,7 +311,8 @@ impl PhaseCode {
         if !matches!(v.platform, Platform::Cuda(_)) {
             return Err(bad("not a CUDA variant".into()));
         }
-        let levels = if matches!(self.inner, Inner::None { .. }) || self.is_root() {
+        let levels = if matches!(self.inner, Inner::None { .. }) || self.is_root() || self.is_keyed()
+        {
             1
         } else {
             2
@@ -376,6 +389,9 @@ impl PhaseCode {
                 ctx.insert("prefix", prefix);
                 ("scan", seq.elem)
             }
+            Inner::Runs { .. } | Inner::Scatter { .. } => {
+                panic!("internal: keyed phases have their own templates")
+            }
         };
         (inner, cuda_type(t))
     }
@@ -388,6 +404,9 @@ impl PhaseCode {
         v: &Variant,
     ) -> Result<(String, Launch), CodegenError> {
         self.check_levels(v, p)?;
+        if self.is_keyed() {
+            return self.render_keyed(tera, p, v, self.kernel_params());
+        }
         let s = v.schedule.elems();
         let (p_of, levels) = if self.is_root() {
             // The variant's one level is the inner level of one element's sequential loop.

@@ -20,6 +20,7 @@ mod map;
 mod reshape;
 mod values;
 
+pub use indexing::out_of_range;
 pub use reshape::check_offsets;
 
 use super::infer::{Typing, ValueInfo};
