@@ -437,7 +437,43 @@ fn bad_scatter_indices_are_errors_on_the_device<R: Runtime>(dev: &R) {
     }
 }
 
+/// Phases whose root is an element-wise producer (materialized because a later phase reads it
+/// twice, or because it is the result): `replicate`, `reverse`, `striding`, `range`, `gather`,
+/// and the nested `nest`, `split` and `transpose` (rows copied out).
+fn producer_phases_run<R: Runtime>(dev: &R) {
+    let x = Seq::input("x", (0..37).map(|i| f64::from(i) * 0.25 - 3.0).collect::<Vec<_>>()).unwrap();
+    let idx = Seq::input("idx", vec![3u32, 0, 36, 5, 5]).unwrap();
+    let results = [
+        ("replicate", replicate::<f64>(1.5, 9u64).unwrap()),
+        ("reverse", reverse(&x).unwrap()),
+        ("striding", striding(&x, 4u64).unwrap()),
+        ("gather", gather(&x, &idx).unwrap()),
+    ];
+    for (what, y) in results {
+        matches_interpreter(dev, what, &Computation::new(&y).unwrap());
+    }
+    let r = range_step(-5i64, 40i64, 3i64).unwrap();
+    matches_interpreter(dev, "range", &Computation::new(&r).unwrap());
+    let off = Seq::input("off", vec![0u32, 5, 5, 30, 37]).unwrap();
+    let rows = [
+        ("nest", nest(&x, &off).unwrap()),
+        ("split", split(&x, 6u64).unwrap()),
+        ("transpose", transpose(&split(&reverse(&x).unwrap(), 37u64).unwrap()).unwrap()),
+    ];
+    for (what, y) in rows {
+        matches_interpreter(dev, what, &Computation::new(&y).unwrap());
+    }
+    let flags = map(|v: Scalar<f64>| v.gt(0.0), &x).unwrap();
+    let rev = reverse(&flags).unwrap();
+    matches_interpreter(dev, "reverse of booleans", &Computation::new(&rev).unwrap());
+}
+
 mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn producer_phases_run() {
+        super::producer_phases_run(&super::device());
+    }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn keyed_phases_run() {
@@ -497,6 +533,10 @@ mod gpu {
 
 /// The same checks in the CUDA emulator (no GPU needed).
 mod emulator {
+    #[test]
+    fn producer_phases_run() {
+        super::producer_phases_run(&surge_cuda::Emulator::default());
+    }
     #[test]
     fn keyed_phases_run() {
         super::keyed_phases_run(&surge_cuda::Emulator::default());

@@ -28,7 +28,9 @@ use std::fmt::Write as _;
 
 const PRELUDE: &str = include_str!("../../../templates/cuda/prelude.cu");
 
-/// The expression sequences this emitter supports.
+/// The expression sequences this emitter supports, besides a phase whose root is an element-wise
+/// producer of a flat sequence of scalars (`gather`, `range`, `replicate`, `reverse`,
+/// `striding`), emitted as a map over its elements.
 pub const SUPPORTED: [&str; 7] = [
     "map",
     "map.reduce",

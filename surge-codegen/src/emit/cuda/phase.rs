@@ -34,6 +34,8 @@ pub(super) enum Inner {
         ident: String,
         prefix: Option<String>,
     },
+    /// Rows copied out (a `nest`, `split` or `transpose` at the phase's root): row `i` is `seq`.
+    Copy { seq: SeqV },
     /// A root `reduce_by_key` (`keyed.rs`): the checked length, element and key templates over
     /// `@I@`, the element type, operator, identity and prefix.
     Runs {
@@ -155,6 +157,12 @@ impl PhaseCode {
             sequence: sequence.clone(),
             args: RefCell::new(Vec::new()),
         };
+        if is_flat_producer(c, phase) {
+            return flat_root(tr, phase);
+        }
+        if is_nested_producer(c, phase) {
+            return nested_root(tr, phase);
+        }
         if !SUPPORTED.contains(&sequence.as_str()) {
             return Err(unsupported_sequence(p, &sequence));
         }
@@ -198,6 +206,10 @@ impl PhaseCode {
                 nested: false,
             },
             Inner::Scan { seq, .. } => OutputShape {
+                elem: seq.elem.stored(),
+                nested: true,
+            },
+            Inner::Copy { seq } => OutputShape {
                 elem: seq.elem.stored(),
                 nested: true,
             },
@@ -279,6 +291,63 @@ fn bind_slice(rows: &Slices, k: usize, bind: &mut Vec<String>) -> SeqV {
         at: rows.flat.at(&format!("b{k} + {I}")),
         elem: rows.flat.elem,
     }
+}
+
+/// A phase whose root is an element-wise producer of a flat sequence of scalars (`gather`,
+/// `range`, `replicate`, `reverse`, `striding`): its one level walks the elements.
+fn is_flat_producer(c: &Computation, phase: &Phase) -> bool {
+    let node = c.node(phase.root);
+    phase.levels.len() == 1
+        && crate::emit::lower::flat(&node.op).is_some()
+        && matches!(&node.ty, crate::ir::Type::Seq(t) if t.as_scalar().is_some())
+}
+
+/// A flat producer at the root, emitted as a map whose body is element `i` of the sequence.
+fn flat_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let seq = tr.seq(phase.root, &Env::new())?;
+    let inner = Inner::None {
+        result: store(seq.elem, seq.at("i")),
+        elem: seq.elem.stored(),
+    };
+    Ok(PhaseCode {
+        phase: tr.phase,
+        sequence: tr.sequence.clone(),
+        args: tr.args.borrow().clone(),
+        n_expr: seq.len,
+        bind: Vec::new(),
+        inner,
+    })
+}
+
+/// A phase whose root is a `nest`, `split` or `transpose` of scalars: its two levels walk the
+/// rows and their elements.
+fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
+    let node = c.node(phase.root);
+    phase.levels.len() == 1
+        && matches!(
+            node.op,
+            Op::Nest { .. } | Op::Split { .. } | Op::Transpose { .. }
+        )
+        && node.ty.depth() == 2
+}
+
+/// A nested producer at the root: row `i` bound as a map input's row is, its elements copied
+/// out (the host builds the offsets from the row lengths, as for a `map.scan`).
+fn nested_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let rows = tr.rows(phase.root, &Env::new())?;
+    let mut bind = Vec::new();
+    let seq = match &rows.form {
+        RowForm::Slices(s) => bind_slice(s, 0, &mut bind),
+        RowForm::Columns(_) => rows.row("i", None),
+    };
+    Ok(PhaseCode {
+        phase: tr.phase,
+        sequence: tr.sequence.clone(),
+        args: tr.args.borrow().clone(),
+        n_expr: rows.rows,
+        bind,
+        inner: Inner::Copy { seq },
+    })
 }
 
 /// A reduction or scan at the root: one element (`n = 1`), whose one group reduces or scans

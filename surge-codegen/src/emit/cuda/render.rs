@@ -93,6 +93,7 @@ fn resource(
     pv: &Params<'_>,
     outer: ScheduleElem,
     inner: Option<ScheduleElem>,
+    lanes_copy: bool,
 ) -> Result<String, CodegenError> {
     let (res1, res2) = (&pv.p.res1, &pv.p.res2);
     let res = match (inner, &res1, &res2) {
@@ -111,7 +112,7 @@ fn resource(
     if outer == ScheduleElem::Cooperative {
         return Err(pv.bad("a cooperative outer map level has no CUDA realization".into()));
     }
-    if inner != Some(ScheduleElem::Cooperative) && res != "thread" {
+    if inner != Some(ScheduleElem::Cooperative) && res != "thread" && !lanes_copy {
         return Err(pv.bad(format!(
             "a sequential inner level runs on one thread, not a {res} (res1 must be thread)"
         )));
@@ -120,10 +121,12 @@ fn resource(
 }
 
 /// The launch geometry of a variant: block shape, grain or outer unrolling, and the execution
-/// resource with its groups per block and lanes.
+/// resource with its groups per block and lanes (`lanes_copy`: the phase copies rows, which
+/// any resource's lanes share).
 fn geometry(
     pv: &Params<'_>,
     (outer, inner): (ScheduleElem, Option<ScheduleElem>),
+    lanes_copy: bool,
 ) -> Result<Geometry, CodegenError> {
     let (bx, by, lw) = block_shape(pv)?;
     let (grain, unroll1) = match outer {
@@ -140,7 +143,7 @@ fn geometry(
     if !(1..=64).contains(&grain) {
         return Err(pv.bad(format!("grain1 = {grain} is out of range 1..=64")));
     }
-    let res = resource(pv, outer, inner)?;
+    let res = resource(pv, outer, inner, lanes_copy)?;
     let (groups_per_block, lanes) = match res.as_str() {
         "thread" => ((bx * by) as u32, 1),
         "warp" => {
@@ -266,7 +269,7 @@ impl PhaseCode {
         );
         ctx.insert("n_expr", &self.n_expr);
         ctx.insert("bind", &self.bind);
-        if let Inner::Scan { seq, .. } = &self.inner {
+        if let Inner::Scan { seq, .. } | Inner::Copy { seq } = &self.inner {
             ctx.insert("len_expr", &seq.len);
         }
         tera.render("shape", &ctx)
@@ -389,6 +392,11 @@ impl PhaseCode {
                 ctx.insert("prefix", prefix);
                 ("scan", seq.elem)
             }
+            Inner::Copy { seq } => {
+                ctx.insert("len_expr", &seq.len);
+                ctx.insert("elem_expr", &seq.at("j"));
+                ("copy", seq.elem)
+            }
             Inner::Runs { .. } | Inner::Scatter { .. } => {
                 panic!("internal: keyed phases have their own templates")
             }
@@ -412,11 +420,15 @@ impl PhaseCode {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
             (p, (ScheduleElem::Sequential, Some(s[0])))
+        } else if matches!(self.inner, Inner::Copy { .. }) {
+            // Copied rows: the outer level's resource copies each row with all its lanes,
+            // whatever the inner level's schedule.
+            (CudaParams::of(v)?, (s[0], None))
         } else {
             (CudaParams::of(v)?, (s[0], s.get(1).copied()))
         };
         let pv = Params { v, p: p_of };
-        let g = geometry(&pv, levels)?;
+        let g = geometry(&pv, levels, matches!(self.inner, Inner::Copy { .. }))?;
         let mut ctx = self.outer_context(&pv, p, &g);
         let (inner, t) = self.insert_inner(&mut ctx);
         ctx.insert("params", &self.kernel_params());
