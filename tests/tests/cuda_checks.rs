@@ -376,14 +376,25 @@ fn ragged_transposes_and_unequal_zips_are_errors_on_the_device<R: Runtime>(dev: 
     )
     .unwrap();
     for (what, c, needle) in [
-        ("transpose", Computation::new(&sums).unwrap(), "rows differ in length (row 0 has 2, row 2 has 1)"),
-        ("zip", Computation::new(&dots).unwrap(), "input lengths differ"),
+        (
+            "transpose",
+            Computation::new(&sums).unwrap(),
+            "rows differ in length (row 0 has 2, row 2 has 1)",
+        ),
+        (
+            "zip",
+            Computation::new(&dots).unwrap(),
+            "input lengths differ",
+        ),
     ] {
         let want = c.interpret().unwrap_err().to_string();
         assert!(want.contains(needle), "{what}: {want}");
         for (id, r) in run_each(dev, &c) {
             let e = r.expect_err(&id).to_string();
-            assert!(e.contains(what) && e.contains(needle), "{id}: {e} (interpreter: {want})");
+            assert!(
+                e.contains(what) && e.contains(needle),
+                "{id}: {e} (interpreter: {want})"
+            );
         }
     }
 }
@@ -393,14 +404,27 @@ fn ragged_transposes_and_unequal_zips_are_errors_on_the_device<R: Runtime>(dev: 
 /// duplicate indices end with the last write, of floats and of booleans.
 fn keyed_phases_run<R: Runtime>(dev: &R) {
     for n in [0usize, 1, 7, 3000] {
-        let keys: Vec<i64> = (0..n as i64).map(|i| (i / 3 + (i / 700) * 50) % 9 - 4).collect();
+        let keys: Vec<i64> = (0..n as i64)
+            .map(|i| (i / 3 + (i / 700) * 50) % 9 - 4)
+            .collect();
         let vals: Vec<i64> = (0..n as i64).map(|i| (i * 31) % 11 - 5).collect();
-        let (k, v) = (Seq::input("k", keys).unwrap(), Seq::input("v", vals).unwrap());
+        let (k, v) = (
+            Seq::input("k", keys).unwrap(),
+            Seq::input("v", vals).unwrap(),
+        );
         let sums = reduce_by_key(add, &v, &k, 7i64).unwrap();
-        matches_interpreter(dev, &format!("reduce_by_key add n={n}"), &Computation::new(&sums).unwrap());
+        matches_interpreter(
+            dev,
+            &format!("reduce_by_key add n={n}"),
+            &Computation::new(&sums).unwrap(),
+        );
         let x = map(|a: Scalar<i64>| a.cast::<f64>() * 0.5, &v).unwrap();
         let maxes = reduce_by_key(max, &x, &k, -100.0).unwrap();
-        matches_interpreter(dev, &format!("reduce_by_key max n={n}"), &Computation::new(&maxes).unwrap());
+        matches_interpreter(
+            dev,
+            &format!("reduce_by_key max n={n}"),
+            &Computation::new(&maxes).unwrap(),
+        );
     }
     let s = Seq::input("s", vec![1.5f64, 2.5, 3.5, 4.5, 5.5]).unwrap();
     let idx = Seq::input("idx", vec![3u32, 0, 3, 5, 0]).unwrap();
@@ -441,7 +465,13 @@ fn bad_scatter_indices_are_errors_on_the_device<R: Runtime>(dev: &R) {
 /// twice, or because it is the result): `replicate`, `reverse`, `striding`, `range`, `gather`,
 /// and the nested `nest`, `split` and `transpose` (rows copied out).
 fn producer_phases_run<R: Runtime>(dev: &R) {
-    let x = Seq::input("x", (0..37).map(|i| f64::from(i) * 0.25 - 3.0).collect::<Vec<_>>()).unwrap();
+    let x = Seq::input(
+        "x",
+        (0..37)
+            .map(|i| f64::from(i) * 0.25 - 3.0)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
     let idx = Seq::input("idx", vec![3u32, 0, 36, 5, 5]).unwrap();
     let results = [
         ("replicate", replicate::<f64>(1.5, 9u64).unwrap()),
@@ -458,7 +488,10 @@ fn producer_phases_run<R: Runtime>(dev: &R) {
     let rows = [
         ("nest", nest(&x, &off).unwrap()),
         ("split", split(&x, 6u64).unwrap()),
-        ("transpose", transpose(&split(&reverse(&x).unwrap(), 37u64).unwrap()).unwrap()),
+        (
+            "transpose",
+            transpose(&split(&reverse(&x).unwrap(), 37u64).unwrap()).unwrap(),
+        ),
     ];
     for (what, y) in rows {
         matches_interpreter(dev, what, &Computation::new(&y).unwrap());

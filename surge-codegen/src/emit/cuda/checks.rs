@@ -80,7 +80,11 @@ pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
             "rows differ in length (row 0 has {a}, row {b} has {c}); only uniform nesting transposes"
         ),
         check::PAIR_LEN => {
-            let (x, y) = if b == 0 { ("input", "keys") } else { ("source", "indices") };
+            let (x, y) = if b == 0 {
+                ("input", "keys")
+            } else {
+                ("source", "indices")
+            };
             crate::ir::lengths_differ(x, a, y, c)
         }
         check::SCATTER => crate::ir::out_of_range(a as i128, b as usize, "destination", c as usize),

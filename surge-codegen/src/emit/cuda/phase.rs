@@ -357,7 +357,10 @@ fn root_level(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     let level = &phase.levels[0];
     let inner = if level.op == OpKind::Scan {
         if level.node != phase.root {
-            return Err(tr.unsupported(phase.root, "over a scan (a root scan is the phase's result)"));
+            return Err(tr.unsupported(
+                phase.root,
+                "over a scan (a root scan is the phase's result)",
+            ));
         }
         let Operator {
             seq,
@@ -482,16 +485,15 @@ pub(super) fn operator_of(
     op_env.insert(*a, Bound::Scalar("a".into()));
     op_env.insert(*b, Bound::Scalar("b".into()));
     let op_body = tr.scalar(op.body, &op_env)?;
-    let ident = identity(tr.c, &op.params, op.body, elem).ok_or_else(|| {
-        CodegenError::EmitVariant {
+    let ident =
+        identity(tr.c, &op.params, op.body, elem).ok_or_else(|| CodegenError::EmitVariant {
             what: format!("phase {} ({})", tr.phase, tr.sequence),
             message: format!(
                 "the operator of {} has no identity the CUDA emitter knows \
                  (supported: |a, b| a + b, a * b, min, max, &&, ||)",
                 tr.c.site(node)
             ),
-        }
-    })?;
+        })?;
     Ok((op_body, ident))
 }
 

@@ -26,10 +26,10 @@ pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
         ("runs", RUNS),
         ("scatter", SCATTER),
     ])
-        .map_err(|e| CodegenError::EmitVariant {
-            what: "cuda templates".into(),
-            message: format!("{e:?}"),
-        })?;
+    .map_err(|e| CodegenError::EmitVariant {
+        what: "cuda templates".into(),
+        message: format!("{e:?}"),
+    })?;
     Ok(t)
 }
 
@@ -314,12 +314,12 @@ impl PhaseCode {
         if !matches!(v.platform, Platform::Cuda(_)) {
             return Err(bad("not a CUDA variant".into()));
         }
-        let levels = if matches!(self.inner, Inner::None { .. }) || self.is_root() || self.is_keyed()
-        {
-            1
-        } else {
-            2
-        };
+        let levels =
+            if matches!(self.inner, Inner::None { .. }) || self.is_root() || self.is_keyed() {
+                1
+            } else {
+                2
+            };
         if v.schedule.depth() != levels {
             return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
