@@ -1,6 +1,7 @@
 //! Built-in applications, written with the DSEL as the dissertation writes them
 //! (Listings 5.1, 5.3, 5.4), and the inputs they run on by default.
 
+pub mod comd;
 pub mod kmeans;
 pub mod matgen;
 mod reduce;
