@@ -3,7 +3,7 @@
 //! map body, or a reduce/scan with its operator, identity and prefix).
 
 use super::checks::equal_lengths;
-use super::elements::{Bound, Env, I, R, RowForm, SeqV, Slices, Tr, seq_of_tuples};
+use super::elements::{Bound, Env, I, R, RowForm, RowsV, SeqV, Slices, Tr, seq_of_tuples};
 use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
 use crate::CodegenError;
 use crate::analysis::{Level, Phase};
@@ -141,6 +141,18 @@ fn unsupported_sequence(p: usize, sequence: &str) -> CodegenError {
 }
 
 impl PhaseCode {
+    /// A phase of `tr`'s computation with the arguments `tr` has collected.
+    pub(super) fn of(tr: &Tr<'_>, n_expr: String, bind: Vec<String>, inner: Inner) -> PhaseCode {
+        PhaseCode {
+            phase: tr.phase,
+            sequence: tr.sequence.clone(),
+            args: tr.args.borrow().clone(),
+            n_expr,
+            bind,
+            inner,
+        }
+    }
+
     pub(super) fn translate(
         c: &Computation,
         roots: &BTreeMap<NodeId, usize>,
@@ -184,15 +196,7 @@ impl PhaseCode {
             None => map_body(&tr, f, &outer.env)?,
             Some(level) => reduce_or_scan(&tr, f, &outer.env, level)?,
         };
-        let args = tr.args.borrow().clone();
-        Ok(PhaseCode {
-            phase: p,
-            sequence,
-            args,
-            n_expr,
-            bind: outer.bind,
-            inner,
-        })
+        Ok(PhaseCode::of(&tr, n_expr, outer.bind, inner))
     }
 
     pub(super) fn output(&self) -> OutputShape {
@@ -243,11 +247,7 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
         match tr.c.node(*input).ty.depth() {
             2 => {
                 let rows = tr.rows(*input, &env)?;
-                let row = match &rows.form {
-                    RowForm::Slices(s) => bind_slice(s, k, &mut bind),
-                    RowForm::Columns(_) => rows.row("i", None),
-                };
-                env.insert(*param, Bound::Seq(row));
+                env.insert(*param, Bound::Seq(bind_row(&rows, k, &mut bind)));
                 lens.push(rows.rows);
             }
             1 if seq_of_tuples(&tr.c.node(*input).ty) => {
@@ -273,8 +273,15 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
     Ok(Outer { env, bind, lens })
 }
 
-/// Row `i` of a sliced nested map input `k`: its begin and length bound once (`b{k}`,
-/// `l{k}`; a row that fails its check is read as empty).
+/// Row `i` of nested input `k` as a flat sequence: a slice's begin and length are bound once
+/// (`b{k}`, `l{k}`; a row that fails its check is read as empty), a column is read in place.
+fn bind_row(rows: &RowsV, k: usize, bind: &mut Vec<String>) -> SeqV {
+    match &rows.form {
+        RowForm::Slices(s) => bind_slice(s, k, bind),
+        RowForm::Columns(_) => rows.row("i", None),
+    }
+}
+
 fn bind_slice(rows: &Slices, k: usize, bind: &mut Vec<String>) -> SeqV {
     let b = rows.begin.replace(R, "i");
     let l = rows.len.replace(R, "i");
@@ -309,14 +316,7 @@ fn flat_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
         result: store(seq.elem, seq.at("i")),
         elem: seq.elem.stored(),
     };
-    Ok(PhaseCode {
-        phase: tr.phase,
-        sequence: tr.sequence.clone(),
-        args: tr.args.borrow().clone(),
-        n_expr: seq.len,
-        bind: Vec::new(),
-        inner,
-    })
+    Ok(PhaseCode::of(&tr, seq.len, Vec::new(), inner))
 }
 
 /// A phase whose root is a `nest`, `split` or `transpose` of scalars: its two levels walk the
@@ -336,18 +336,8 @@ fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
 fn nested_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     let rows = tr.rows(phase.root, &Env::new())?;
     let mut bind = Vec::new();
-    let seq = match &rows.form {
-        RowForm::Slices(s) => bind_slice(s, 0, &mut bind),
-        RowForm::Columns(_) => rows.row("i", None),
-    };
-    Ok(PhaseCode {
-        phase: tr.phase,
-        sequence: tr.sequence.clone(),
-        args: tr.args.borrow().clone(),
-        n_expr: rows.rows,
-        bind,
-        inner: Inner::Copy { seq },
-    })
+    let seq = bind_row(&rows, 0, &mut bind);
+    Ok(PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq }))
 }
 
 /// A reduction or scan at the root: one element (`n = 1`), whose one group reduces or scans
@@ -362,31 +352,12 @@ fn root_level(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
                 "over a scan (a root scan is the phase's result)",
             ));
         }
-        let Operator {
-            seq,
-            op_body,
-            ident,
-            prefix,
-        } = operator(&tr, &Env::new(), level)?;
-        Inner::Scan {
-            seq,
-            op_body,
-            ident,
-            prefix,
-        }
+        scan(&tr, &Env::new(), level)?
     } else {
         // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
         reduce(&tr, &Env::new(), level, phase.root)?
     };
-    let args = tr.args.borrow().clone();
-    Ok(PhaseCode {
-        phase: tr.phase,
-        sequence: tr.sequence.clone(),
-        args,
-        n_expr: "(u64)1".into(),
-        bind: Vec::new(),
-        inner,
-    })
+    Ok(PhaseCode::of(&tr, "(u64)1".into(), Vec::new(), inner))
 }
 
 /// A `map` without an inner level: its scalar body is the output element.
@@ -428,6 +399,11 @@ fn reduce_or_scan(
             "as the body of a map over scans (the body must be the scan itself)",
         ));
     }
+    scan(tr, env, level)
+}
+
+/// A scan level: its input, operator, identity and prefix.
+fn scan(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Inner, CodegenError> {
     let Operator {
         seq,
         op_body,

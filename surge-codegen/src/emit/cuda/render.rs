@@ -3,6 +3,7 @@
 //! logical warp, grain, execution resource) and inner-level schedule (algorithm, unrolling,
 //! scan grain), with the kernel parameters.
 
+use super::elements::I;
 use super::phase::{Inner, PhaseCode};
 use super::{ArgSlot, Launch, PhasePlan, cuda_type, kernel_name};
 use crate::CodegenError;
@@ -93,7 +94,7 @@ fn resource(
     pv: &Params<'_>,
     outer: ScheduleElem,
     inner: Option<ScheduleElem>,
-    lanes_copy: bool,
+    any_resource: bool,
 ) -> Result<String, CodegenError> {
     let (res1, res2) = (&pv.p.res1, &pv.p.res2);
     let res = match (inner, &res1, &res2) {
@@ -112,7 +113,7 @@ fn resource(
     if outer == ScheduleElem::Cooperative {
         return Err(pv.bad("a cooperative outer map level has no CUDA realization".into()));
     }
-    if inner != Some(ScheduleElem::Cooperative) && res != "thread" && !lanes_copy {
+    if inner != Some(ScheduleElem::Cooperative) && res != "thread" && !any_resource {
         return Err(pv.bad(format!(
             "a sequential inner level runs on one thread, not a {res} (res1 must be thread)"
         )));
@@ -121,12 +122,12 @@ fn resource(
 }
 
 /// The launch geometry of a variant: block shape, grain or outer unrolling, and the execution
-/// resource with its groups per block and lanes (`lanes_copy`: the phase copies rows, which
-/// any resource's lanes share).
+/// resource with its groups per block and lanes (`any_resource`: the phase's kernel runs on any
+/// resource: copied rows are shared by its lanes, a scatter runs on one block).
 fn geometry(
     pv: &Params<'_>,
     (outer, inner): (ScheduleElem, Option<ScheduleElem>),
-    lanes_copy: bool,
+    any_resource: bool,
 ) -> Result<Geometry, CodegenError> {
     let (bx, by, lw) = block_shape(pv)?;
     let (grain, unroll1) = match outer {
@@ -143,7 +144,7 @@ fn geometry(
     if !(1..=64).contains(&grain) {
         return Err(pv.bad(format!("grain1 = {grain} is out of range 1..=64")));
     }
-    let res = resource(pv, outer, inner, lanes_copy)?;
+    let res = resource(pv, outer, inner, any_resource)?;
     let (groups_per_block, lanes) = match res.as_str() {
         "thread" => ((bx * by) as u32, 1),
         "warp" => {
@@ -295,14 +296,12 @@ impl PhaseCode {
         params
     }
 
-    /// A reduction or scan at the root (one element; the variant has one level).
-    fn is_root(&self) -> bool {
-        self.sequence == "reduce" || self.sequence == "scan"
-    }
-
-    /// A `reduce_by_key` or `scatter` at the root (`keyed.rs`; the variant has one level).
-    fn is_keyed(&self) -> bool {
-        matches!(self.inner, Inner::Runs { .. } | Inner::Scatter { .. })
+    /// A reduction, scan or `reduce_by_key` at the root: one element, whose one resource runs
+    /// the variant's one level as its inner level.
+    fn one_element(&self) -> bool {
+        self.sequence == "reduce"
+            || self.sequence == "scan"
+            || matches!(self.inner, Inner::Runs { .. })
     }
 
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
@@ -314,12 +313,12 @@ impl PhaseCode {
         if !matches!(v.platform, Platform::Cuda(_)) {
             return Err(bad("not a CUDA variant".into()));
         }
-        let levels =
-            if matches!(self.inner, Inner::None { .. }) || self.is_root() || self.is_keyed() {
-                1
-            } else {
-                2
-            };
+        let one_level = matches!(self.inner, Inner::None { .. } | Inner::Scatter { .. });
+        let levels = if one_level || self.one_element() {
+            1
+        } else {
+            2
+        };
         if v.schedule.depth() != levels {
             return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
@@ -353,8 +352,8 @@ impl PhaseCode {
         ctx
     }
 
-    /// The template variables of the inner level; returns its kind (`none`, `reduce`, `scan`)
-    /// and the element type it works on.
+    /// The template variables of the inner level; returns its kind (`none`, `reduce`, `scan`,
+    /// `copy`, `runs`, `scatter`) and the element type it works on.
     fn insert_inner(&self, ctx: &mut tera::Context) -> (&'static str, &'static str) {
         let (inner, t) = match &self.inner {
             Inner::None { result, elem } => {
@@ -397,8 +396,37 @@ impl PhaseCode {
                 ctx.insert("elem_expr", &seq.at("j"));
                 ("copy", seq.elem)
             }
-            Inner::Runs { .. } | Inner::Scatter { .. } => {
-                panic!("internal: keyed phases have their own templates")
+            Inner::Runs {
+                len,
+                elem,
+                key,
+                t,
+                op_body,
+                ident,
+                prefix,
+            } => {
+                ctx.insert("len_expr", len);
+                ctx.insert("elem_expr", &elem.replace(I, "(j)"));
+                ctx.insert("key_expr", &key.replace(I, "(j)"));
+                ctx.insert("op_body", op_body);
+                ctx.insert("ident", ident);
+                ctx.insert("prefix", prefix);
+                ("runs", *t)
+            }
+            Inner::Scatter {
+                node,
+                len,
+                source,
+                index,
+                dest,
+                t,
+            } => {
+                ctx.insert("node", &node.0);
+                ctx.insert("len_expr", len);
+                ctx.insert("source_expr", &source.replace(I, "(pos)"));
+                ctx.insert("index_expr", &index.replace(I, "(pos)"));
+                ctx.insert("dest_expr", &dest.replace(I, "(d)"));
+                ("scatter", *t)
             }
         };
         (inner, cuda_type(t))
@@ -412,35 +440,47 @@ impl PhaseCode {
         v: &Variant,
     ) -> Result<(String, Launch), CodegenError> {
         self.check_levels(v, p)?;
-        if self.is_keyed() {
-            return self.render_keyed(tera, p, v, self.kernel_params());
-        }
         let s = v.schedule.elems();
-        let (p_of, levels) = if self.is_root() {
+        // Copied rows: the outer level's resource copies each row with all its lanes, whatever
+        // the inner level's schedule; a scatter runs on one block whatever its level's.
+        let any_resource = matches!(self.inner, Inner::Copy { .. } | Inner::Scatter { .. });
+        let (p_of, levels) = if self.one_element() {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
             (p, (ScheduleElem::Sequential, Some(s[0])))
-        } else if matches!(self.inner, Inner::Copy { .. }) {
-            // Copied rows: the outer level's resource copies each row with all its lanes,
-            // whatever the inner level's schedule.
+        } else if any_resource {
             (CudaParams::of(v)?, (s[0], None))
         } else {
             (CudaParams::of(v)?, (s[0], s.get(1).copied()))
         };
         let pv = Params { v, p: p_of };
-        let g = geometry(&pv, levels, matches!(self.inner, Inner::Copy { .. }))?;
+        let g = geometry(&pv, levels, any_resource)?;
         let mut ctx = self.outer_context(&pv, p, &g);
         let (inner, t) = self.insert_inner(&mut ctx);
         ctx.insert("params", &self.kernel_params());
         ctx.insert("inner", inner);
         ctx.insert("t", t);
+        ctx.insert("st", cuda_type(self.output().elem));
         insert_inner_schedule(&mut ctx, &pv, &g, inner)?;
+        // reduce_by_key and scatter have their own templates (`keyed.rs`); a scatter is one
+        // block's work.
+        let (template, launch) = match inner {
+            "runs" => ("runs", g.launch()),
+            "scatter" => (
+                "scatter",
+                Launch {
+                    single_group: true,
+                    ..g.launch()
+                },
+            ),
+            _ => ("kernel", g.launch()),
+        };
         let src = tera
-            .render("kernel", &ctx)
+            .render(template, &ctx)
             .map_err(|e| CodegenError::EmitVariant {
                 what: format!("kernel for variant {}", pv.p.id),
                 message: format!("template: {e:?}"),
             })?;
-        Ok((src, g.launch()))
+        Ok((src, launch))
     }
 }

@@ -26,6 +26,8 @@ pub struct LinkCells {
     start: Vec<usize>,
     members: Vec<usize>,
     cell_of: Vec<usize>,
+    /// The 27 neighbours of every cell, computed once (every atom of every pass reads them).
+    neighbours: Vec<[Neighbour; 27]>,
 }
 
 impl LinkCells {
@@ -41,7 +43,9 @@ impl LinkCells {
             start: Vec::new(),
             members: Vec::new(),
             cell_of: Vec::with_capacity(atoms.len()),
+            neighbours: Vec::new(),
         };
+        cells.neighbours = (0..cells.len()).map(|c| cells.neighbours_of(c)).collect();
         for (i, r) in atoms.positions.iter().enumerate() {
             let c = cells.locate(r).ok_or_else(|| outside(atoms, i))?;
             cells.cell_of.push(c);
@@ -99,7 +103,11 @@ impl LinkCells {
     /// The 27 neighbours of cell `c` (offsets −1, 0, +1 per axis, x fastest), with periodic
     /// wrap-around. The 27 (cell, shift) pairs are distinct images even when the grid has
     /// fewer than 3 cells along an axis.
-    pub fn neighbours(&self, c: usize) -> [Neighbour; 27] {
+    pub fn neighbours(&self, c: usize) -> &[Neighbour; 27] {
+        &self.neighbours[c]
+    }
+
+    fn neighbours_of(&self, c: usize) -> [Neighbour; 27] {
         let at = self.coords(c);
         std::array::from_fn(|n| {
             let offset = [n % 3, (n / 3) % 3, n / 9];

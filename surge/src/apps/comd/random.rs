@@ -8,8 +8,6 @@ pub const LCG61_MODULUS: u64 = (1 << 61) - 1;
 pub const LCG61_MULTIPLIER: u64 = 437_799_614_237_992_725;
 /// Knuth's multiplicative hash constant, used to build seeds.
 pub const KNUTH_HASH: u32 = 2_654_435_761;
-/// The call site CoMD passes when seeding an atom's initial velocity.
-pub const VELOCITY_CALL_SITE: u32 = 123;
 /// The call site CoMD passes when seeding an atom's random displacement (`--delta`).
 pub const DISPLACEMENT_CALL_SITE: u32 = 457;
 

@@ -15,8 +15,6 @@ pub const EV_IN_JOULES: f64 = 1.602176565e-19;
 pub const AMU_TO_INTERNAL_MASS: f64 = AMU_IN_KILOGRAMS * ANGS_IN_METERS * ANGS_IN_METERS
     / (FS_IN_SECONDS * FS_IN_SECONDS * EV_IN_JOULES);
 
-/// Boltzmann's constant in eV/K.
-pub const KB_EV: f64 = 8.6173324e-5;
 /// One hartree in eV.
 pub const HARTREE_TO_EV: f64 = 27.21138505;
 /// One bohr in Å.
