@@ -7,6 +7,7 @@ pub mod cache;
 pub use ir::data;
 pub mod emit;
 pub mod error;
+pub mod gemm;
 pub mod ir;
 pub mod oracle;
 pub mod params;

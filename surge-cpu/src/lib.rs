@@ -3,6 +3,7 @@
 //! correctness oracle every backend is checked against) is `surge_codegen::ir::interpret`.
 
 pub mod baseline;
+pub mod gemm;
 pub mod native;
 
 use surge_codegen::CodegenError;
@@ -37,6 +38,9 @@ pub enum CpuError {
     /// A kernel failed outside any operator's checks (a bug in the emitter).
     #[error("kernel failure: {0}")]
     Kernel(String),
+    /// A GEMM call whose operands do not conform (shapes, buffer lengths, leading dimensions).
+    #[error("gemm: {0}")]
+    Gemm(String),
 }
 
 fn fmt_variants(v: &[String]) -> String {

@@ -105,6 +105,21 @@ pub struct CpuProgram {
 }
 
 impl CpuProgram {
+    /// A library of kernels that no computation's phases describe (the GEMM kernels,
+    /// `crate::gemm`): compiled and loaded by the same cache, with no slots or phases.
+    pub fn library(source: String, modules: Vec<Module>) -> CpuProgram {
+        CpuProgram {
+            source,
+            modules,
+            phases: Vec::new(),
+            slots: 0,
+            literal_slot: 0,
+            literals: 0,
+            run_slot: 0,
+            result: None,
+        }
+    }
+
     /// The module implementing `variant_id`.
     pub fn module_of(&self, variant_id: &str) -> Option<usize> {
         self.modules

@@ -1,0 +1,255 @@
+//! The blocked GEMM loops (BLIS's five loops around the micro-kernel; the inner two are the
+//! generated macro-kernel): NC columns of B at a time, KC of the shared dimension, B's KC×NC
+//! panel packed by all threads, then the MC blocks of A (threads over the MC loop, each packing
+//! its own block: `Parallel::Ic`) or the NR panels of one packed A block (threads over the jr
+//! loop: `Parallel::Jr`).
+
+use super::{KernelFns, MatRef};
+use crate::CpuError;
+use crate::native::skeleton::pool;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use surge_codegen::gemm::{GemmVariant, Parallel};
+
+/// A pointer that may cross threads: each thread writes disjoint parts of what it points to.
+#[derive(Clone, Copy)]
+struct Shared(*mut f64);
+// SAFETY: every use writes disjoint row blocks or panel ranges (see `run`).
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+thread_local! {
+    /// Each thread's packed-A block, grown as needed and kept between calls.
+    static PACK_A: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+    /// The caller's packed-B panel.
+    static PACK_B: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Checks that A (m×k), B (k×n) and C (m×n, leading dimension ldc) conform and fit their
+/// buffers.
+pub(crate) fn check_shapes(
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c_len: usize,
+    ldc: usize,
+) -> Result<(), CpuError> {
+    let bad = |m: String| Err(CpuError::Gemm(m));
+    if a.cols != b.rows {
+        return bad(format!(
+            "A is {}x{} and B is {}x{}: A's columns must equal B's rows",
+            a.rows, a.cols, b.rows, b.cols
+        ));
+    }
+    for (name, x) in [("A", a), ("B", b)] {
+        if x.ld < x.cols {
+            return bad(format!(
+                "{name}'s leading dimension {} is below its {} columns",
+                x.ld, x.cols
+            ));
+        }
+        if x.rows > 0 && x.cols > 0 && x.data.len() < (x.rows - 1) * x.ld + x.cols {
+            return bad(format!(
+                "{name} is {}x{} (leading dimension {}) but its buffer holds {} values",
+                x.rows,
+                x.cols,
+                x.ld,
+                x.data.len()
+            ));
+        }
+    }
+    if ldc < b.cols {
+        return bad(format!(
+            "C's leading dimension {ldc} is below its {} columns",
+            b.cols
+        ));
+    }
+    if a.rows > 0 && b.cols > 0 && c_len < (a.rows - 1) * ldc + b.cols {
+        return bad(format!(
+            "C is {}x{} (leading dimension {ldc}) but its buffer holds {c_len} values",
+            a.rows, b.cols
+        ));
+    }
+    Ok(())
+}
+
+/// `C = A·B` (shapes checked by [`check_shapes`]).
+pub(crate) fn run(
+    f: KernelFns,
+    v: &GemmVariant,
+    threads: usize,
+    a: MatRef<'_>,
+    b: MatRef<'_>,
+    c: &mut [f64],
+    ldc: usize,
+) {
+    let (m, n, k) = (a.rows, b.cols, a.cols);
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        for i in 0..m {
+            c[i * ldc..i * ldc + n].fill(0.0);
+        }
+        return;
+    }
+    let cp = Shared(c.as_mut_ptr());
+    let pool = pool(threads);
+    PACK_B.with_borrow_mut(|pb| {
+        pool.install(|| {
+            for jc in (0..n).step_by(v.nc) {
+                let ncb = v.nc.min(n - jc);
+                for pc in (0..k).step_by(v.kc) {
+                    let kcb = v.kc.min(k - pc);
+                    let panel = Block {
+                        jc,
+                        ncb,
+                        pc,
+                        kcb,
+                        accumulate: (pc > 0) as u32,
+                    };
+                    pack_b(f, v, threads, b, &panel, pb);
+                    let pbp = Shared(pb.as_mut_ptr());
+                    match v.parallel {
+                        Parallel::Ic => over_ic(f, v, a, &panel, pbp, cp, ldc),
+                        Parallel::Jr => over_jr(f, v, threads, a, &panel, pbp, cp, ldc),
+                    }
+                }
+            }
+        })
+    });
+}
+
+/// One KC×NC panel of B: columns [jc, jc + ncb), rows [pc, pc + kcb).
+struct Block {
+    jc: usize,
+    ncb: usize,
+    pc: usize,
+    kcb: usize,
+    accumulate: u32,
+}
+
+fn panels(cols: usize, nr: usize) -> usize {
+    cols.div_ceil(nr)
+}
+
+/// Packs the panel of B, its NR panels dealt to `threads` tasks.
+fn pack_b(
+    f: KernelFns,
+    v: &GemmVariant,
+    threads: usize,
+    b: MatRef<'_>,
+    p: &Block,
+    pb: &mut Vec<f64>,
+) {
+    let np = panels(p.ncb, v.nr);
+    let need = np * v.nr * p.kcb;
+    if pb.len() < need {
+        pb.resize(need, 0.0);
+    }
+    let per = np.div_ceil(threads);
+    let dst = Shared(pb.as_mut_ptr());
+    let src = b.data.as_ptr() as usize;
+    (0..np.div_ceil(per)).into_par_iter().for_each(|t| {
+        let (j0, j1) = (t * per, ((t + 1) * per).min(np));
+        let cols = (p.ncb - j0 * v.nr).min((j1 - j0) * v.nr);
+        let d = dst;
+        // SAFETY: rows [pc, pc + kcb) and columns [jc + j0·NR, + cols) lie in B (checked
+        // shapes); each task writes its own panels [j0, j1) of the packed buffer.
+        unsafe {
+            let s = (src as *const f64).add(p.pc * b.ld + p.jc + j0 * v.nr);
+            (f.pack_b)(s, b.ld, p.kcb, cols, d.0.add(j0 * v.nr * p.kcb));
+        }
+    });
+}
+
+/// Threads over the MC blocks of A: each packs its block and runs the macro-kernel on its rows.
+fn over_ic(
+    f: KernelFns,
+    v: &GemmVariant,
+    a: MatRef<'_>,
+    p: &Block,
+    pb: Shared,
+    c: Shared,
+    ldc: usize,
+) {
+    let m = a.rows;
+    let src = a.data.as_ptr() as usize;
+    (0..m.div_ceil(v.mc)).into_par_iter().for_each(|ib| {
+        let ic = ib * v.mc;
+        let mcb = v.mc.min(m - ic);
+        PACK_A.with_borrow_mut(|pa| {
+            let need = mcb.div_ceil(v.mr) * v.mr * p.kcb;
+            if pa.len() < need {
+                pa.resize(need, 0.0);
+            }
+            let (pb, c) = (pb, c);
+            // SAFETY: the block's rows of A and C lie in their buffers (checked shapes); this
+            // task alone writes C's rows [ic, ic + mcb) and its own packed-A buffer.
+            unsafe {
+                let s = (src as *const f64).add(ic * a.ld + p.pc);
+                (f.pack_a)(s, a.ld, mcb, p.kcb, pa.as_mut_ptr());
+                let cb = c.0.add(ic * ldc + p.jc);
+                (f.macro_kernel)(mcb, p.ncb, p.kcb, pa.as_ptr(), pb.0, cb, ldc, p.accumulate);
+            }
+        });
+    });
+}
+
+/// Threads over the NR panels: one packed A block at a time, its panels of C dealt to tasks.
+#[allow(clippy::too_many_arguments)]
+fn over_jr(
+    f: KernelFns,
+    v: &GemmVariant,
+    threads: usize,
+    a: MatRef<'_>,
+    p: &Block,
+    pb: Shared,
+    c: Shared,
+    ldc: usize,
+) {
+    let m = a.rows;
+    let np = panels(p.ncb, v.nr);
+    let per = np.div_ceil(threads);
+    PACK_A.with_borrow_mut(|pa| {
+        for ic in (0..m).step_by(v.mc) {
+            let mcb = v.mc.min(m - ic);
+            let need = mcb.div_ceil(v.mr) * v.mr * p.kcb;
+            if pa.len() < need {
+                pa.resize(need, 0.0);
+            }
+            // SAFETY: the block's rows of A lie in its buffer (checked shapes).
+            unsafe {
+                (f.pack_a)(
+                    a.data.as_ptr().add(ic * a.ld + p.pc),
+                    a.ld,
+                    mcb,
+                    p.kcb,
+                    pa.as_mut_ptr(),
+                )
+            };
+            let pap = pa.as_ptr() as usize;
+            (0..np.div_ceil(per)).into_par_iter().for_each(|t| {
+                let (j0, j1) = (t * per, ((t + 1) * per).min(np));
+                let cols = (p.ncb - j0 * v.nr).min((j1 - j0) * v.nr);
+                let (pb, c) = (pb, c);
+                // SAFETY: each task writes C's columns [jc + j0·NR, + cols) of rows
+                // [ic, ic + mcb), disjoint from every other task's.
+                unsafe {
+                    let cb = c.0.add(ic * ldc + p.jc + j0 * v.nr);
+                    let pbj = pb.0.add(j0 * v.nr * p.kcb);
+                    (f.macro_kernel)(
+                        mcb,
+                        cols,
+                        p.kcb,
+                        pap as *const f64,
+                        pbj,
+                        cb,
+                        ldc,
+                        p.accumulate,
+                    );
+                }
+            });
+        }
+    });
+}
