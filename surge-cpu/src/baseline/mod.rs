@@ -3,5 +3,6 @@
 //! write it, and a memory-bandwidth probe (the physical limit of the memory-bound apps).
 
 pub mod bandwidth;
+pub mod blas;
 pub mod mkl;
 pub mod rayon_ref;
