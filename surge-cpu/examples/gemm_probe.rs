@@ -25,6 +25,11 @@ fn main() {
         .into_iter()
         .filter(|v| v.id().contains(&filter))
         .collect();
+    let p = surge_cpu::baseline::peak::probe(threads, 20_000_000, 3);
+    println!(
+        "peak {:.1} GFLOP/s ({}, {} threads)",
+        p.gflops, p.isa, p.threads
+    );
     let g = GemmKernels::build(&vs).unwrap();
     let blas = Blas::open(Vendor::Openblas).unwrap();
     blas.set_threads(threads);
@@ -35,14 +40,24 @@ fn main() {
     let mut res = Vec::new();
     for v in &vs {
         let t = best_of(3, || {
-            g.gemm(v, threads, MatRef::new(&a, n, n), MatRef::new(&b, n, n), &mut c).unwrap()
+            g.gemm(
+                v,
+                threads,
+                MatRef::new(&a, n, n),
+                MatRef::new(&b, n, n),
+                &mut c,
+            )
+            .unwrap()
         });
         let r = best_of(3, || blas.dgemm(n, n, n, &a, &b, &mut c).unwrap());
         res.push((flops / t / 1e9, flops / r / 1e9, v.id()));
     }
     res.sort_by(|x, y| (y.0 / y.1).total_cmp(&(x.0 / x.1)));
     for (g, o, id) in res.iter().take(20) {
-        println!("{g:6.1} GFLOP/s  openblas {o:6.1}  ratio {:.2}  {id}", g / o);
+        println!(
+            "{g:6.1} GFLOP/s  openblas {o:6.1}  ratio {:.2}  {id}",
+            g / o
+        );
     }
     println!("{} variants", res.len());
 }

@@ -96,14 +96,14 @@ fn check(v: &GemmVariant) -> Result<(), CodegenError> {
     if v.mr == 0 || v.nr == 0 || v.ku == 0 || v.kc == 0 || v.mc == 0 || v.nc == 0 {
         return bad("every blocking parameter must be positive".into());
     }
-    if v.nr % k.lanes() != 0 {
+    if !v.nr.is_multiple_of(k.lanes()) {
         return bad(format!(
             "NR = {} is not a multiple of {} lanes",
             v.nr,
             k.lanes()
         ));
     }
-    if v.mc % v.mr != 0 || v.nc % v.nr != 0 {
+    if !v.mc.is_multiple_of(v.mr) || !v.nc.is_multiple_of(v.nr) {
         return bad(format!(
             "MC = {} must be a multiple of MR = {} and NC = {} of NR = {}",
             v.mc, v.mr, v.nc, v.nr

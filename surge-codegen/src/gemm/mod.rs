@@ -12,6 +12,7 @@ mod space;
 mod tests;
 
 pub use emit::{emit, kernel_symbol};
+
 pub use machine::{Machine, SHIPPED as SHIPPED_MACHINE};
 pub use space::{space_toml, variants};
 
@@ -123,4 +124,22 @@ impl fmt::Display for GemmVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.id())
     }
+}
+
+/// The variant a careful programmer writes first: the tile with the most accumulators (ties:
+/// the wider NR), k unrolled, KC = 256 where allowed, the largest MC, the widest NC, threads
+/// over the MC loop. `None` for an empty list.
+pub fn default_variant(variants: &[GemmVariant]) -> Option<&GemmVariant> {
+    variants.iter().max_by_key(|v| {
+        (
+            v.mr * v.nr,
+            v.nr,
+            v.ku,
+            v.parallel == Parallel::Ic,
+            v.kc == 256,
+            v.kc,
+            v.mc,
+            v.nc,
+        )
+    })
 }

@@ -5,4 +5,5 @@
 pub mod bandwidth;
 pub mod blas;
 pub mod mkl;
+pub mod peak;
 pub mod rayon_ref;

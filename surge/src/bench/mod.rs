@@ -5,6 +5,7 @@
 //! 8 bytes per element; scan reads and writes 16).
 
 pub mod cuda;
+pub mod gemm;
 pub mod report;
 mod svg;
 mod timing;

@@ -16,7 +16,7 @@ reads the same bytes) and the device's copy bandwidth (fraction_of_bandwidth), s
 bandwidth."
 )]
 pub struct BenchArgs {
-    /// The application: reduce, scan or spmv.
+    /// The application: reduce, scan, spmv or gemm.
     pub app: String,
     /// Where the variants run: cpu, or cuda (GPU 0; needs an NVIDIA driver and NVRTC).
     #[arg(long, default_value = "cpu")]
@@ -38,6 +38,16 @@ pub struct BenchArgs {
     /// Timed runs per variant (the median is reported; at least 10).
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
+    /// gemm: sizes s of the shapes (comma-separated; default 1024,2048,4096).
+    #[arg(long, value_name = "S,..", value_delimiter = ',')]
+    pub sizes: Vec<usize>,
+    /// gemm: shape kinds (comma-separated): square (s·s·s), rank-k (s·s·128), panel
+    /// (s·128·128), tall-skinny (4s·32·256); default all.
+    #[arg(long, value_name = "KIND,..", value_delimiter = ',')]
+    pub shapes: Vec<String>,
+    /// gemm: threads for every contender (default: every core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -46,7 +56,7 @@ pub struct BenchArgs {
     pub svg: Option<PathBuf>,
 }
 
-fn usage(m: String) -> CliError {
+pub(super) fn usage(m: String) -> CliError {
     CliError {
         code: 2,
         message: m,
@@ -98,7 +108,7 @@ fn selected_spmv_inputs(
     Ok(inputs)
 }
 
-fn progress_bar(hidden: bool) -> ProgressBar {
+pub(super) fn progress_bar(hidden: bool) -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} variants, ETA {eta} {msg}")
@@ -314,6 +324,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
+    if args.app == "gemm" {
+        return super::bench_gemm::run(args);
+    }
     let app: App = args.app.parse()?;
     if app == App::Kmeans {
         return Err(kmeans_bench());

@@ -3,6 +3,7 @@
 mod analyze;
 mod beast;
 mod bench;
+mod bench_gemm;
 mod emit;
 mod run;
 mod run_cuda;
