@@ -32,7 +32,7 @@ impl VariantSet {
     /// Runs the passes on every phase of `analysis` for `platform`.
     pub fn new(analysis: &Analysis, platform: &Platform) -> Result<VariantSet, CodegenError> {
         let passes = passes::run(analysis, platform)?;
-        let phases: Vec<Vec<Variant>> = passes
+        let mut phases: Vec<Vec<Variant>> = passes
             .iter()
             .map(|p| {
                 p.spaces
@@ -47,6 +47,7 @@ impl VariantSet {
                 message: format!("no {} variant survives pruning", platform.kind()),
             });
         }
+        add_gemm_family(analysis, platform, &mut phases)?;
         Ok(VariantSet {
             platform: platform.clone(),
             passes,
@@ -117,6 +118,33 @@ impl VariantSet {
     pub fn total(&self) -> usize {
         self.phases.iter().map(Vec::len).sum()
     }
+}
+
+/// A one-phase computation that is a dense contraction, on the machine this runs on, also gets
+/// every variant of the machine's GEMM space (`crate::gemm`), after the phase's own.
+fn add_gemm_family(
+    analysis: &Analysis,
+    platform: &Platform,
+    phases: &mut [Vec<Variant>],
+) -> Result<(), CodegenError> {
+    let Platform::Cpu(machine) = platform else {
+        return Ok(());
+    };
+    let [phase] = &analysis.phases[..] else {
+        return Ok(());
+    };
+    if machine.name != "host" || phase.contraction.is_none() {
+        return Ok(());
+    }
+    let list = &mut phases[0];
+    let schedule = list[0].schedule.clone();
+    let family = crate::gemm::variants(&crate::gemm::Machine::query())?;
+    list.extend(
+        family
+            .iter()
+            .map(|g| crate::gemm::to_variant(g, platform, &schedule)),
+    );
+    Ok(())
 }
 
 /// The CPU default: the outer level independent, every inner level sequential and unrolled, all

@@ -8,9 +8,11 @@
 //! `reduce`) and does not depend on the enclosing lambda's parameters is computed first, as its own
 //! *phase* (the tiled reduction's partials, the scan benchmark's partial scans).
 
+mod contraction;
 mod diagonal;
 mod features;
 
+pub use contraction::{Contraction, contraction_pattern, tile_value};
 pub use diagonal::{DiagonalPattern, DiagonalRow, diagonal_pattern};
 pub use features::{Features, NestLevel, check_buffers, features};
 
@@ -51,6 +53,9 @@ pub struct Phase {
     /// Set when the phase can also run over a diagonal layout of its rows (`layout1`).
     #[serde(default)]
     pub diagonal: Option<DiagonalPattern>,
+    /// Set when the phase is a dense contraction `C = A·B` (the GEMM variant family).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contraction: Option<Contraction>,
 }
 
 impl Phase {
@@ -217,6 +222,7 @@ impl Analyzer<'_> {
             levels,
             depends_on: depends_on.into_iter().collect(),
             diagonal: diagonal_pattern(self.c, top),
+            contraction: contraction_pattern(self.c, top),
         });
         Ok(())
     }

@@ -44,8 +44,13 @@ impl Machine {
     }
 
     /// This machine: SIMD from the CPU's features, caches from /sys (the shipped file's sizes
-    /// where /sys does not say), cores from the OS.
+    /// where /sys does not say), cores from the OS. Read once per process.
     pub fn query() -> Machine {
+        static M: std::sync::OnceLock<Machine> = std::sync::OnceLock::new();
+        M.get_or_init(Machine::read).clone()
+    }
+
+    fn read() -> Machine {
         let shipped = Machine::shipped();
         let (simd_bits, vector_registers, fma) = simd();
         let cache = |level: u32, fallback: usize| cache_size(level).unwrap_or(fallback);

@@ -10,11 +10,13 @@ mod machine;
 mod space;
 #[cfg(test)]
 mod tests;
+mod variant;
 
 pub use emit::{emit, kernel_symbol};
 
 pub use machine::{Machine, SHIPPED as SHIPPED_MACHINE};
 pub use space::{space_toml, variants};
+pub use variant::{from_variant, is_gemm, to_variant};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -78,7 +78,7 @@ pub enum Scope {
 }
 
 /// The parameter kinds of Table 5.4: (long name, short name used in variant ids, platform).
-pub const KINDS: [(&str, &str, &str); 14] = [
+pub const KINDS: [(&str, &str, &str); 19] = [
     ("block_size_x", "bx", "cuda"),
     ("block_size_y", "by", "cuda"),
     ("logical_warp_size", "lw", "cuda"),
@@ -93,6 +93,12 @@ pub const KINDS: [(&str, &str, &str); 14] = [
     ("execution_resource", "res", "cuda"),
     ("enable_unroll", "unroll", "both"),
     ("layout", "layout", "cpu"),
+    // The GEMM family of a dense contraction (`crate::gemm`): micro-kernel, blocking, threading.
+    ("gemm_kernel", "gemm", "cpu"),
+    ("gemm_kc", "kc", "cpu"),
+    ("gemm_mc", "mc", "cpu"),
+    ("gemm_nc", "nc", "cpu"),
+    ("gemm_parallel", "gpar", "cpu"),
 ];
 
 /// The long name of a short one.

@@ -7,6 +7,7 @@ mod abi;
 #[cfg(test)]
 mod cache_tests;
 pub mod compile;
+mod contraction;
 mod cooperative;
 pub mod diagonal;
 mod plan;
@@ -26,8 +27,10 @@ use std::sync::Arc;
 use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::{CpuProgram, EmitOptions, emit};
+use surge_codegen::gemm;
 use surge_codegen::ir::{Computation, Elem, literal_values, structure_difference};
 use surge_codegen::variant::Variant;
+use surge_codegen::variant_set::VariantSet;
 
 /// The compiled variants of one computation.
 #[derive(Debug, Clone)]
@@ -43,6 +46,8 @@ pub struct NativeKernels {
     by_id: HashMap<String, usize>,
     /// The library's functions: per module, per phase, and its error reader.
     fns: Arc<LibraryFns>,
+    /// The GEMM kernels of the variants of a dense contraction's GEMM family, if any.
+    gemm: Option<Arc<crate::gemm::GemmKernels>>,
 }
 
 impl NativeKernels {
@@ -58,9 +63,34 @@ impl NativeKernels {
         options: &EmitOptions,
     ) -> Result<NativeKernels, CpuError> {
         let analysis = analyze(ir)?;
-        let program = emit(ir, &analysis, variants, options)?;
+        let (family, native): (Vec<Variant>, Vec<Variant>) =
+            variants.iter().cloned().partition(gemm::is_gemm);
+        // A GEMM-only list still gets a library of the computation's default variant, so that
+        // every `NativeKernels` has one (it is what `program()` shows).
+        let native = match (native.is_empty(), variants.first()) {
+            (true, Some(v)) => {
+                let set = VariantSet::new(&analysis, &v.platform)?;
+                vec![set.default_variant().clone()]
+            }
+            _ => native,
+        };
+        let program = emit(ir, &analysis, &native, options)?;
         let lib = compile::load(&program)?;
-        Self::assemble(ir, variants, program, lib)
+        let mut k = Self::assemble(ir, variants, program, lib)?;
+        if !family.is_empty() {
+            let simd = gemm::Machine::query().simd_bits;
+            let gs: Vec<_> = family
+                .iter()
+                .map(|v| {
+                    gemm::from_variant(v, simd).ok_or_else(|| CpuError::UnknownVariant {
+                        id: v.id(),
+                        known: variants.len(),
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            k.gemm = Some(Arc::new(crate::gemm::GemmKernels::build(&gs)?));
+        }
+        Ok(k)
     }
 
     /// The kernels of `variants` of `ir` from `program`, loaded as `lib`.
@@ -88,6 +118,7 @@ impl NativeKernels {
             resolved,
             by_id,
             fns: Arc::new(fns),
+            gemm: None,
         })
     }
 
@@ -175,6 +206,10 @@ impl NativeKernels {
     ) -> Result<(), CpuError> {
         self.check_structure(ir)?;
         check_buffers(ir, buffers)?;
+        if let (true, Some(g)) = (gemm::is_gemm(variant), &self.gemm) {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            return contraction::run(g, ir, variant, buffers, threads, ws);
+        }
         let resolved = self.resolve(variant)?;
         let lits = literal_values(ir);
         self.run_phases(resolved.0, &resolved.1, buffers, &lits, key, ws)

@@ -58,6 +58,26 @@ impl Workspace {
         self.last = None;
     }
 
+    /// Ends a run whose whole result is one nested f64 sequence written by the host (a GEMM
+    /// variant); `fill` writes it into the previous run's buffer when the size matches.
+    pub(super) fn set_nested(
+        &mut self,
+        n: usize,
+        offsets: Vec<u64>,
+        fill: impl FnOnce(&mut [f64]) -> Result<(), crate::CpuError>,
+    ) -> Result<(), crate::CpuError> {
+        self.begin(1);
+        let old = self.phases[0].take().map(|p| p.0);
+        let mut data = reuse(Elem::F64, n, old);
+        let Buffer::F64(v) = &mut data else {
+            panic!("internal: an f64 buffer of another type");
+        };
+        fill(v)?;
+        self.phases[0] = Some((data, Some(offsets)));
+        self.last = Some(Last::One(false, Shape::Nested));
+        Ok(())
+    }
+
     /// The diagonal layout of phase `phase`: the one kept under `key`, else `build`'s (kept when
     /// there is a key).
     pub(super) fn layout(

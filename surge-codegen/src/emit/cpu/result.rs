@@ -129,6 +129,7 @@ pub fn split_result(c: &Computation, a: &Analysis) -> Option<(Computation, Analy
         phases.push(Phase {
             root,
             diagonal: None,
+            contraction: None,
             ..last.clone()
         });
     }

@@ -1,0 +1,90 @@
+//! Running a GEMM variant of a dense contraction (`surge_codegen::analysis::Contraction`): the
+//! operands are the inputs A (m×k) and B (k×n) with k and n the split tiles of this run, the
+//! result C is nested m rows of n. Only conforming, non-empty operands go to the GEMM kernels;
+//! everything else (a ragged split, unequal lengths, a zero tile, an empty A or B) takes the
+//! reference semantics, so errors and edge cases are the interpreter's own.
+
+use super::Workspace;
+use crate::CpuError;
+use crate::gemm::{GemmKernels, MatRef};
+use surge_codegen::analysis::{contraction_pattern, tile_value};
+use surge_codegen::data::Buffer;
+use surge_codegen::gemm::{Machine, from_variant};
+use surge_codegen::ir::{Computation, Value, interpret};
+use surge_codegen::variant::Variant;
+
+/// Runs GEMM variant `variant` of `ir` on `buffers` into `ws`.
+pub(super) fn run(
+    g: &GemmKernels,
+    ir: &Computation,
+    variant: &Variant,
+    buffers: &[Buffer],
+    threads: usize,
+    ws: &mut Workspace,
+) -> Result<(), CpuError> {
+    let c = contraction_pattern(ir, ir.root).ok_or_else(|| CpuError::UnknownVariant {
+        id: variant.id(),
+        known: 0,
+    })?;
+    let gv = from_variant(variant, Machine::query().simd_bits).ok_or_else(|| {
+        CpuError::UnknownVariant {
+            id: variant.id(),
+            known: g.variants().len(),
+        }
+    })?;
+    let (Buffer::F64(a), Buffer::F64(b)) = (&buffers[c.a], &buffers[c.b]) else {
+        panic!("internal: a contraction's operands are f64 inputs");
+    };
+    let tiles = (tile_value(ir, c.k_tile), tile_value(ir, c.n_tile));
+    let (Some(k), Some(n)) = (tiles.0.map(|v| v as usize), tiles.1.map(|v| v as usize)) else {
+        return reference(ir, buffers, ws);
+    };
+    let conforming = k > 0
+        && n > 0
+        && !a.is_empty()
+        && !b.is_empty()
+        && a.len() % k == 0
+        && b.len() % n == 0
+        && b.len() / n == k;
+    if !conforming {
+        return reference(ir, buffers, ws);
+    }
+    let m = a.len() / k;
+    let offsets = (0..=m).map(|i| (i * n) as u64).collect();
+    ws.set_nested(m * n, offsets, |out| {
+        g.gemm(
+            &gv,
+            threads,
+            MatRef::new(a, m, k),
+            MatRef::new(b, k, n),
+            out,
+        )
+    })
+}
+
+/// The interpreter's result (or error) for operands the GEMM kernels do not take.
+fn reference(ir: &Computation, buffers: &[Buffer], ws: &mut Workspace) -> Result<(), CpuError> {
+    let rows = match interpret(ir, buffers)? {
+        Value::Seq(rows) => rows,
+        other => panic!("internal: a contraction evaluated to {other:?}"),
+    };
+    let mut flat = Vec::new();
+    let mut offsets = vec![0u64];
+    for r in rows {
+        let Value::Seq(xs) = r else {
+            panic!("internal: a contraction row that is not a sequence");
+        };
+        for x in xs {
+            let v = match x {
+                Value::Scalar(s) => s.as_f64().expect("an f64 element"),
+                other => panic!("internal: a contraction element {other:?}"),
+            };
+            flat.push(v);
+        }
+        offsets.push(flat.len() as u64);
+    }
+    ws.set_nested(flat.len(), offsets, |out| {
+        out.copy_from_slice(&flat);
+        Ok(())
+    })
+}
