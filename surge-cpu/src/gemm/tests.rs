@@ -195,3 +195,44 @@ fn nan_propagates_like_the_naive_product() {
         }
     }
 }
+
+/// Variants of another SIMD width than this machine's: scalar code runs anywhere and is checked
+/// here; AVX-512 code is compiled (and run only where the CPU has AVX-512F).
+#[test]
+fn other_simd_widths_compile_and_scalar_code_is_correct() {
+    let v = |mr, nr, simd_bits| GemmVariant {
+        mr,
+        nr,
+        ku: 4,
+        kc: 16,
+        mc: mr * 2,
+        nc: nr * 3,
+        parallel: Parallel::Ic,
+        simd_bits,
+    };
+    let scalar = [v(4, 4, 64), v(3, 5, 64)];
+    let g = GemmKernels::build(&scalar).unwrap();
+    let (m, n, k) = (13, 17, 19);
+    let (a, b) = (data(m * k, 7), data(k * n, 8));
+    let want = naive(m, n, k, &a, &b);
+    for s in &scalar {
+        let mut c = vec![0.0; m * n];
+        g.gemm(s, 2, MatRef::new(&a, m, k), MatRef::new(&b, k, n), &mut c)
+            .unwrap();
+        for (x, y) in c.iter().zip(&want) {
+            assert!((x - y).abs() < 1e-12, "{s}");
+        }
+    }
+    let wide = [v(8, 16, 512), v(6, 24, 512)];
+    let g = GemmKernels::build(&wide).unwrap();
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        for s in &wide {
+            let mut c = vec![0.0; m * n];
+            g.gemm(s, 2, MatRef::new(&a, m, k), MatRef::new(&b, k, n), &mut c)
+                .unwrap();
+            for (x, y) in c.iter().zip(&want) {
+                assert!((x - y).abs() < 1e-12, "{s}");
+            }
+        }
+    }
+}

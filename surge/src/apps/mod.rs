@@ -2,6 +2,7 @@
 //! (Listings 5.1, 5.3, 5.4), and the inputs they run on by default.
 
 pub mod comd;
+mod gemm;
 pub mod kmeans;
 pub mod matgen;
 mod reduce;
@@ -9,6 +10,7 @@ mod scan;
 mod spmv;
 mod tuning;
 
+pub use gemm::mat_mat;
 pub use reduce::{reduce_app, sum_input};
 pub use scan::scan_app;
 pub use spmv::spmv_app;

@@ -3,7 +3,7 @@
 //! GFLOP/s and as a fraction of the machine's peak FLOP/s measured in the same run. The
 //! contenders and a peak probe are timed in rounds (one call each per round), so load that hits
 //! one round hits every contender and the limit alike; each figure is the median over rounds,
-//! the peak the best of its samples. Every contender's result is checked against Surge's.
+//! the peak the best of its samples (three short probes per round). Every contender's result is checked against Surge's.
 
 mod contenders;
 mod search;
@@ -121,7 +121,9 @@ fn operand(len: usize, seed: usize) -> Vec<f64> {
 }
 
 /// A contender as one callable.
-type Call<'a> = Box<dyn Fn(&[f64], &[f64], &mut [f64]) -> Result<()> + 'a>;
+/// A contender as one callable; the flag asks it to leave its result in the output buffer
+/// (the checked warm-up call), else it may leave it where it computes it.
+type Call<'a> = Box<dyn Fn(&[f64], &[f64], &mut [f64], bool) -> Result<()> + 'a>;
 
 fn bench_shape(
     g: &GemmKernels,
@@ -135,7 +137,7 @@ fn bench_shape(
         .expect("a non-empty space")
         .clone();
     let surge = |v: GemmVariant| -> Call<'_> {
-        Box::new(move |a: &[f64], b: &[f64], c: &mut [f64]| {
+        Box::new(move |a: &[f64], b: &[f64], c: &mut [f64], _: bool| {
             Ok(g.gemm(&v, t, MatRef::new(a, m, k), MatRef::new(b, k, n), c)?)
         })
     };
@@ -153,15 +155,21 @@ fn bench_shape(
             None,
         ),
     ];
+    calls.push((
+        "surge-dsel".into(),
+        Some(found.best.id()),
+        dsel_call(shape, &found.best)?,
+        None,
+    ));
     for p in peers {
-        let call: Call<'_> = Box::new(move |a: &[f64], b: &[f64], c: &mut [f64]| {
+        let call: Call<'_> = Box::new(move |a: &[f64], b: &[f64], c: &mut [f64], _: bool| {
             p.run(t, (m, n, k), a, b, c).map_err(SurgeError::Usage)
         });
         calls.push((p.name(), p.path(), call, Some(p)));
     }
     let (a, b) = (operand(m * k, 1), operand(k * n, 2));
     let mut reference = vec![0.0; m * n];
-    calls[1].2(&a, &b, &mut reference)?;
+    calls[1].2(&a, &b, &mut reference, true)?;
     let scale = reference
         .iter()
         .fold(0.0f64, |s, x| s.max(x.abs()))
@@ -172,11 +180,11 @@ fn bench_shape(
     let mut peak_best = 0.0f64;
     // One warm-up call each (first-touch, thread start-up), then the timed rounds.
     for round in 0..=opts.runs {
-        peak_best = peak_best.max(peak::probe(t, 4_000_000, 1).gflops);
+        peak_best = peak_best.max(peak::probe(t, 1_500_000, 3).gflops);
         for (i, (_, _, call, peer)) in calls.iter().enumerate() {
             c.fill(f64::NAN);
             let t0 = Instant::now();
-            call(&a, &b, &mut c)?;
+            call(&a, &b, &mut c, round == 0)?;
             let s = t0.elapsed().as_secs_f64();
             if round > 0 {
                 times[i].push(s);
@@ -210,6 +218,42 @@ fn bench_shape(
     Ok(summarize(shape.clone(), peak_best, found, contenders))
 }
 
+/// The user's DSEL mat-mat (`apps::mat_mat`) run with the searched GEMM variant through
+/// `Kernels::run_in`: what a user's obvious program pays on top of the dedicated entry
+/// (recognition, buffer checks, the result in a workspace). Its operands are its own copies of
+/// the same data, made once.
+fn dsel_call<'a>(shape: &Shape, best: &GemmVariant) -> Result<Call<'a>> {
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let c = crate::apps::mat_mat(operand(m * k, 1), operand(k * n, 2), k as u64, n as u64)?;
+    let simd = Machine::query().simd_bits;
+    let set = c.variants(&crate::Target::cpu().platform()?)?;
+    let v = set
+        .variants()
+        .iter()
+        .find(|v| cg::from_variant(v, simd).as_ref() == Some(best))
+        .expect("the searched variant is in the DSEL's GEMM family")
+        .clone();
+    let kernels = crate::Kernels::build_variants(&c, std::slice::from_ref(&v))?;
+    let ws = std::cell::RefCell::new(crate::Workspace::default());
+    Ok(Box::new(
+        move |_: &[f64], _: &[f64], out: &mut [f64], check: bool| {
+            let mut ws = ws.borrow_mut();
+            kernels.run_in(&c, &v, &mut ws)?;
+            if !check {
+                return Ok(());
+            }
+            if let Some(surge_codegen::data::Output::Nested {
+                data: surge_codegen::data::Buffer::F64(d),
+                ..
+            }) = ws.output()
+            {
+                out.copy_from_slice(&d);
+            }
+            Ok(())
+        },
+    ))
+}
+
 /// max |c - r| / scale (NaN where c has a NaN that r has not).
 fn max_rel_difference(c: &[f64], r: &[f64], scale: f64) -> f64 {
     c.iter().zip(r).fold(0.0f64, |d, (x, y)| {
@@ -231,7 +275,7 @@ fn summarize(
 ) -> ShapeResult {
     let surge = contenders[0].gflops;
     let best_of = |f: &dyn Fn(&Contender) -> bool| {
-        contenders[2..]
+        contenders[3..]
             .iter()
             .filter(|c| f(c))
             .max_by(|x, y| x.gflops.total_cmp(&y.gflops))
