@@ -13,6 +13,8 @@ pub struct Bandwidth {
     pub triad_gbps: f64,
     pub bytes: usize,
     pub threads: usize,
+    /// How many passes the best is of.
+    pub samples: usize,
 }
 
 /// Reads independent accumulators so the sum is limited by memory, not by the add latency.
@@ -27,39 +29,79 @@ fn sum4(c: &[f64]) -> f64 {
     a.iter().sum::<f64>() + it.remainder().iter().sum::<f64>()
 }
 
-/// Probes with arrays of `elems` doubles (use ≥ 2^25 so they live in DRAM).
-pub fn probe(elems: usize, passes: usize) -> Bandwidth {
-    let b: Vec<f64> = (0..elems)
-        .into_par_iter()
-        .map(|i| (i % 13) as f64)
-        .collect();
-    let c: Vec<f64> = (0..elems).into_par_iter().map(|i| (i % 5) as f64).collect();
-    let mut a = vec![0.0f64; elems];
-    let chunk = 1 << 16;
-    let mut best_read = f64::INFINITY;
-    let mut best_triad = f64::INFINITY;
-    let mut sink = 0.0;
-    for _ in 0..passes.max(1) {
+/// A bandwidth probe whose arrays are allocated once, so that it can be sampled between the
+/// runs it is the limit of (each [`Probe::sample`] is one read pass and one triad pass; the
+/// result is the best of the samples).
+#[derive(Debug)]
+pub struct Probe {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+    best_read: f64,
+    best_triad: f64,
+    samples: usize,
+}
+
+impl Probe {
+    /// A probe over arrays of `elems` doubles (use ≥ 2^25 so they live in DRAM), filled in
+    /// parallel so their pages are spread as the kernels' are.
+    pub fn new(elems: usize) -> Probe {
+        Probe {
+            b: (0..elems)
+                .into_par_iter()
+                .map(|i| (i % 13) as f64)
+                .collect(),
+            c: (0..elems).into_par_iter().map(|i| (i % 5) as f64).collect(),
+            a: (0..elems).into_par_iter().map(|_| 0.0).collect(),
+            best_read: f64::INFINITY,
+            best_triad: f64::INFINITY,
+            samples: 0,
+        }
+    }
+
+    /// One read pass and one triad pass on the current rayon pool.
+    pub fn sample(&mut self) {
+        let chunk = 1 << 16;
         let t = Instant::now();
-        sink += b.par_chunks(chunk).map(sum4).sum::<f64>();
-        best_read = best_read.min(t.elapsed().as_secs_f64());
+        let sink = self.b.par_chunks(chunk).map(sum4).sum::<f64>();
+        self.best_read = self.best_read.min(t.elapsed().as_secs_f64());
+        std::hint::black_box(sink);
         let t = Instant::now();
-        a.par_chunks_mut(chunk)
-            .zip(b.par_chunks(chunk))
-            .zip(c.par_chunks(chunk))
+        self.a
+            .par_chunks_mut(chunk)
+            .zip(self.b.par_chunks(chunk))
+            .zip(self.c.par_chunks(chunk))
             .for_each(|((a, b), c)| {
                 for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
                     *x = y + 3.0 * z;
                 }
             });
-        best_triad = best_triad.min(t.elapsed().as_secs_f64());
+        self.best_triad = self.best_triad.min(t.elapsed().as_secs_f64());
+        std::hint::black_box(&self.a);
+        self.samples += 1;
     }
-    std::hint::black_box((sink, &a));
-    let bytes = elems * 8;
-    Bandwidth {
-        read_gbps: bytes as f64 / best_read / 1e9,
-        triad_gbps: 3.0 * bytes as f64 / best_triad / 1e9,
-        bytes,
-        threads: rayon::current_num_threads(),
+
+    /// The best of the samples so far (at least one is taken).
+    pub fn result(&mut self) -> Bandwidth {
+        if self.samples == 0 {
+            self.sample();
+        }
+        let bytes = self.b.len() * 8;
+        Bandwidth {
+            read_gbps: bytes as f64 / self.best_read / 1e9,
+            triad_gbps: 3.0 * bytes as f64 / self.best_triad / 1e9,
+            bytes,
+            threads: rayon::current_num_threads(),
+            samples: self.samples,
+        }
     }
+}
+
+/// Probes with arrays of `elems` doubles, best of `passes`.
+pub fn probe(elems: usize, passes: usize) -> Bandwidth {
+    let mut p = Probe::new(elems);
+    for _ in 0..passes.max(1) {
+        p.sample();
+    }
+    p.result()
 }

@@ -121,12 +121,15 @@ pub struct InputResult {
     pub variants: Vec<VariantResult>,
 }
 
-/// Times every variant of `c`; `work` converts seconds into the reported rate.
+/// Times every variant of `c`; `work` converts seconds into the reported rate. With a limit
+/// probe, one sample of it is taken after each variant, so that load during the run lowers the
+/// limit as it lowers the variants.
 fn time_variants(
     c: &Computation,
     k: &Kernels,
     opts: &BenchOptions,
     work: f64,
+    mut limit: Option<&mut bandwidth::Probe>,
 ) -> Result<Vec<VariantResult>> {
     let mut out = Vec::new();
     let mut ws = crate::Workspace::default();
@@ -139,6 +142,9 @@ fn time_variants(
         });
         if let Some(e) = err {
             return Err(e);
+        }
+        if let Some(p) = limit.as_deref_mut() {
+            p.sample();
         }
         out.push(VariantResult {
             variant: v.id(),
@@ -226,7 +232,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         let c = Computation::new(&spmv_app(m, &x)?)?;
         let k = Kernels::build(&c, &Target::cpu())?;
         let flops = 2.0 * m.nnz() as f64;
-        let variants = time_variants(&c, &k, opts, flops)?;
+        let variants = time_variants(&c, &k, opts, flops, None)?;
         let mut y = vec![0.0; m.rows];
         let (reference, t) = match opts.reference {
             Reference::Mkl => {
@@ -312,13 +318,20 @@ pub fn sum_computation(app: App, n: usize) -> Result<(Vec<f64>, Computation, f64
     Ok((data, c, bytes))
 }
 
-/// Benchmarks the tiled reduce (or scan) on `n` generated values against rayon.
-pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<InputResult> {
+/// Benchmarks the tiled reduce (or scan) on `n` generated values against rayon and the
+/// machine's bandwidth, measured in the same run: a 1 GiB read and triad probe sampled after
+/// every variant and around the reference (the limit is the best of its samples).
+pub fn bench_reduce_or_scan(
+    app: App,
+    n: usize,
+    opts: &BenchOptions,
+) -> Result<(InputResult, bandwidth::Bandwidth)> {
     let (data, c, bytes) = sum_computation(app, n)?;
     let k = Kernels::build(&c, &Target::cpu())?;
-    let variants = time_variants(&c, &k, opts, bytes)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = surge_cpu::native::skeleton::pool(threads);
+    let mut probe = pool.install(|| bandwidth::Probe::new(LIMIT_ELEMS));
+    let variants = pool.install(|| time_variants(&c, &k, opts, bytes, Some(&mut probe)))?;
     let t = match app {
         App::Reduce => pool.install(|| measure(opts.warmup, opts.runs, || rayon_ref::sum(&data))),
         _ => {
@@ -330,7 +343,9 @@ pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<I
             })
         }
     };
-    Ok(summarize(
+    pool.install(|| probe.sample());
+    let limit = pool.install(|| probe.result());
+    let result = summarize(
         format!("{n} values"),
         n,
         n,
@@ -339,8 +354,12 @@ pub fn bench_reduce_or_scan(app: App, n: usize, opts: &BenchOptions) -> Result<I
         k.default_variant().id(),
         "rayon",
         bytes / t.median / 1e9,
-    ))
+    );
+    Ok((result, limit))
 }
+
+/// Doubles in each array of the bandwidth probe: 2^27, 1 GiB.
+const LIMIT_ELEMS: usize = 1 << 27;
 
 /// The machine's memory bandwidth on all cores (arrays of 2^25 doubles).
 pub fn bandwidth() -> bandwidth::Bandwidth {

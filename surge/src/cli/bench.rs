@@ -354,12 +354,15 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         progress: Some(Arc::new(move |_| b2.inc(1))),
         total: None,
     };
+    let mut limit = None;
     let results: Vec<InputResult> = match app {
         App::Spmv => bench_cpu_spmv(args, &opts, &bar)?,
         _ => {
             let n = sum_size(args, app);
             bar.set_length(124);
-            vec![bench::bench_reduce_or_scan(app, n, &opts)?]
+            let (r, bw) = bench::bench_reduce_or_scan(app, n, &opts)?;
+            limit = Some(bw);
+            vec![r]
         }
     };
     bar.finish_and_clear();
@@ -381,7 +384,12 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             };
             report::cpu_spmv(reference, args.runs, &results, m)
         }
-        _ => report::cpu_reduce_or_scan(app, args.runs, &results[0], &bench::bandwidth()),
+        _ => report::cpu_reduce_or_scan(
+            app,
+            args.runs,
+            &results[0],
+            &limit.expect("reduce and scan measure their limit"),
+        ),
     };
     if args.json {
         print_json(&report);
