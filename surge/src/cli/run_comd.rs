@@ -7,7 +7,9 @@ use super::{CliError, print_json};
 use serde_json::json;
 use std::io::Write;
 use std::time::Instant;
-use surge::apps::comd::{Exec, ForceField, MdConfig, Sample, Simulation};
+use surge::apps::comd::{
+    Algorithm, Engine, Exec, ForceField, MdConfig, Sample, Simulation, SurgeForce,
+};
 
 fn usage(m: impl Into<String>) -> CliError {
     CliError {
@@ -34,17 +36,41 @@ fn refuse_foreign(args: &RunArgs) -> Result<(), CliError> {
     }
 }
 
-/// The force computation `--variant` names (default: the plain reference on rayon).
+/// The force computation `--variant` names, algorithm first (default: the plain reference on
+/// rayon): `reference/serial`, `reference/rayon`, `surge/ALGORITHM/interpreter` (the Surge
+/// program evaluated by the reference interpreter: slow, for checking) or
+/// `surge/ALGORITHM/VARIANT-ID` (a native variant).
 fn force_field(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
     if args.tuned {
-        return Err(usage("comd has no tuned force computation yet"));
+        return Err(usage(
+            "comd has no tuned force computation yet: its Surge programs do not build natively",
+        ));
     }
+    let unknown = |v: &str| {
+        usage(format!(
+            "unknown comd force computation `{v}`; known: reference/serial, reference/rayon, \
+             surge/direct/interpreter, surge/redistributed/interpreter, surge/ALGORITHM/VARIANT-ID"
+        ))
+    };
     match args.variant.as_deref() {
         None | Some("reference/rayon") => Ok(Box::new(Exec::Rayon)),
         Some("reference/serial") => Ok(Box::new(Exec::Serial)),
-        Some(v) => Err(usage(format!(
-            "unknown comd force computation `{v}`; known: reference/serial, reference/rayon"
-        ))),
+        Some(v) => {
+            let mut parts = v.splitn(3, '/');
+            let (Some("surge"), Some(a), Some(how)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(unknown(v));
+            };
+            let algorithm = Algorithm::ALL
+                .into_iter()
+                .find(|x| x.name() == a)
+                .ok_or_else(|| unknown(v))?;
+            let engine = match how {
+                "interpreter" => Engine::Interpret,
+                id => Engine::Cpu(Some(id.to_string())),
+            };
+            Ok(Box::new(SurgeForce::new(algorithm, engine)))
+        }
     }
 }
 

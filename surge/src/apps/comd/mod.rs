@@ -22,11 +22,15 @@
 
 pub mod cells;
 pub mod config;
+pub mod interp_dsel;
 pub mod lattice;
+pub mod layout;
 pub mod md;
 pub mod potential;
+pub mod program;
 pub mod random;
 pub mod reference;
+pub mod surge_force;
 pub mod table;
 pub mod units;
 pub mod velocity;
@@ -37,9 +41,12 @@ pub use lattice::Atoms;
 pub use md::{ForceField, Sample, Simulation};
 pub use potential::{EamPotential, Format};
 pub use reference::{EamResult, Exec};
+pub use surge_force::{Algorithm, Engine, SurgeForce, surge_force_fields};
 pub use table::Table;
 
 #[cfg(test)]
 mod md_tests;
+#[cfg(test)]
+mod program_tests;
 #[cfg(test)]
 mod tests;
