@@ -4,8 +4,10 @@ mod analyze;
 mod beast;
 mod bench;
 mod bench_gemm;
+mod comd_args;
 mod emit;
 mod run;
+mod run_comd;
 mod run_cuda;
 mod run_kmeans;
 mod tune;
@@ -29,7 +31,11 @@ struct Cli {
 enum Command {
     /// Print an application's expression sequences, fusion groups and input features.
     Analyze(analyze::AnalyzeArgs),
-    /// Evaluate an application with the reference interpreter and print a summary.
+    /// Run an application natively (or with the reference interpreter) and print a summary.
+    ///
+    /// `surge run kmeans` clusters points (--input, --k, --init); `surge run comd --potential
+    /// FILE` runs CoMD's EAM molecular dynamics (FCC copper, velocity-Verlet steps) and prints
+    /// CoMD's energy table.
     Run(run::RunArgs),
     /// Enumerate an application's schedules, policies and pruned variant space per platform.
     Variants(variants::VariantsArgs),
@@ -100,7 +106,7 @@ pub fn main() -> ExitCode {
 /// Arguments that choose an application and its input, shared by subcommands.
 #[derive(Debug, clap::Args)]
 pub struct AppArgs {
-    /// The application: reduce, scan, spmv or kmeans.
+    /// The application: reduce, scan, spmv, kmeans or comd.
     pub app: String,
     /// Matrix Market file for spmv (default: a generated 256×256-grid Laplacian); points for
     /// kmeans (CSV, one point per row, comma-separated; or .npy of f64, shape (n, d)).

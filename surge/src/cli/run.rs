@@ -44,6 +44,8 @@ pub struct RunArgs {
     /// kmeans: the seed of k-means++ (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub comd: super::comd_args::ComdArgs,
 }
 
 /// The variant the stored model picks for this input, with its warnings on stderr.
@@ -143,6 +145,18 @@ fn summary(
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let comd = args.app.app == "comd";
+    if comd {
+        return super::run_comd::run(args);
+    }
+    if args.comd.given() {
+        return Err(CliError {
+            code: 2,
+            message: "--potential, --format, --cells, --nx/--ny/--nz, --lattice, --temperature, \
+                      --delta, --steps, --dt and --print-rate are for `surge run comd`"
+                .into(),
+        });
+    }
     let kmeans = args.app.app == App::Kmeans.name();
     if !kmeans && (args.k.is_some() || args.init.is_some() || args.seed.is_some()) {
         return Err(CliError {

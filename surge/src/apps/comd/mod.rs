@@ -7,7 +7,9 @@
 //! * [`table`]: CoMD's interpolation of the tabulated F(ρ̄), ρ(r), φ(r);
 //! * [`lattice`]: the FCC copper lattice and CoMD's random displacements ([`random`]);
 //! * [`cells`]: link cells with periodic images;
-//! * [`reference`](mod@reference): energies and forces (direct: serial or rayon; pair loops).
+//! * [`reference`](mod@reference): energies and forces (direct: serial or rayon; pair loops);
+//! * [`velocity`], [`md`], [`config`]: CoMD's initial velocities, its velocity-Verlet steps and
+//!   a run's parameters.
 //!
 //! ```no_run
 //! use surge::apps::comd::{Atoms, EamPotential, Exec, Format, reference};
@@ -19,18 +21,32 @@
 //! ```
 
 pub mod cells;
+pub mod config;
+pub mod interp_dsel;
 pub mod lattice;
+pub mod layout;
+pub mod md;
 pub mod potential;
+pub mod program;
 pub mod random;
 pub mod reference;
+pub mod surge_force;
 pub mod table;
 pub mod units;
+pub mod velocity;
 
 pub use cells::LinkCells;
+pub use config::MdConfig;
 pub use lattice::Atoms;
+pub use md::{ForceField, Sample, Simulation};
 pub use potential::{EamPotential, Format};
 pub use reference::{EamResult, Exec};
+pub use surge_force::{Algorithm, Engine, SurgeForce, surge_force_fields};
 pub use table::Table;
 
+#[cfg(test)]
+mod md_tests;
+#[cfg(test)]
+mod program_tests;
 #[cfg(test)]
 mod tests;

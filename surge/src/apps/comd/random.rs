@@ -10,6 +10,8 @@ pub const LCG61_MULTIPLIER: u64 = 437_799_614_237_992_725;
 pub const KNUTH_HASH: u32 = 2_654_435_761;
 /// The call site CoMD passes when seeding an atom's random displacement (`--delta`).
 pub const DISPLACEMENT_CALL_SITE: u32 = 457;
+/// The call site CoMD passes when seeding an atom's initial velocity.
+pub const VELOCITY_CALL_SITE: u32 = 123;
 
 /// Advances `seed` (`seed ← seed·a mod 2⁶⁴ mod (2⁶¹ − 1)`, the product wrapping as CoMD's
 /// unsigned 64-bit arithmetic does) and returns it as a uniform deviate in [0, 1), scaled
@@ -29,4 +31,17 @@ pub fn seed_for(id: u32, call_site: u32) -> u64 {
         lcg61(&mut seed);
     }
     seed
+}
+
+/// A standard Gaussian deviate by CoMD's polar Box–Muller (`gasdev`): draw `v₁, v₂` uniform
+/// in [−1, 1] until `q = v₁² + v₂²` is in (0, 1), return `v₂·√(−2 ln q / q)`.
+pub fn gasdev(seed: &mut u64) -> f64 {
+    loop {
+        let v1 = 2.0 * lcg61(seed) - 1.0;
+        let v2 = 2.0 * lcg61(seed) - 1.0;
+        let q = v1 * v1 + v2 * v2;
+        if q < 1.0 && q != 0.0 {
+            return v2 * (-2.0 * q.ln() / q).sqrt();
+        }
+    }
 }

@@ -54,6 +54,21 @@ impl Table {
         self.n == 0
     }
 
+    /// The padded values `t₋₁, t₀, …, t_{n+2}` that [`Table::eval`] reads (`t_k` at `k + 1`).
+    pub fn padded(&self) -> &[f64] {
+        &self.padded
+    }
+
+    /// `1/dx`, as CoMD stores it.
+    pub fn inv_dx(&self) -> f64 {
+        self.inv_dx
+    }
+
+    /// The grid's origin (0 for CoMD's tables).
+    pub fn x0(&self) -> f64 {
+        self.x0
+    }
+
     /// The grid spacing, as CoMD recovers it: `1 / (1 / dx)`.
     pub fn dx(&self) -> f64 {
         1.0 / self.inv_dx

@@ -10,19 +10,29 @@ use super::{Atoms, LinkCells, Table};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// `../shared/comd` beside the workspace; a missing folder fails the test, naming the path.
-fn data_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/comd");
-    assert!(
-        dir.is_dir(),
-        "the CoMD reference data folder {} is missing (see surge/src/apps/comd/README.md)",
-        dir.display()
-    );
-    dir
+/// The CoMD reference data: `$SURGE_COMD_DATA`, else the first `shared/comd` found beside
+/// the workspace or one of its parent folders (a git worktree may sit deeper than the main
+/// checkout); a missing folder fails the test, naming where it was looked for.
+pub(super) fn data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SURGE_COMD_DATA") {
+        return PathBuf::from(dir);
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let found = manifest
+        .ancestors()
+        .map(|a| a.join("shared/comd"))
+        .find(|d| d.is_dir());
+    found.unwrap_or_else(|| {
+        panic!(
+            "the CoMD reference data folder shared/comd is in no parent of {} \
+             (set SURGE_COMD_DATA; see surge/src/apps/comd/README.md)",
+            manifest.display()
+        )
+    })
 }
 
 /// CoMD's default potential for a format, read once.
-fn potential(format: Format) -> &'static EamPotential {
+pub(super) fn potential(format: Format) -> &'static EamPotential {
     static POTS: [OnceLock<EamPotential>; 2] = [OnceLock::new(), OnceLock::new()];
     POTS[format as usize].get_or_init(|| {
         let path = data_dir().join(format.default_file());

@@ -19,3 +19,6 @@ pub const AMU_TO_INTERNAL_MASS: f64 = AMU_IN_KILOGRAMS * ANGS_IN_METERS * ANGS_I
 pub const HARTREE_TO_EV: f64 = 27.21138505;
 /// One bohr in Å.
 pub const BOHR_TO_ANGS: f64 = 0.52917721092;
+
+/// Boltzmann's constant in eV/K.
+pub const KB_EV: f64 = 8.6173324e-5;

@@ -1,0 +1,194 @@
+//! The Surge programs ([`program`](super::program)) as [`ForceField`]s: each step the host
+//! sorts the atoms by link cell, builds the algorithm's inputs (link-cell tables, or the
+//! redistributed neighbour lists), runs the program (one native variant, or the interpreter),
+//! and puts the forces back in atom order. The energy is summed per tile of link cells, then
+//! over the tiles, as [`reference::direct`](super::reference::direct) sums it.
+
+use super::cells::LinkCells;
+use super::lattice::Atoms;
+use super::layout::{Sorted, cell_inputs, neighbour_lists};
+use super::md::ForceField;
+use super::potential::EamPotential;
+use super::program::{self, Frame};
+use super::reference::{EamResult, TILE_CELLS};
+use crate::{Computation, Kernels, Result, SurgeError, Target};
+use crate::{Output, Value};
+use std::sync::Arc;
+use surge_codegen::variant::Variant;
+
+/// The dissertation's two algorithms for CoMD's force (§5.4.4): the first level of selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    /// Listing 5.6: a map over atoms of reductions over the 27 neighbour link cells.
+    Direct,
+    /// Listing 5.7: neighbour lists redistributed by the host, a map over atoms.
+    Redistributed,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 2] = [Algorithm::Direct, Algorithm::Redistributed];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Direct => "direct",
+            Algorithm::Redistributed => "redistributed",
+        }
+    }
+
+    /// The algorithm's program on one configuration.
+    pub fn program(
+        self,
+        pot: &EamPotential,
+        atoms: &Atoms,
+        cells: &LinkCells,
+    ) -> Result<(Computation, Sorted)> {
+        let sorted = Sorted::new(cells);
+        let frame = Frame::new(pot, sorted.positions(atoms))?;
+        let c = match self {
+            Algorithm::Direct => program::direct(&frame, cell_inputs(cells, &sorted))?,
+            Algorithm::Redistributed => {
+                program::redistributed(&frame, neighbour_lists(atoms, cells, &sorted, pot.cutoff))?
+            }
+        };
+        Ok((c, sorted))
+    }
+}
+
+/// How a program runs: one compiled variant (by id; `None`: the default), or the interpreter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Engine {
+    Cpu(Option<String>),
+    Interpret,
+}
+
+/// An algorithm and how it runs, with its compiled variant once the first step built it.
+#[derive(Debug)]
+pub struct SurgeForce {
+    pub algorithm: Algorithm,
+    pub engine: Engine,
+    built: Option<(Arc<Kernels>, Variant)>,
+}
+
+impl SurgeForce {
+    pub fn new(algorithm: Algorithm, engine: Engine) -> SurgeForce {
+        SurgeForce {
+            algorithm,
+            engine,
+            built: None,
+        }
+    }
+
+    /// Compiles only the chosen variant (the first time; later steps reuse it).
+    fn kernels(&mut self, c: &Computation, id: Option<&str>) -> Result<(Arc<Kernels>, Variant)> {
+        if let Some(b) = &self.built {
+            return Ok(b.clone());
+        }
+        let set = c.variants(&Target::cpu().platform()?)?;
+        let v = match id {
+            Some(id) => set.find(id).cloned().ok_or_else(|| {
+                SurgeError::Usage(format!(
+                    "the {} CoMD program has no variant `{id}`",
+                    self.algorithm.name()
+                ))
+            })?,
+            None => set.default_variant().clone(),
+        };
+        let k = Arc::new(Kernels::build_variants(c, std::slice::from_ref(&v))?);
+        self.built = Some((k, v));
+        Ok(self.built.clone().expect("just built"))
+    }
+
+    /// `(fx, fy, fz, U_i)` per atom in sorted order.
+    fn run(&mut self, c: &Computation) -> Result<[Vec<f64>; 4]> {
+        let value = match self.engine.clone() {
+            Engine::Interpret => c.interpret()?,
+            Engine::Cpu(id) => {
+                let (k, v) = self.kernels(c, id.as_deref())?;
+                let out: Output = k.run(c, &v)?;
+                Value::from_output(&out)
+            }
+        };
+        columns(&value)
+    }
+}
+
+/// The four columns of a sequence of `(f64, f64, f64, f64)`.
+fn columns(v: &Value) -> Result<[Vec<f64>; 4]> {
+    let bad = || SurgeError::Usage(format!("internal: the CoMD program returned {v:?}"));
+    let Value::Seq(rows) = v else {
+        return Err(bad());
+    };
+    let mut cols: [Vec<f64>; 4] = Default::default();
+    for row in rows {
+        let Value::Tuple(items) = row else {
+            return Err(bad());
+        };
+        for (col, item) in cols.iter_mut().zip(items) {
+            let Value::Scalar(s) = item else {
+                return Err(bad());
+            };
+            col.push(s.as_f64().ok_or_else(bad)?);
+        }
+    }
+    Ok(cols)
+}
+
+/// Σ energies (in sorted order, i.e. cell by cell) per tile of [`TILE_CELLS`] cells, then over
+/// the tiles.
+fn tiled_energy(sorted: &Sorted, energy: &[f64]) -> f64 {
+    let cells = sorted.start.len() - 1;
+    (0..cells.div_ceil(TILE_CELLS))
+        .map(|t| {
+            let lo = sorted.start[t * TILE_CELLS] as usize;
+            let hi = sorted.start[((t + 1) * TILE_CELLS).min(cells)] as usize;
+            energy[lo..hi].iter().sum::<f64>()
+        })
+        .sum()
+}
+
+impl ForceField for SurgeForce {
+    fn name(&self) -> String {
+        let how = match &self.engine {
+            Engine::Interpret => "interpreter".to_string(),
+            Engine::Cpu(_) => match &self.built {
+                Some((_, v)) => v.id(),
+                None => "cpu default".to_string(),
+            },
+        };
+        format!("surge/{}/{how}", self.algorithm.name())
+    }
+
+    fn compute(
+        &mut self,
+        pot: &EamPotential,
+        atoms: &Atoms,
+        cells: &LinkCells,
+    ) -> Result<EamResult> {
+        let (c, sorted) = self.algorithm.program(pot, atoms, cells)?;
+        let [fx, fy, fz, u] = self.run(&c)?;
+        let forces: Vec<[f64; 3]> = (0..fx.len()).map(|s| [fx[s], fy[s], fz[s]]).collect();
+        Ok(EamResult {
+            energy: tiled_energy(&sorted, &u),
+            atom_energy: sorted.unsort(&u),
+            rhobar: Vec::new(),
+            dembed: Vec::new(),
+            forces: sorted.unsort(&forces),
+        })
+    }
+}
+
+/// The Surge force fields that can be timed: none yet. Both algorithms run (and equal the
+/// reference) in the interpreter, but the CPU emitter cannot build them natively (it prints
+/// shared scalar values as repeated expression trees; see `program_tests.rs`), and the
+/// interpreter is no benchmark. `SURGE_COMD_NATIVE=1` includes each algorithm's default CPU
+/// variant anyway (for when the emitter binds shared values).
+pub fn surge_force_fields(_pot: &EamPotential) -> Result<Vec<Box<dyn ForceField>>> {
+    if std::env::var_os("SURGE_COMD_NATIVE").is_none() {
+        return Ok(Vec::new());
+    }
+    Ok(Algorithm::ALL
+        .into_iter()
+        .map(|a| Box::new(SurgeForce::new(a, Engine::Cpu(None))) as Box<dyn ForceField>)
+        .collect())
+}
