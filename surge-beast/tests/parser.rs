@@ -59,6 +59,13 @@ fn arithmetic_matches_python3() {
         ("min(3, 1, 2)", 1),
         ("max([4, 9, 2])", 9),
         ("abs(-5)", 5),
+        ("gcd(128, 96)", 32),
+        ("gcd(-12, 18)", 6),
+        ("gcd(0, 0)", 0),
+        ("gcd()", 0),
+        ("gcd(7)", 7),
+        ("gcd(True, 4)", 1),
+        ("gcd(12, 18, 8)", 2),
         ("len(range(0, 10, 3))", 4),
         ("len(range(10, 0, -3))", 4),
         ("sum([1, 2, 3])", 6),
@@ -138,6 +145,14 @@ fn runtime_errors_name_the_column() {
     assert!(e.to_string().contains("OverflowError"), "{e}");
     let e = eval_str("range(1, 2, 0)").unwrap_err();
     assert!(e.to_string().contains("ValueError"), "{e}");
+    let e = eval_str("gcd(4, 2.0)").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("TypeError: 'float' object cannot be interpreted as an integer"),
+        "{e}"
+    );
+    let e = eval_str("gcd(-9223372036854775807 - 1, 0)").unwrap_err();
+    assert!(e.to_string().contains("OverflowError"), "{e}");
 }
 
 #[test]

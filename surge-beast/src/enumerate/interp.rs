@@ -63,16 +63,13 @@ fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
 
 /// Evaluate a domain expression, avoiding materialisation for `range(...)`.
 fn eval_dom_expr(e: &Expr, env: &[Value]) -> Result<Dom, EvalError> {
+    if let ExprKind::Call(Builtin::Range, args) = &e.kind
+        && (2..=3).contains(&args.len())
+        && let Some(r) = fast_range(args, env)
+    {
+        return Ok(Dom::Range(r));
+    }
     match &e.kind {
-        ExprKind::Call(Builtin::Range, args)
-            if (2..=3).contains(&args.len()) && fast_range(args, env).is_some() =>
-        {
-            Ok(Dom::Range(fast_range(args, env).unwrap_or(PyRange {
-                start: 0,
-                stop: 0,
-                step: 1,
-            })))
-        }
         ExprKind::Call(Builtin::Range, args) if args.len() <= 3 => {
             let mut buf = [Value::None, Value::None, Value::None];
             for (i, a) in args.iter().enumerate() {
@@ -97,7 +94,12 @@ fn eval_dom_expr(e: &Expr, env: &[Value]) -> Result<Dom, EvalError> {
 }
 
 impl Plan {
-    fn eval_domain(&self, d: &DomainPlan, env: &[Value], entry: &str) -> Result<Dom, BeastError> {
+    pub(super) fn eval_domain(
+        &self,
+        d: &DomainPlan,
+        env: &[Value],
+        entry: &str,
+    ) -> Result<Dom, BeastError> {
         match d {
             DomainPlan::Const(c) => Ok(c.clone()),
             DomainPlan::Expr(e) => eval_dom_expr(e, env).map_err(|e| eval_err(entry, e)),
@@ -145,8 +147,11 @@ impl Plan {
         for s in steps {
             match s {
                 Step::Derive { slot, entry, expr } => {
-                    let v = expr.eval_fast(env).map_err(|e| eval_err(entry, e))?;
-                    env[*slot as usize] = v;
+                    // Ints first without building a `Result<Value, _>` (most steps are ints).
+                    env[*slot as usize] = match expr.int_fast(env) {
+                        Some(i) => Value::Int(i),
+                        None => expr.eval_fast(env).map_err(|e| eval_err(entry, e))?,
+                    };
                 }
                 Step::Domain { slot, expr } => {
                     env[*slot as usize] = match eval_dom_expr(expr, env) {
@@ -160,10 +165,13 @@ impl Plan {
                     env[*slot as usize] = expr.eval_fast(env).unwrap_or(Value::None);
                 }
                 Step::Check { ci, expr } => {
-                    if expr
-                        .truthy_any(env)
-                        .map_err(|e| eval_err(&self.constraints[*ci].name, e))?
-                    {
+                    let reject = match expr.truthy_fast(env) {
+                        Some(b) => b,
+                        None => expr
+                            .truthy(env)
+                            .map_err(|e| eval_err(&self.constraints[*ci].name, e))?,
+                    };
+                    if reject {
                         c.rejected[*ci] += 1;
                         return Ok(false);
                     }
@@ -285,7 +293,7 @@ impl Plan {
 
     /// Iterate level `d` in environment `env`, calling `k` for every value that passes the
     /// level's steps. Returns false if `k` asked to stop.
-    fn for_level<F>(
+    pub(super) fn for_level<F>(
         &self,
         d: usize,
         env: &mut [Value],

@@ -9,7 +9,10 @@
 //! Here: run options, points and the public entry points (`count`, `for_each`, `par_for_each`,
 //! `collect`, `points`); `interp` holds the interpreter.
 
+mod closed;
+mod count;
 mod interp;
+mod memo;
 
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::mpsc;
@@ -18,6 +21,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use self::interp::{CountVis, FnVis};
+use self::memo::Memo;
 
 use super::error::BeastError;
 use super::plan::Plan;
@@ -106,10 +110,13 @@ impl Plan {
         let mut c = self.new_counters();
         if let Some(mut env) = self.start(&mut c)? {
             if threads <= 1 {
-                self.run_from(0, &mut env, &mut c, &mut CountVis)?;
+                self.count_item(0, &mut env, &mut c, &mut Memo::new(self.levels.len()))?;
             } else {
                 let (items, depth) = self.split(env, &mut c, threads, self.shortcut)?;
                 let pool = Self::pool(threads)?;
+                let memos: Vec<std::sync::Mutex<Memo>> = (0..threads)
+                    .map(|_| std::sync::Mutex::new(Memo::new(self.levels.len())))
+                    .collect();
                 let zero = || (self.new_counters(), None::<(usize, BeastError)>);
                 let (sum, err) = pool.install(|| {
                     items
@@ -120,8 +127,11 @@ impl Plan {
                         .enumerate()
                         .map(|(i, mut env)| {
                             let mut c = self.new_counters();
+                            // Each worker only ever locks its own tables.
+                            let w = rayon::current_thread_index().unwrap_or(0) % threads;
+                            let mut memo = memos[w].lock().unwrap_or_else(|p| p.into_inner());
                             let e = self
-                                .run_from(depth, &mut env, &mut c, &mut CountVis)
+                                .count_item(depth, &mut env, &mut c, &mut memo)
                                 .err()
                                 .map(|e| (i, e));
                             (c, e)
@@ -148,6 +158,21 @@ impl Plan {
             threads,
             true,
         ))
+    }
+
+    /// Count the nest from level `d` (fast or scanning, as planned).
+    fn count_item(
+        &self,
+        d: usize,
+        env: &mut [Value],
+        c: &mut Counters,
+        memo: &mut Memo,
+    ) -> Result<(), BeastError> {
+        if self.fast_count {
+            self.count_from(d, self.levels.len(), env, c, memo)
+        } else {
+            self.run_from(d, env, c, &mut CountVis).map(|_| ())
+        }
     }
 
     /// Stream survivors in deterministic order (the single-threaded order, whatever the thread

@@ -91,6 +91,31 @@ fn set_op(bi: Builtin, args: &[Value]) -> Result<Value, String> {
     Ok(Value::list(acc))
 }
 
+/// Python's `math.gcd(*integers)`: the non-negative greatest common divisor of ints (and
+/// bools); `gcd()` is 0.
+fn gcd(args: &[Value]) -> Result<Value, String> {
+    let mut g: u64 = 0;
+    for a in args {
+        let x = match a {
+            Value::Int(_) | Value::Bool(_) => a.as_i64().unwrap_or(0).unsigned_abs(),
+            v => {
+                return Err(format!(
+                    "TypeError: '{}' object cannot be interpreted as an integer",
+                    v.type_name()
+                ));
+            }
+        };
+        let (mut p, mut q) = (g, x);
+        while q != 0 {
+            (p, q) = (q, p % q);
+        }
+        g = p;
+    }
+    i64::try_from(g)
+        .map(Value::Int)
+        .map_err(|_| "OverflowError: integer result does not fit in 64 bits".into())
+}
+
 /// Apply a builtin function to evaluated arguments.
 pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
     match bi {
@@ -112,6 +137,7 @@ pub fn call_builtin(bi: Builtin, args: &[Value]) -> Result<Value, String> {
                 },
             }
         }
+        Builtin::Gcd => gcd(args),
         Builtin::Len => {
             arity("len", args, 1, 1)?;
             match &args[0] {

@@ -36,6 +36,21 @@ impl Plan {
                     ""
                 }
             );
+            let pad = "  ".repeat(k + 1);
+            if let Some(Some(key)) = self.factoring.rest_key.get(k) {
+                let _ = writeln!(s, "{pad}  # counting remembers this sub-nest by {key:?}");
+            }
+            if let Some(Some(cut)) = self.factoring.cut.get(k) {
+                let _ = writeln!(
+                    s,
+                    "{pad}  # counting: loops {}.. do not depend on this block (remembered by {:?})",
+                    self.levels[cut.end].name,
+                    cut.key.as_deref().unwrap_or(&[])
+                );
+            }
+            if let Some(Some(_)) = self.closed.get(k) {
+                let _ = writeln!(s, "{pad}  # counted in closed form (bounds on {})", l.name);
+            }
             if let (Some(sv), true) = (&l.solve, self.tighten) {
                 let _ = writeln!(
                     s,

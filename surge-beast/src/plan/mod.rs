@@ -25,12 +25,18 @@
 //! 11. *Hoist loop-invariant sub-expressions* into cache slots (`hoist`).
 //! 12. *Pair* a solved product's outer loop with divisor enumeration (`tighten`).
 //! 13. *Counting shortcut*: trailing loops with no steps are multiplied out when counting.
+//! 14. *Factoring*: cuts (blocks of loops the rest does not depend on) and the keys under
+//!     which counting remembers sub-nests (`factor`).
+//! 15. *Closed form*: an innermost loop whose constraints are bounds on its iterator is
+//!     counted by interval arithmetic (`closed`).
 //!
 //! The compiled nest's types are in `nest`; [`Plan::describe`] in `describe`.
 
+mod closed;
 mod dag;
 mod deps;
 mod describe;
+mod factor;
 mod fold;
 mod hoist;
 mod nest;
@@ -49,6 +55,8 @@ use crate::error::BeastError;
 use crate::space::{Class, Space};
 use crate::value::Value;
 
+pub(crate) use self::closed::{Bound, Closed};
+pub(crate) use self::factor::{Cut, Factoring};
 pub(crate) use self::nest::{Clip, Dom, DomainPlan, Level, Pair, Solve, SolveForm, Step};
 
 /// Options that change what is enumerated or how.
@@ -60,6 +68,9 @@ pub struct PlanOptions {
     pub tighten: bool,
     /// Explicit loop order (prefix), overriding the space's own.
     pub loop_order: Option<Vec<String>>,
+    /// Count with cuts, remembered sub-nests and closed forms (exact; on by default). Off,
+    /// [`Plan::count`] scans like listing does (for comparison).
+    pub fast_count: bool,
 }
 
 impl Default for PlanOptions {
@@ -68,6 +79,7 @@ impl Default for PlanOptions {
             disable: Vec::new(),
             tighten: true,
             loop_order: None,
+            fast_count: true,
         }
     }
 }
@@ -80,6 +92,11 @@ impl PlanOptions {
 
     pub fn tighten(mut self, on: bool) -> Self {
         self.tighten = on;
+        self
+    }
+
+    pub fn fast_count(mut self, on: bool) -> Self {
+        self.fast_count = on;
         self
     }
 }
@@ -108,6 +125,11 @@ pub struct Plan {
     /// counting, their contribution is the product of their domain sizes.
     pub(super) shortcut: usize,
     pub(super) tighten: bool,
+    /// Cuts and memo keys for counting (empty when `fast_count` is off).
+    pub(crate) factoring: Factoring,
+    /// Per level, its closed form for counting.
+    pub(crate) closed: Vec<Option<Closed>>,
+    pub(super) fast_count: bool,
     pub(super) disabled: Vec<String>,
     level_sets: Vec<Vec<String>>,
 }
@@ -172,6 +194,23 @@ impl Plan {
         hoist::hoist_invariants(&mut levels, &place, &mut n_slots);
         tighten::pair_divisors(&mut levels, &deps, &place);
         let shortcut = counting_shortcut(&levels, &deps, &place);
+        let (factoring, closed) = if opts.fast_count {
+            (
+                factor::factor(&levels, n_slots),
+                (0..levels.len())
+                    .map(|d| closed::closed_form(&levels, d, shortcut))
+                    .collect(),
+            )
+        } else {
+            let n = levels.len();
+            (
+                Factoring {
+                    rest_key: vec![None; n],
+                    cut: vec![None; n],
+                },
+                vec![None; n],
+            )
+        };
 
         let mut init_env = vec![Value::None; n_slots];
         for (d, e) in parsed.dexprs.iter().enumerate() {
@@ -200,6 +239,9 @@ impl Plan {
                 .collect(),
             shortcut,
             tighten: opts.tighten,
+            factoring,
+            closed,
+            fast_count: opts.fast_count,
             disabled: {
                 let mut d: Vec<usize> = sel.disabled.into_iter().collect();
                 d.sort_unstable();

@@ -171,6 +171,12 @@ fn monotone(e: &Expr, it: u32, outer: &dyn Fn(&[u32]) -> bool) -> Option<Vec<(Ex
     let has_it = |x: &Expr| x.slots().contains(&it);
     match &e.kind {
         ExprKind::Slot(s) if *s == it => Some(vec![]),
+        ExprKind::Binary(BinOp::Add, a, b) if has_it(a) && has_it(b) => {
+            // A sum of non-decreasing terms is non-decreasing.
+            let mut conds = monotone(a, it, outer)?;
+            conds.extend(monotone(b, it, outer)?);
+            Some(conds)
+        }
         ExprKind::Binary(op, a, b) => {
             let (var, other, var_left) = if has_it(a) && !has_it(b) {
                 (a.as_ref(), b.as_ref(), true)

@@ -1,0 +1,221 @@
+//! Stage 14: what counting may factor out and remember (used only by [`Plan::count`]).
+//!
+//! For each loop level `d` this computes, from the slots every level reads and defines:
+//!
+//! - the *rest key*: the slots defined outside levels `d..` that levels `d..` read. The
+//!   counters of the sub-nest from `d` (visited, rejected, survivors) are a function of the
+//!   values in these slots (and of constants), so they can be remembered under that key;
+//! - a *cut*: the first level `m > d` such that levels `m..` read nothing levels `d..m` define.
+//!   The sub-nest from `d` is then a product: every survivor of the block `d..m` sees the same
+//!   sub-nest from `m`, so that sub-nest is counted once and multiplied by the block's
+//!   survivors. The block's own counters are remembered under the *block key* (the slots
+//!   defined outside `d..m` that `d..m` read).
+//!
+//! A key slot whose value is a function of the other key slots (a hoisted domain or
+//! invariant, or a derived value, computed at an outer level from them) is dropped from the
+//! key. Levels with closure generators or native functions are never remembered or factored
+//! (closures are not known to be pure).
+
+use std::collections::HashSet;
+
+use super::nest::{DomainPlan, Level, SolveForm, Step};
+use crate::expr::{Expr, ExprKind};
+
+/// A cut at a level: the block `d..end` is independent of what follows it.
+#[derive(Clone, Debug)]
+pub(crate) struct Cut {
+    pub end: usize,
+    /// Slots the block's counters depend on (None: do not remember them).
+    pub key: Option<Box<[u32]>>,
+}
+
+/// Per level: the memo key of the sub-nest from it, and its cut.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Factoring {
+    pub rest_key: Vec<Option<Box<[u32]>>>,
+    pub cut: Vec<Option<Cut>>,
+}
+
+/// Every slot an expression reads, including the slots of hoisted sub-expressions.
+fn reads_into(e: &Expr, out: &mut HashSet<u32>, pure: &mut bool) {
+    match &e.kind {
+        ExprKind::Slot(s) | ExprKind::Cached(s, _) => {
+            out.insert(*s);
+        }
+        ExprKind::Native(..) => *pure = false,
+        _ => {}
+    }
+    for c in e.child_refs() {
+        reads_into(c, out, pure);
+    }
+}
+
+fn domain_reads(d: &DomainPlan, out: &mut HashSet<u32>, pure: &mut bool) {
+    match d {
+        DomainPlan::Cached { slot, .. } => {
+            out.insert(*slot);
+        }
+        DomainPlan::Gen { .. } => *pure = false,
+        DomainPlan::Set(_, a, b) => {
+            domain_reads(a, out, pure);
+            domain_reads(b, out, pure);
+        }
+        _ => {}
+    }
+    for e in d.exprs() {
+        reads_into(e, out, pure);
+    }
+}
+
+/// Slots read by level `j` (its domain, steps and tightening; a divisor pair also evaluates
+/// the next level's domain), and whether everything it evaluates is known to be pure.
+fn level_reads(levels: &[Level], j: usize) -> (HashSet<u32>, bool) {
+    let (mut out, mut pure) = (HashSet::new(), true);
+    let l = &levels[j];
+    domain_reads(&l.domain, &mut out, &mut pure);
+    for s in &l.steps {
+        let e = match s {
+            Step::Derive { expr, .. }
+            | Step::Check { expr, .. }
+            | Step::Domain { expr, .. }
+            | Step::Cache { expr, .. } => expr,
+        };
+        reads_into(e, &mut out, &mut pure);
+    }
+    if let Some(sv) = &l.solve {
+        reads_into(&sv.rhs, &mut out, &mut pure);
+        if let SolveForm::Mul(c) | SolveForm::Add(c) | SolveForm::Sub(c) = &sv.form {
+            reads_into(c, &mut out, &mut pure);
+        }
+    }
+    if let Some(cl) = &l.clip {
+        reads_into(&cl.pred, &mut out, &mut pure);
+        for (e, _) in &cl.conds {
+            reads_into(e, &mut out, &mut pure);
+        }
+    }
+    if let Some(p) = &l.pair {
+        reads_into(&p.rhs, &mut out, &mut pure);
+        if let Some(next) = levels.get(j + 1) {
+            domain_reads(&next.domain, &mut out, &mut pure);
+        }
+    }
+    (out, pure)
+}
+
+/// Slots level `j` writes, with the expression each step slot is computed from.
+fn level_defs(l: &Level) -> Vec<(u32, Option<&Expr>)> {
+    let mut v = vec![(l.slot, None)];
+    for s in &l.steps {
+        match s {
+            Step::Derive { slot, expr, .. }
+            | Step::Domain { slot, expr }
+            | Step::Cache { slot, expr } => v.push((*slot, Some(expr))),
+            Step::Check { .. } => {}
+        }
+    }
+    v
+}
+
+struct Analysis<'a> {
+    reads: Vec<HashSet<u32>>,
+    pure: Vec<bool>,
+    /// The level that writes each slot (None: a constant or a pre-loop value).
+    def_level: Vec<Option<usize>>,
+    def_expr: Vec<Option<&'a Expr>>,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(levels: &'a [Level], n_slots: usize) -> Analysis<'a> {
+        let (mut reads, mut pure) = (Vec::new(), Vec::new());
+        for j in 0..levels.len() {
+            let (r, p) = level_reads(levels, j);
+            reads.push(r);
+            pure.push(p);
+        }
+        let mut def_level = vec![None; n_slots];
+        let mut def_expr = vec![None; n_slots];
+        for (j, l) in levels.iter().enumerate() {
+            for (s, e) in level_defs(l) {
+                def_level[s as usize] = Some(j);
+                def_expr[s as usize] = e;
+            }
+        }
+        Analysis {
+            reads,
+            pure,
+            def_level,
+            def_expr,
+        }
+    }
+
+    fn defined_in(&self, s: u32, lo: usize, hi: usize) -> bool {
+        matches!(self.def_level[s as usize], Some(j) if lo <= j && j < hi)
+    }
+
+    /// The slots defined before level `lo` that levels `lo..hi` read, without those that are
+    /// functions of the others; None when a level in `lo..hi` is not known to be pure.
+    fn key(&self, lo: usize, hi: usize) -> Option<Box<[u32]>> {
+        if !self.pure[lo..hi].iter().all(|&p| p) {
+            return None;
+        }
+        let mut key: HashSet<u32> = HashSet::new();
+        for r in &self.reads[lo..hi] {
+            key.extend(r.iter().copied().filter(|&s| self.defined_in(s, 0, lo)));
+        }
+        let mut sorted: Vec<u32> = key.iter().copied().collect();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        for s in sorted {
+            if let Some(e) = self.def_expr[s as usize] {
+                let (mut r, mut pure) = (HashSet::new(), true);
+                reads_into(e, &mut r, &mut pure);
+                let derivable = pure
+                    && r.iter().all(|x| {
+                        *x != s && (key.contains(x) || self.def_level[*x as usize].is_none())
+                    });
+                if derivable {
+                    key.remove(&s);
+                }
+            }
+        }
+        let mut v: Vec<u32> = key.into_iter().collect();
+        v.sort_unstable();
+        Some(v.into())
+    }
+
+    /// The first `m` in `d + 1..n` such that levels `m..` read nothing `d..m` defines.
+    fn cut(&self, d: usize) -> Option<usize> {
+        let n = self.reads.len();
+        if !self.pure[d..].iter().all(|&p| p) {
+            return None;
+        }
+        (d + 1..n).find(|&m| {
+            self.reads[m..]
+                .iter()
+                .all(|r| r.iter().all(|&s| !self.defined_in(s, d, m)))
+        })
+    }
+}
+
+/// A key worth remembering under: it leaves out at least one outer iterator, so different
+/// outer points can share an entry (a key holding every outer iterator never repeats).
+fn worth(levels: &[Level], d: usize, key: Option<Box<[u32]>>) -> Option<Box<[u32]>> {
+    key.filter(|k| levels[..d].iter().any(|l| !k.contains(&l.slot)))
+}
+
+/// Rest keys and cuts of every level.
+pub(super) fn factor(levels: &[Level], n_slots: usize) -> Factoring {
+    let a = Analysis::new(levels, n_slots);
+    let n = levels.len();
+    Factoring {
+        rest_key: (0..n).map(|d| worth(levels, d, a.key(d, n))).collect(),
+        cut: (0..n)
+            .map(|d| {
+                a.cut(d).map(|m| Cut {
+                    end: m,
+                    key: worth(levels, d, a.key(d, m)),
+                })
+            })
+            .collect(),
+    }
+}
