@@ -161,14 +161,15 @@ fn disabling_classes_only_grows_the_space() {
     );
 }
 
-/// The full K40c space (about 1.2 million survivors); run with `--release -- --ignored`.
+/// The full GEMM spaces (1.2 and 5.1 million survivors): fast counting takes about a second.
 #[test]
-#[ignore]
-fn full_k40c_count() {
-    let plan = Space::from_toml_file(K40C)
-        .unwrap()
-        .plan(&PlanOptions::default())
-        .unwrap();
-    let s = plan.count(&RunOptions::threads(0)).unwrap();
-    assert_eq!(s.survivors, 1_207_600);
+fn full_gemm_counts() {
+    for (path, survivors) in [(K40C, 1_207_600), (H200, 5_123_440)] {
+        let plan = Space::from_toml_file(path)
+            .unwrap()
+            .plan(&PlanOptions::default())
+            .unwrap();
+        let s = plan.count(&RunOptions::threads(0)).unwrap();
+        assert_eq!(s.survivors, survivors, "{path}");
+    }
 }

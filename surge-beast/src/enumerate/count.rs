@@ -52,7 +52,7 @@ impl Plan {
             }
             return Ok(());
         }
-        self.for_level(d, env, c, |env, c| {
+        self.for_level_in(&self.count_levels, d, env, c, |env, c| {
             self.count_rest(d + 1, end, env, c, memo)?;
             Ok(true)
         })

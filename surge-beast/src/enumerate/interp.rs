@@ -4,7 +4,7 @@
 
 use crate::error::BeastError;
 use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
-use crate::plan::{Clip, Dom, DomainPlan, Pair, Plan, Solve, SolveForm, Step};
+use crate::plan::{Clip, Dom, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step};
 use crate::stats::Counters;
 use crate::value::{PyRange, Value};
 
@@ -298,12 +298,27 @@ impl Plan {
         d: usize,
         env: &mut [Value],
         c: &mut Counters,
+        k: F,
+    ) -> Result<bool, BeastError>
+    where
+        F: FnMut(&mut [Value], &mut Counters) -> Result<bool, BeastError>,
+    {
+        self.for_level_in(&self.levels, d, env, c, k)
+    }
+
+    /// [`Plan::for_level`] over `levels` (the plan's, or the counting variant of them).
+    pub(super) fn for_level_in<F>(
+        &self,
+        levels: &[Level],
+        d: usize,
+        env: &mut [Value],
+        c: &mut Counters,
         mut k: F,
     ) -> Result<bool, BeastError>
     where
         F: FnMut(&mut [Value], &mut Counters) -> Result<bool, BeastError>,
     {
-        let lvl = &self.levels[d];
+        let lvl = &levels[d];
         let slot = lvl.slot as usize;
         let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
         if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten)
@@ -311,7 +326,7 @@ impl Plan {
         {
             let len = r.len();
             // Values whose cofactor is not in the inner domain leave no candidate either.
-            let inner = &self.levels[d + 1];
+            let inner = &levels[d + 1];
             let inner_dom = self.eval_domain(&inner.domain, env, &inner.name)?;
             if let Dom::Range(ir) = &inner_dom {
                 divs.retain(|&v| ir.contains(rhs / v));

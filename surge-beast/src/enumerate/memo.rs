@@ -44,9 +44,32 @@ type Hashed = BuildHasherDefault<WordHasher>;
 /// Keys of up to `INLINE` words are stored in place (no pointer to follow on a lookup).
 const INLINE: usize = 8;
 
+/// An inline key, compared word by word (a derived `==` on the array calls `memcmp`).
+#[derive(Clone, Copy)]
+struct Small([u64; INLINE]);
+
+impl std::hash::Hash for Small {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for w in self.0 {
+            h.write_u64(w);
+        }
+    }
+}
+
+impl PartialEq for Small {
+    fn eq(&self, o: &Small) -> bool {
+        self.0
+            .iter()
+            .zip(&o.0)
+            .fold(true, |acc, (a, b)| acc & (a == b))
+    }
+}
+
+impl Eq for Small {}
+
 #[derive(Default)]
 struct Map {
-    small: HashMap<[u64; INLINE], Box<[u64]>, Hashed>,
+    small: HashMap<Small, Box<[u64]>, Hashed>,
     large: HashMap<Box<[u64]>, Box<[u64]>, Hashed>,
 }
 
@@ -59,7 +82,7 @@ impl Map {
         let v = if key.len() <= INLINE {
             let mut k = [0; INLINE];
             k[..key.len()].copy_from_slice(key);
-            self.small.get(&k)
+            self.small.get(&Small(k))
         } else {
             self.large.get(key)
         };
@@ -70,7 +93,7 @@ impl Map {
         if key.len() <= INLINE {
             let mut k = [0; INLINE];
             k[..key.len()].copy_from_slice(key);
-            self.small.insert(k, delta);
+            self.small.insert(Small(k), delta);
         } else {
             self.large.insert(key.into(), delta);
         }

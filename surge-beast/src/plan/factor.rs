@@ -203,6 +203,32 @@ fn worth(levels: &[Level], d: usize, key: Option<Box<[u32]>>) -> Option<Box<[u32
     key.filter(|k| levels[..d].iter().any(|l| !k.contains(&l.slot)))
 }
 
+/// The levels as counting runs them: a hoisted domain whose loop lies past a level where
+/// counting remembers (a rest or a cut block with a key) is not computed ahead; its slot stays
+/// `None`, so its loop evaluates it when it runs (on a miss), instead of every pass computing
+/// a value a remembered entry makes unnecessary.
+pub(super) fn counting_levels(levels: &[Level], f: &Factoring) -> Vec<Level> {
+    let remembers = |j: usize| {
+        matches!(f.rest_key.get(j), Some(Some(_)))
+            || matches!(f.cut.get(j), Some(Some(Cut { key: Some(_), .. })))
+    };
+    let consumer = |slot: u32| {
+        levels
+            .iter()
+            .position(|l| matches!(l.domain, DomainPlan::Cached { slot: s, .. } if s == slot))
+    };
+    let mut out = levels.to_vec();
+    for (j, l) in out.iter_mut().enumerate() {
+        l.steps.retain(|s| match s {
+            Step::Domain { slot, .. } => {
+                !matches!(consumer(*slot), Some(u) if (j + 1..=u).any(remembers))
+            }
+            _ => true,
+        });
+    }
+    out
+}
+
 /// Rest keys and cuts of every level.
 pub(super) fn factor(levels: &[Level], n_slots: usize) -> Factoring {
     let a = Analysis::new(levels, n_slots);

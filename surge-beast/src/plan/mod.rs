@@ -129,6 +129,8 @@ pub struct Plan {
     pub(crate) factoring: Factoring,
     /// Per level, its closed form for counting.
     pub(crate) closed: Vec<Option<Closed>>,
+    /// The levels as counting runs them (`factor::counting_levels`).
+    pub(crate) count_levels: Vec<Level>,
     pub(super) fast_count: bool,
     pub(super) disabled: Vec<String>,
     level_sets: Vec<Vec<String>>,
@@ -194,7 +196,7 @@ impl Plan {
         hoist::hoist_invariants(&mut levels, &place, &mut n_slots);
         tighten::pair_divisors(&mut levels, &deps, &place);
         let shortcut = counting_shortcut(&levels, &deps, &place);
-        let (factoring, closed) = if opts.fast_count {
+        let (factoring, closed): (Factoring, Vec<Option<Closed>>) = if opts.fast_count {
             (
                 factor::factor(&levels, n_slots),
                 (0..levels.len())
@@ -211,6 +213,7 @@ impl Plan {
                 vec![None; n],
             )
         };
+        let count_levels = factor::counting_levels(&levels, &factoring);
 
         let mut init_env = vec![Value::None; n_slots];
         for (d, e) in parsed.dexprs.iter().enumerate() {
@@ -241,6 +244,7 @@ impl Plan {
             tighten: opts.tighten,
             factoring,
             closed,
+            count_levels,
             fast_count: opts.fast_count,
             disabled: {
                 let mut d: Vec<usize> = sel.disabled.into_iter().collect();
