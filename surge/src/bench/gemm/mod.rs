@@ -1,7 +1,8 @@
 //! `surge bench gemm`: Surge's generated GEMM (the best variant found by measurement for each
 //! shape, and the default) against every vendor BLAS on the machine and the GEMM crates, in
 //! GFLOP/s and as a fraction of the machine's peak FLOP/s measured in the same run. The
-//! contenders and a peak probe are timed in rounds (one call each per round), so load that hits
+//! contenders and a peak probe are timed in rounds (per round and contender, one untimed call
+//! that wakes its threads, then one timed call), so load that hits
 //! one round hits every contender and the limit alike; each figure is the median over rounds,
 //! the peak the best of its samples (three short probes per round). Every contender's result is checked against Surge's.
 
@@ -182,6 +183,9 @@ fn bench_shape(
     for round in 0..=opts.runs {
         peak_best = peak_best.max(peak::probe(t, 1_500_000, 3).gflops);
         for (i, (_, _, call, peer)) in calls.iter().enumerate() {
+            // One untimed call first: a library's threads are awake for the timed one, as they
+            // are in a program that calls it back to back.
+            call(&a, &b, &mut c, false)?;
             c.fill(f64::NAN);
             let t0 = Instant::now();
             call(&a, &b, &mut c, round == 0)?;
