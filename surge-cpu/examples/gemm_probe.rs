@@ -49,7 +49,7 @@ fn main() {
             )
             .unwrap()
         });
-        let r = best_of(3, || blas.dgemm(n, n, n, &a, &b, &mut c).unwrap());
+        let r = best_of(3, || blas.dgemm((n, n, n), &a, &b, &mut c).unwrap());
         res.push((flops / t / 1e9, flops / r / 1e9, v.id()));
     }
     res.sort_by(|x, y| (y.0 / y.1).total_cmp(&(x.0 / x.1)));

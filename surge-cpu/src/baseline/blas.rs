@@ -21,7 +21,12 @@ pub enum Vendor {
 }
 
 impl Vendor {
-    pub const ALL: [Vendor; 4] = [Vendor::Openblas, Vendor::MklNewest, Vendor::Mkl, Vendor::Blis];
+    pub const ALL: [Vendor; 4] = [
+        Vendor::Openblas,
+        Vendor::MklNewest,
+        Vendor::Mkl,
+        Vendor::Blis,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -35,7 +40,9 @@ impl Vendor {
     /// How to get it, for the error when it is absent.
     fn install_hint(self) -> &'static str {
         match self {
-            Vendor::Mkl => "install Debian's non-free `libmkl-dev`, or set SURGE_MKL to libmkl_rt.so",
+            Vendor::Mkl => {
+                "install Debian's non-free `libmkl-dev`, or set SURGE_MKL to libmkl_rt.so"
+            }
             Vendor::MklNewest => {
                 "`python3 -m venv ~/.cache/surge/mkl-venv && ~/.cache/surge/mkl-venv/bin/pip install mkl`, \
                  or set SURGE_MKL_NEWEST to its libmkl_rt.so.3"
@@ -85,10 +92,8 @@ impl std::str::FromStr for Vendor {
     }
 }
 
-type Dgemm = unsafe extern "C" fn(
-    c_int, c_int, c_int, c_int, c_int, c_int, f64, *const f64, c_int, *const f64, c_int, f64,
-    *mut f64, c_int,
-);
+/// `cblas_dgemm` (LP64), as MKL declares it too.
+pub(crate) use super::mkl::Dgemm;
 type SetThreads = unsafe extern "C" fn(c_int);
 
 /// A loaded vendor BLAS.
@@ -120,7 +125,14 @@ impl Blas {
             // SAFETY: `cblas_dgemm`'s C prototype (LP64).
             let dgemm = unsafe { lib.get::<Dgemm>(b"cblas_dgemm").map(|s| *s) };
             match dgemm {
-                Ok(dgemm) => return Ok(Blas { vendor, path: p, lib, dgemm }),
+                Ok(dgemm) => {
+                    return Ok(Blas {
+                        vendor,
+                        path: p,
+                        lib,
+                        dgemm,
+                    });
+                }
                 Err(e) => tried.push(format!("{}: {e}", p.display())),
             }
         }
@@ -146,28 +158,14 @@ impl Blas {
     }
 
     /// `C = A·B` for dense row-major `m×k` and `k×n` matrices.
-    pub fn dgemm(&self, m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) -> Result<(), String> {
-        if a.len() != m * k || b.len() != k * n || c.len() != m * n {
-            return Err(format!(
-                "dgemm {m}x{k}·{k}x{n}: got buffers of {}, {} and {}",
-                a.len(),
-                b.len(),
-                c.len()
-            ));
-        }
-        if m == 0 || n == 0 {
-            return Ok(());
-        }
-        const ROW_MAJOR: c_int = 101;
-        const NO_TRANS: c_int = 111;
-        // SAFETY: sizes checked above; leading dimensions are at least 1.
-        unsafe {
-            (self.dgemm)(
-                ROW_MAJOR, NO_TRANS, NO_TRANS, m as c_int, n as c_int, k as c_int, 1.0, a.as_ptr(),
-                k.max(1) as c_int, b.as_ptr(), n as c_int, 0.0, c.as_mut_ptr(), n as c_int,
-            )
-        };
-        Ok(())
+    pub fn dgemm(
+        &self,
+        mnk: (usize, usize, usize),
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+    ) -> Result<(), String> {
+        row_major_dgemm(self.dgemm, mnk, a, b, c)
     }
 
     /// Waits for the library's OpenMP workers to stop spinning (see `Mkl::settle`), so that
@@ -175,4 +173,47 @@ impl Blas {
     pub fn settle(&self) {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
+}
+
+/// Checks the buffers and calls `f` for `C = A·B` (row-major, dense, no transposes).
+pub(crate) fn row_major_dgemm(
+    f: Dgemm,
+    (m, n, k): (usize, usize, usize),
+    a: &[f64],
+    b: &[f64],
+    c: &mut [f64],
+) -> Result<(), String> {
+    if a.len() != m * k || b.len() != k * n || c.len() != m * n {
+        return Err(format!(
+            "dgemm {m}x{k}·{k}x{n}: got buffers of {}, {} and {}",
+            a.len(),
+            b.len(),
+            c.len()
+        ));
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    const ROW_MAJOR: c_int = 101;
+    const NO_TRANS: c_int = 111;
+    // SAFETY: sizes checked above; leading dimensions are at least 1.
+    unsafe {
+        f(
+            ROW_MAJOR,
+            NO_TRANS,
+            NO_TRANS,
+            m as c_int,
+            n as c_int,
+            k as c_int,
+            1.0,
+            a.as_ptr(),
+            k.max(1) as c_int,
+            b.as_ptr(),
+            n as c_int,
+            0.0,
+            c.as_mut_ptr(),
+            n as c_int,
+        )
+    };
+    Ok(())
 }

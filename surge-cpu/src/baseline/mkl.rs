@@ -34,8 +34,6 @@ const SPARSE_OPERATION_NON_TRANSPOSE: c_int = 10;
 const SPARSE_MATRIX_TYPE_GENERAL: c_int = 20;
 const SPARSE_FILL_MODE_LOWER: c_int = 40;
 const SPARSE_DIAG_NON_UNIT: c_int = 50;
-const CBLAS_ROW_MAJOR: c_int = 101;
-const CBLAS_NO_TRANS: c_int = 111;
 
 const GENERAL: MatrixDescr = MatrixDescr {
     kind: SPARSE_MATRIX_TYPE_GENERAL,
@@ -59,7 +57,8 @@ type Mv =
     unsafe extern "C" fn(c_int, f64, SparseMatrix, MatrixDescr, *const f64, f64, *mut f64) -> c_int;
 type Destroy = unsafe extern "C" fn(SparseMatrix) -> c_int;
 type SetThreads = unsafe extern "C" fn(c_int);
-type Dgemm = unsafe extern "C" fn(
+/// `cblas_dgemm`'s C prototype (LP64).
+pub(crate) type Dgemm = unsafe extern "C" fn(
     c_int,
     c_int,
     c_int,
@@ -165,35 +164,8 @@ impl Mkl {
         b: &[f64],
         c: &mut [f64],
     ) -> Result<(), MklError> {
-        if a.len() != m * k || b.len() != k * n || c.len() != m * n {
-            return Err(MklError::Input(format!(
-                "dgemm {m}x{k}·{k}x{n}: got buffers of {}, {} and {}",
-                a.len(),
-                b.len(),
-                c.len()
-            )));
-        }
         let f: Dgemm = self.sym("cblas_dgemm")?;
-        // SAFETY: sizes checked above.
-        unsafe {
-            f(
-                CBLAS_ROW_MAJOR,
-                CBLAS_NO_TRANS,
-                CBLAS_NO_TRANS,
-                m as c_int,
-                n as c_int,
-                k as c_int,
-                1.0,
-                a.as_ptr(),
-                k as c_int,
-                b.as_ptr(),
-                n as c_int,
-                0.0,
-                c.as_mut_ptr(),
-                n as c_int,
-            )
-        };
-        Ok(())
+        super::blas::row_major_dgemm(f, (m, n, k), a, b, c).map_err(MklError::Input)
     }
 }
 

@@ -53,7 +53,7 @@ impl Peer {
         c: &mut [f64],
     ) -> Result<(), String> {
         match self {
-            Peer::Blas(blas) => blas.dgemm(m, n, k, a, b, c),
+            Peer::Blas(blas) => blas.dgemm((m, n, k), a, b, c),
             Peer::GemmCrate => {
                 let par = if threads > 1 {
                     gemm::Parallelism::Rayon(threads)
