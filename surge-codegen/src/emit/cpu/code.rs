@@ -196,10 +196,7 @@ impl<'a> Gen<'a> {
         match &c.node(n).op {
             Op::Input { buffer } => self.input(n, *buffer),
             Op::Param => panic!("internal: parameter {n} used outside its lambda"),
-            Op::Scalar { expr } => {
-                let (s, e) = self.scalar_expr(n, expr, env)?;
-                Ok(Code::Scalar(s, e))
-            }
+            Op::Scalar { expr } => self.shared_scalar(n, expr, env),
             Op::Tuple { items } => Ok(Code::Tuple(
                 items.iter().map(|i| self.eval(*i, env)).collect::<R<_>>()?,
             )),
