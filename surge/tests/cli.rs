@@ -140,6 +140,29 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn bench_gemm_usage_errors_exit_2_naming_the_value() {
+    for (args, message) in [
+        (
+            &["--shapes", "cube"][..],
+            "unknown GEMM shape `cube`; use square, rank-k, panel, tall-skinny",
+        ),
+        (&["--sizes", "0"][..], "GEMM sizes must be positive"),
+        (
+            &["--vs", "atlas"][..],
+            "unknown GEMM reference `atlas`; use all, openblas, mkl",
+        ),
+        (&["--platform", "cuda"][..], "surge bench gemm runs on cpu"),
+    ] {
+        let mut all = vec!["bench", "gemm", "--sizes", "64"];
+        all.extend_from_slice(args);
+        let out = surge(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn run_reduce_and_scan() {
     let v = json(&surge(&["run", "reduce", "--size", "10000", "--json"]));
     let want: f64 = surge::apps::sum_input(10000).iter().sum();

@@ -130,7 +130,14 @@ pub fn peers(vs: &[String]) -> Result<(Vec<Peer>, Vec<String>), String> {
     } else {
         vs.iter()
             .filter(|v| !matches!(v.as_str(), "gemm-crate" | "matrixmultiply"))
-            .map(|v| v.parse::<Vendor>())
+            .map(|v| {
+                v.parse::<Vendor>().map_err(|_| {
+                    format!(
+                        "unknown GEMM reference `{v}`; use all, openblas, mkl, mkl-newest, blis, \
+                         gemm-crate or matrixmultiply"
+                    )
+                })
+            })
             .collect::<Result<_, _>>()?
     };
     for v in vendors {

@@ -87,10 +87,10 @@ pub fn bench_gemm(opts: &GemmBenchOptions) -> Result<GemmReport> {
             "surge bench gemm needs at least one shape and one run".into(),
         ));
     }
+    let (peers, absent) = peers(&opts.vs).map_err(SurgeError::Usage)?;
     let machine = Machine::query();
     let variants = cg::variants(&machine)?;
     let g = GemmKernels::build(&variants)?;
-    let (peers, absent) = peers(&opts.vs).map_err(SurgeError::Usage)?;
     for p in &peers {
         p.set_threads(opts.threads);
     }
