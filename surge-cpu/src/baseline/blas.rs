@@ -171,7 +171,7 @@ impl Blas {
     /// Waits for the library's OpenMP workers to stop spinning (see `Mkl::settle`), so that
     /// what is timed next has the cores to itself.
     pub fn settle(&self) {
-        std::thread::sleep(std::time::Duration::from_millis(250));
+        super::mkl::settle_openmp();
     }
 }
 

@@ -136,14 +136,7 @@ impl Mkl {
     /// sleep, taking a core from whatever is timed next: a benchmark calls this after timing MKL
     /// and before timing anything else, so the next measurement has the machine to itself.
     pub fn settle(&self) {
-        let ms = std::env::var("KMP_BLOCKTIME")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(200)
-            .min(1000);
-        if ms > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(ms + 50));
-        }
+        settle_openmp();
     }
 
     /// Sets MKL's thread count.
@@ -312,6 +305,19 @@ impl Drop for MklCsr {
 // executor is thread-safe for concurrent reads of an optimized matrix).
 unsafe impl Send for MklCsr {}
 unsafe impl Sync for MklCsr {}
+
+/// Sleeps until OpenMP workers that spin `KMP_BLOCKTIME` ms (200 unless the environment says
+/// otherwise) after a parallel call have gone to sleep (see [`Mkl::settle`]).
+pub fn settle_openmp() {
+    let ms = std::env::var("KMP_BLOCKTIME")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(200)
+        .min(1000);
+    if ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(ms + 50));
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -36,6 +36,11 @@ pub fn probe(threads: usize, iters: u64, passes: usize) -> Peak {
 /// Chains of independent FMAs per iteration: 12 covers 2 pipes × 5 cycles of latency.
 const CHAINS: usize = 12;
 
+/// The instruction set the probe uses on this CPU (`avx512`, `avx2` or `scalar`).
+pub fn isa_name() -> &'static str {
+    isa().0
+}
+
 fn isa() -> (&'static str, f64) {
     #[cfg(target_arch = "x86_64")]
     {

@@ -122,29 +122,23 @@ impl GemmKernels {
 
 /// The functions of `kernel` in `lib`.
 fn resolve(lib: &Loaded, kernel: &Kernel) -> Result<KernelFns, CpuError> {
-    let sym = |what: &str| {
-        let name = kernel_symbol(kernel, what);
-        // SAFETY: symbols of the generated GEMM library with the declared signatures.
-        unsafe {
-            lib.lib
-                .get::<PackFn>(name.as_bytes())
-                .map(|s| *s)
-                .map_err(|e| {
-                    CpuError::Kernel(format!(
-                        "{name} missing from {}: {e}",
-                        lib.library_path.display()
-                    ))
-                })
-        }
-    };
-    let macro_name = kernel_symbol(kernel, "macro");
-    // SAFETY: as above.
-    let macro_kernel = unsafe { lib.lib.get::<MacroFn>(macro_name.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|e| CpuError::Kernel(format!("{macro_name} missing: {e}")))?;
     Ok(KernelFns {
-        pack_a: sym("pack_a")?,
-        pack_b: sym("pack_b")?,
-        macro_kernel,
+        pack_a: symbol(lib, kernel, "pack_a")?,
+        pack_b: symbol(lib, kernel, "pack_b")?,
+        macro_kernel: symbol(lib, kernel, "macro")?,
     })
+}
+
+/// Function `what` of `kernel`, of type `T`.
+fn symbol<T: Copy>(lib: &Loaded, kernel: &Kernel, what: &str) -> Result<T, CpuError> {
+    let name = kernel_symbol(kernel, what);
+    // SAFETY: symbols of the generated GEMM library, whose signatures `KernelFns` declares.
+    unsafe { lib.lib.get::<T>(name.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| {
+            CpuError::Kernel(format!(
+                "{name} missing from {}: {e}",
+                lib.library_path.display()
+            ))
+        })
 }

@@ -7,31 +7,92 @@
 use super::Workspace;
 use crate::CpuError;
 use crate::gemm::{GemmKernels, MatRef};
-use surge_codegen::analysis::{contraction_pattern, tile_value};
+use std::collections::HashMap;
+use surge_codegen::analysis::{Analysis, Contraction, tile_value};
 use surge_codegen::data::Buffer;
-use surge_codegen::gemm::{Machine, from_variant};
+use surge_codegen::gemm::{GemmVariant, Machine, from_variant};
 use surge_codegen::ir::{Computation, Value, interpret};
 use surge_codegen::variant::Variant;
 
-/// Runs GEMM variant `variant` of `ir` on `buffers` into `ws`.
-pub(super) fn run(
+/// The GEMM variants of a contraction, resolved once when the kernels are built: where the
+/// operands are, each variant's GEMM parameters by id, and their compiled kernels.
+pub(super) struct GemmFamily {
+    contraction: Contraction,
+    by_id: HashMap<String, GemmVariant>,
+    kernels: GemmKernels,
+}
+
+impl std::fmt::Debug for GemmFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GemmFamily({} variants)", self.by_id.len())
+    }
+}
+
+impl GemmFamily {
+    /// The family of `variants` (GEMM variants of a one-phase contraction analyzed as
+    /// `analysis`), compiled.
+    pub(super) fn build(analysis: &Analysis, variants: &[Variant]) -> Result<GemmFamily, CpuError> {
+        let unknown = |v: &Variant| CpuError::UnknownVariant {
+            id: v.id(),
+            known: variants.len(),
+        };
+        let contraction = match &analysis.phases[..] {
+            [phase] => phase.contraction.clone(),
+            _ => None,
+        }
+        .ok_or_else(|| unknown(&variants[0]))?;
+        let simd = Machine::query().simd_bits;
+        let by_id: HashMap<String, GemmVariant> = variants
+            .iter()
+            .map(|v| Ok((v.id(), from_variant(v, simd).ok_or_else(|| unknown(v))?)))
+            .collect::<Result<_, CpuError>>()?;
+        let gs: Vec<GemmVariant> = by_id.values().cloned().collect();
+        Ok(GemmFamily {
+            contraction,
+            kernels: GemmKernels::build(&gs)?,
+            by_id,
+        })
+    }
+
+    /// Runs GEMM variant `variant` of `ir` (of the structure the family was built for) on
+    /// `buffers` into `ws`.
+    pub(super) fn run(
+        &self,
+        ir: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+        threads: usize,
+        ws: &mut Workspace,
+    ) -> Result<(), CpuError> {
+        let gv = self
+            .by_id
+            .get(&variant.id())
+            .ok_or_else(|| CpuError::UnknownVariant {
+                id: variant.id(),
+                known: self.by_id.len(),
+            })?;
+        run(
+            &self.kernels,
+            &self.contraction,
+            gv,
+            ir,
+            buffers,
+            threads,
+            ws,
+        )
+    }
+}
+
+/// Runs `gv` for the contraction `c` of `ir` on `buffers` into `ws`.
+fn run(
     g: &GemmKernels,
+    c: &Contraction,
+    gv: &GemmVariant,
     ir: &Computation,
-    variant: &Variant,
     buffers: &[Buffer],
     threads: usize,
     ws: &mut Workspace,
 ) -> Result<(), CpuError> {
-    let c = contraction_pattern(ir, ir.root).ok_or_else(|| CpuError::UnknownVariant {
-        id: variant.id(),
-        known: 0,
-    })?;
-    let gv = from_variant(variant, Machine::query().simd_bits).ok_or_else(|| {
-        CpuError::UnknownVariant {
-            id: variant.id(),
-            known: g.variants().len(),
-        }
-    })?;
     let (Buffer::F64(a), Buffer::F64(b)) = (&buffers[c.a], &buffers[c.b]) else {
         panic!("internal: a contraction's operands are f64 inputs");
     };
@@ -53,7 +114,7 @@ pub(super) fn run(
     let offsets = (0..=m).map(|i| (i * n) as u64).collect();
     ws.set_nested(m * n, offsets, |out| {
         g.gemm(
-            &gv,
+            gv,
             threads,
             MatRef::new(a, m, k),
             MatRef::new(b, k, n),

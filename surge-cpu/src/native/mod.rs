@@ -47,7 +47,7 @@ pub struct NativeKernels {
     /// The library's functions: per module, per phase, and its error reader.
     fns: Arc<LibraryFns>,
     /// The GEMM kernels of the variants of a dense contraction's GEMM family, if any.
-    gemm: Option<Arc<crate::gemm::GemmKernels>>,
+    gemm: Option<Arc<contraction::GemmFamily>>,
 }
 
 impl NativeKernels {
@@ -78,17 +78,9 @@ impl NativeKernels {
         let lib = compile::load(&program)?;
         let mut k = Self::assemble(ir, variants, program, lib)?;
         if !family.is_empty() {
-            let simd = gemm::Machine::query().simd_bits;
-            let gs: Vec<_> = family
-                .iter()
-                .map(|v| {
-                    gemm::from_variant(v, simd).ok_or_else(|| CpuError::UnknownVariant {
-                        id: v.id(),
-                        known: variants.len(),
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            k.gemm = Some(Arc::new(crate::gemm::GemmKernels::build(&gs)?));
+            k.gemm = Some(Arc::new(contraction::GemmFamily::build(
+                &analysis, &family,
+            )?));
         }
         Ok(k)
     }
@@ -208,7 +200,7 @@ impl NativeKernels {
         check_buffers(ir, buffers)?;
         if let (true, Some(g)) = (gemm::is_gemm(variant), &self.gemm) {
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            return contraction::run(g, ir, variant, buffers, threads, ws);
+            return g.run(ir, variant, buffers, threads, ws);
         }
         let resolved = self.resolve(variant)?;
         let lits = literal_values(ir);

@@ -1,70 +1,71 @@
-//! The benchmark chart: per input, the best, default and worst variant and the reference.
+//! The benchmark charts: grouped bars, one group per input and one series per contender. `surge
+//! bench APP` draws per input the best, default and worst variant and the reference; `surge
+//! bench gemm` every contender's fraction of the measured peak per shape.
 
 use super::InputResult;
 use crate::{Result, SurgeError};
 use plotters::prelude::*;
 
-/// Writes a grouped bar chart of `results` to `path` (SVG).
-pub fn write_svg(path: &std::path::Path, title: &str, results: &[InputResult]) -> Result<()> {
+/// One series of bars: its legend, color and one value per group (non-finite: no bar).
+pub(crate) struct Series {
+    pub label: String,
+    pub color: RGBColor,
+    pub values: Vec<f64>,
+}
+
+/// Writes a grouped bar chart to `path` (SVG): `groups` along x, `series` side by side in each.
+pub(crate) fn grouped_bars(
+    path: &std::path::Path,
+    title: &str,
+    y_desc: &str,
+    groups: &[String],
+    series: &[Series],
+) -> Result<()> {
     let err = |e: String| SurgeError::Usage(format!("writing {}: {e}", path.display()));
-    let unit = results.first().map_or("", |r| r.unit);
-    let ymax = results
+    let ymax = series
         .iter()
-        .flat_map(|r| [r.best_rate, r.reference_rate, r.default_rate, r.worst_rate])
+        .flat_map(|s| s.values.iter().copied())
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max)
         * 1.15
         + 1e-9;
-    let width = (160 + 110 * results.len()).max(640) as u32;
+    let width = (160 + 30 * series.len().max(1) * groups.len()).max(640) as u32;
     let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let n = results.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(90)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..n, 0f64..ymax)
+        .build_cartesian_2d(0f64..groups.len().max(1) as f64, 0f64..ymax)
         .map_err(|e| err(e.to_string()))?;
-    let names: Vec<String> = results
-        .iter()
-        .map(|r| r.name.chars().take(22).collect())
-        .collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(results.len().max(1) * 2 + 1)
+        .x_labels(groups.len().max(1) * 2 + 1)
         .x_label_formatter(&|x| {
             let i = x.floor() as usize;
             if (x - x.floor() - 0.5).abs() < 0.26 {
-                names.get(i).cloned().unwrap_or_default()
+                groups.get(i).cloned().unwrap_or_default()
             } else {
                 String::new()
             }
         })
-        .y_desc(unit)
+        .y_desc(y_desc)
         .draw()
         .map_err(|e| err(e.to_string()))?;
-    type Series = (&'static str, RGBColor, fn(&InputResult) -> f64);
-    let series: [Series; 4] = [
-        ("best variant", RGBColor(31, 119, 180), |r| r.best_rate),
-        ("default variant", RGBColor(44, 160, 44), |r| r.default_rate),
-        ("worst variant", RGBColor(200, 200, 200), |r| r.worst_rate),
-        ("reference", RGBColor(214, 39, 40), |r| r.reference_rate),
-    ];
-    for (k, (label, color, get)) in series.into_iter().enumerate() {
-        let bars = results.iter().enumerate().map(|(i, r)| {
-            let x0 = i as f64 + 0.1 + 0.2 * k as f64;
-            let v = get(r);
-            Rectangle::new(
-                [(x0, 0.0), (x0 + 0.18, if v.is_finite() { v } else { 0.0 })],
-                color.filled(),
-            )
+    let w = 0.8 / series.len().max(1) as f64;
+    for (k, s) in series.iter().enumerate() {
+        let color = s.color;
+        let bars = s.values.iter().enumerate().map(|(i, &v)| {
+            let x0 = i as f64 + 0.1 + w * k as f64;
+            let top = if v.is_finite() { v } else { 0.0 };
+            Rectangle::new([(x0, 0.0), (x0 + w * 0.9, top)], color.filled())
         });
         chart
             .draw_series(bars)
             .map_err(|e| err(e.to_string()))?
-            .label(label)
+            .label(s.label.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
     }
     chart
@@ -75,4 +76,30 @@ pub fn write_svg(path: &std::path::Path, title: &str, results: &[InputResult]) -
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(())
+}
+
+/// Writes the chart of `results` to `path`: per input, the best, default and worst variant
+/// and the reference.
+pub fn write_svg(path: &std::path::Path, title: &str, results: &[InputResult]) -> Result<()> {
+    let unit = results.first().map_or("", |r| r.unit);
+    let groups: Vec<String> = results
+        .iter()
+        .map(|r| r.name.chars().take(22).collect())
+        .collect();
+    type Get = fn(&InputResult) -> f64;
+    let columns: [(&str, RGBColor, Get); 4] = [
+        ("best variant", RGBColor(31, 119, 180), |r| r.best_rate),
+        ("default variant", RGBColor(44, 160, 44), |r| r.default_rate),
+        ("worst variant", RGBColor(200, 200, 200), |r| r.worst_rate),
+        ("reference", RGBColor(214, 39, 40), |r| r.reference_rate),
+    ];
+    let series: Vec<Series> = columns
+        .into_iter()
+        .map(|(label, color, get)| Series {
+            label: label.into(),
+            color,
+            values: results.iter().map(get).collect(),
+        })
+        .collect();
+    grouped_bars(path, title, unit, &groups, &series)
 }

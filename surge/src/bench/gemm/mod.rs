@@ -103,7 +103,7 @@ pub fn bench_gemm(opts: &GemmBenchOptions) -> Result<GemmReport> {
     }
     let kernels: std::collections::BTreeSet<_> = variants.iter().map(GemmVariant::kernel).collect();
     Ok(GemmReport {
-        peak_isa: peak::probe(1, 1000, 1).isa.into(),
+        peak_isa: peak::isa_name().into(),
         machine,
         threads: opts.threads,
         runs: opts.runs,
