@@ -32,6 +32,20 @@ pub struct FailedVariant {
     pub error: String,
 }
 
+/// A variant whose first timed run takes over this many times the fastest median so far is
+/// reported from that one run. On an H200 the slowest SpMV variants ran up to 2,800× below the
+/// best, and timing each of a 2^22-value reduce's 639 combinations 12 times had not finished 68 s
+/// after its 30 s build.
+pub const SLOW_FACTOR: f64 = 50.0;
+
+/// With `SURGE_TRACE` set, one stderr line per stage of [`time_variants`] with the seconds since
+/// it began (where a slow run spends its time: the reference, NVRTC and module loads, the runs).
+fn trace(since: &std::time::Instant, stage: &str) {
+    if std::env::var_os("SURGE_TRACE").is_some() {
+        eprintln!("[{:8.3} s] {stage}", since.elapsed().as_secs_f64());
+    }
+}
+
 /// The combinations timed for `lists`: every variant of each phase with the other phases at
 /// their first variant (the default combination once).
 pub fn candidates(lists: &[Vec<Variant>]) -> Vec<Vec<usize>> {
@@ -79,12 +93,20 @@ pub fn time_variants<R: Runtime>(
     if let Some(t) = &opts.total {
         t(combos.len() as u64 + 1);
     }
+    let clock = std::time::Instant::now();
     let expected = Expected::of(c)?;
+    trace(&clock, &format!("reference result ({})", expected.source()));
     let k = DeviceKernels::build(dev, c.ir(), &lists)?;
+    trace(
+        &clock,
+        &format!("built {} combinations' kernels", combos.len()),
+    );
     let firsts: Vec<&Variant> = lists.iter().map(|l| &l[0]).collect();
     let prepared = k.prepare(c.buffers(), &firsts)?;
+    trace(&clock, "uploaded the input");
     let mut variants = Vec::new();
     let mut failed = Vec::new();
+    let mut fastest_ms: Option<f64> = None;
     let mut run = |combo: &[usize]| -> Result<Option<f64>> {
         let name = label(&lists, combo);
         let chosen: Vec<&Variant> = combo.iter().zip(&lists).map(|(i, l)| &l[*i]).collect();
@@ -102,12 +124,19 @@ pub fn time_variants<R: Runtime>(
                 None
             }
             Ok(()) => {
-                let t = prepared.time(&chosen, opts.warmup, opts.runs)?;
+                let first = prepared.time(&chosen, 0, 1)?;
+                let t = if fastest_ms.is_some_and(|f| first.median_ms > SLOW_FACTOR * f) {
+                    first
+                } else {
+                    prepared.time(&chosen, opts.warmup, opts.runs)?
+                };
+                fastest_ms = Some(fastest_ms.map_or(t.median_ms, |f: f64| f.min(t.median_ms)));
                 let seconds = t.median_ms * 1e-3;
                 variants.push(VariantResult {
                     variant: name.clone(),
                     seconds,
                     rate: work / seconds / 1e9,
+                    runs: t.runs,
                 });
                 Some(seconds)
             }
@@ -121,6 +150,7 @@ pub fn time_variants<R: Runtime>(
         .iter()
         .map(|combo| run(combo))
         .collect::<Result<Vec<Option<f64>>>>()?;
+    trace(&clock, "checked and timed every combination");
     // Each phase's fastest variant (the others at their default), then all of them together.
     let best: Vec<usize> = (0..lists.len())
         .map(|p| {

@@ -95,6 +95,9 @@ pub struct VariantResult {
     pub seconds: f64,
     /// GFLOP/s (spmv) or GB/s (reduce, scan).
     pub rate: f64,
+    /// Timed runs behind `seconds`: `runs`, or 1 for a CUDA variant whose first run was over
+    /// [`cuda::SLOW_FACTOR`] times the fastest so far (its median would add nothing but minutes).
+    pub runs: usize,
 }
 
 /// One input's results.
@@ -147,6 +150,7 @@ fn time_variants(
             p.sample();
         }
         out.push(VariantResult {
+            runs: opts.runs,
             variant: v.id(),
             seconds: t.median,
             rate: work / t.median / 1e9,

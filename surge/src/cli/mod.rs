@@ -46,9 +46,11 @@ enum Command {
     /// (GPU 0) the inputs are uploaded once and only kernel launches are timed, with CUDA
     /// events; each variant's result is first checked against the interpreter (against the CPU
     /// backend's default variant for inputs of over 4M elements), and a variant that fails its
-    /// check is listed under `failed` instead of timed. A phase's variants run with the other
-    /// phases at their default, then the combination of each phase's fastest. Without a GPU
-    /// --platform cuda exits 2 with "no CUDA device: ...".
+    /// check is listed under `failed` instead of timed; one whose first run takes over 50 times
+    /// the fastest so far is reported from that run (`runs: 1` in JSON). A phase's variants run
+    /// with the other phases at their default, then the combination of each phase's fastest.
+    /// Without a GPU --platform cuda exits 2 with "no CUDA device: ...". With SURGE_TRACE set,
+    /// each stage's time goes to stderr (reference result, NVRTC and module loads, the runs).
     Bench(bench::BenchArgs),
     /// Print the generated CUDA source of an application's variants (all, or one with --variant).
     Emit(emit::EmitArgs),
