@@ -4,5 +4,6 @@
 pub mod cpu;
 pub mod cuda;
 pub mod lower;
+pub mod sharing;
 #[cfg(test)]
 mod tests;

@@ -243,6 +243,9 @@ fn compile(program: &CpuProgram, src: &Path, so: &Path, key: &str) -> Result<(),
     result
 }
 
+/// How long rustfmt may format a generated source before it is left unformatted.
+const RUSTFMT_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn compile_to(
     program: &CpuProgram,
     src: &Path,
@@ -258,11 +261,17 @@ fn compile_to(
     let tmp_src = src.with_extension(format!("rs.{}", cache::temp_suffix()));
     std::fs::write(&tmp_src, &program.source)
         .map_err(|e| err(format!("cannot write {}: {e}", tmp_src.display()), vec![]))?;
-    // Formatting is for the reader; a missing rustfmt is not an error.
-    let _ = Command::new("rustfmt")
-        .args(["--edition", "2021"])
-        .arg(&tmp_src)
-        .output();
+    // Formatting is for the reader; a missing, failing or slow rustfmt is not an error. It is
+    // given RUSTFMT_LIMIT (CoMD's 727 KB force program kept it busy for minutes); whatever
+    // it did not finish, the unformatted source is written back.
+    let mut fmt = Command::new("rustfmt");
+    fmt.args(["--edition", "2021"]).arg(&tmp_src);
+    if !cache::child::output_within(&mut fmt, RUSTFMT_LIMIT)
+        .is_ok_and(|o| o.is_some_and(|o| o.status.success()))
+    {
+        std::fs::write(&tmp_src, &program.source)
+            .map_err(|e| err(format!("cannot write {}: {e}", tmp_src.display()), vec![]))?;
+    }
     std::fs::rename(&tmp_src, src)
         .map_err(|e| err(format!("cannot write {}: {e}", src.display()), vec![]))?;
     RUSTC_CALLS.fetch_add(1, Ordering::Relaxed);

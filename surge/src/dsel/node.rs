@@ -167,9 +167,13 @@ fn collect(root: &Rc<Node>) -> HashMap<NodeId, Rc<Node>> {
     all
 }
 
-/// Each scalar node's expression with every `Value` leaf naming another scalar node replaced by
-/// that node's tree.
+/// Each scalar node's expression with every `Value` leaf naming another scalar node *used once*
+/// replaced by that node's tree. A scalar node used twice or more (by several expressions, or
+/// twice by one) stays a node of its own that its users name: inlining it would copy its tree into
+/// each use, and a value reused at every step of a chain (`y = y·y − y`, CoMD's interpolation)
+/// grows exponentially. The emitters bind such a node once (`emit/cpu/shared.rs`).
 fn inline_scalars(all: &HashMap<NodeId, Rc<Node>>) -> HashMap<NodeId, ScalarExpr> {
+    let uses = use_counts(all);
     let mut inlined: HashMap<NodeId, ScalarExpr> = HashMap::new();
     let mut scalar_ids: Vec<NodeId> = all
         .values()
@@ -182,9 +186,27 @@ fn inline_scalars(all: &HashMap<NodeId, Rc<Node>>) -> HashMap<NodeId, ScalarExpr
         let Op::Scalar { expr } = &all[&id].op else {
             unreachable!()
         };
-        inlined.insert(id, inline(expr, &inlined));
+        let once = |n: &NodeId| uses.get(n) == Some(&1);
+        inlined.insert(id, inline(expr, &inlined, &once));
     }
     inlined
+}
+
+/// How many times each node is referenced: once per `Value` leaf of a scalar expression, once
+/// per operand, lambda parameter or body of any other operator.
+fn use_counts(all: &HashMap<NodeId, Rc<Node>>) -> HashMap<NodeId, usize> {
+    let mut uses: HashMap<NodeId, usize> = HashMap::new();
+    for n in all.values() {
+        match &n.op {
+            Op::Scalar { expr } => expr.for_each_value(&mut |v| *uses.entry(v).or_default() += 1),
+            op => {
+                for r in op.references() {
+                    *uses.entry(r).or_default() += 1;
+                }
+            }
+        }
+    }
+    uses
 }
 
 /// The IR being built: nodes numbered so far (global id → local id) and the bound inputs.
@@ -242,11 +264,18 @@ impl Lowering {
     }
 }
 
-fn inline(e: &ScalarExpr, done: &HashMap<NodeId, ScalarExpr>) -> ScalarExpr {
-    let b = |x: &ScalarExpr| Box::new(inline(x, done));
+fn inline(
+    e: &ScalarExpr,
+    done: &HashMap<NodeId, ScalarExpr>,
+    once: &impl Fn(&NodeId) -> bool,
+) -> ScalarExpr {
+    let b = |x: &ScalarExpr| Box::new(inline(x, done, once));
     match e {
         ScalarExpr::Const(l) => ScalarExpr::Const(*l),
-        ScalarExpr::Value(n) => done.get(n).cloned().unwrap_or(ScalarExpr::Value(*n)),
+        ScalarExpr::Value(n) => match done.get(n) {
+            Some(tree) if once(n) => tree.clone(),
+            _ => ScalarExpr::Value(*n),
+        },
         ScalarExpr::Unary(op, a) => ScalarExpr::Unary(*op, b(a)),
         ScalarExpr::Binary(op, x, y) => ScalarExpr::Binary(*op, b(x), b(y)),
         ScalarExpr::Fma(x, y, z) => ScalarExpr::Fma(b(x), b(y), b(z)),

@@ -8,6 +8,7 @@
 use super::checks::equal_lengths;
 use super::{ArgSlot, cuda_type};
 use crate::CodegenError;
+use crate::emit::sharing;
 use crate::ir::{
     BinaryOp, Computation, Elem, Literal, LiteralCursor, LiteralTable, NodeId, Op, ScalarExpr,
     Type, UnaryOp, is_runtime,
@@ -233,7 +234,7 @@ impl Tr<'_> {
             };
         }
         match &self.c.node(n).op {
-            Op::Scalar { expr } => self.expr(expr, env, &self.lits.cursor(n)),
+            Op::Scalar { expr } => self.shared_expr(n, expr, env),
             Op::Index { seq, index } => {
                 let i = self.scalar(*index, env)?;
                 match self.ty(*seq).depth() {
@@ -261,6 +262,29 @@ impl Tr<'_> {
             },
             _ => Err(self.unsupported(n, "as a scalar in an element expression")),
         }
+    }
+
+    /// Scalar node `n` (expression `e`) with the values it reaches more than once
+    /// ([`sharing::shared_values`]) computed once, as `const` locals of an immediately invoked
+    /// lambda around it.
+    fn shared_expr(&self, n: NodeId, e: &ScalarExpr, env: &Env) -> Result<String, CodegenError> {
+        let shared = sharing::shared_values(self.c, e, &|m| env.contains_key(&m));
+        if shared.is_empty() {
+            return self.expr(e, env, &self.lits.cursor(n));
+        }
+        let mut env = env.clone();
+        let mut locals = String::new();
+        for m in shared {
+            let Some(t) = self.ty(m).as_scalar() else {
+                continue;
+            };
+            let v = self.scalar(m, &env)?;
+            let name = format!("surge_v{}", m.0);
+            locals.push_str(&format!("const {} {name} = {v}; ", cuda_type(t)));
+            env.insert(m, Bound::Scalar(name));
+        }
+        let body = self.expr(e, &env, &self.lits.cursor(n))?;
+        Ok(format!("([&]() {{ {locals}return {body}; }}())"))
     }
 
     fn elem_of(&self, e: &ScalarExpr) -> Result<Elem, CodegenError> {

@@ -178,15 +178,9 @@ impl ForceField for SurgeForce {
     }
 }
 
-/// The Surge force fields that can be timed: none yet. Both algorithms run (and equal the
-/// reference) in the interpreter, but the CPU emitter cannot build them natively (it prints
-/// shared scalar values as repeated expression trees; see `program_tests.rs`), and the
-/// interpreter is no benchmark. `SURGE_COMD_NATIVE=1` includes each algorithm's default CPU
-/// variant anyway (for when the emitter binds shared values).
+/// The Surge force fields that are timed: each algorithm's default CPU variant, compiled
+/// natively (one rustc call per algorithm, cached).
 pub fn surge_force_fields(_pot: &EamPotential) -> Result<Vec<Box<dyn ForceField>>> {
-    if std::env::var_os("SURGE_COMD_NATIVE").is_none() {
-        return Ok(Vec::new());
-    }
     Ok(Algorithm::ALL
         .into_iter()
         .map(|a| Box::new(SurgeForce::new(a, Engine::Cpu(None))) as Box<dyn ForceField>)
