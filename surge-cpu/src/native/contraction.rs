@@ -113,13 +113,7 @@ fn run(
     let m = a.len() / k;
     let offsets = (0..=m).map(|i| (i * n) as u64).collect();
     ws.set_nested(m * n, offsets, |out| {
-        g.gemm(
-            gv,
-            threads,
-            MatRef::new(a, m, k),
-            MatRef::new(b, k, n),
-            out,
-        )
+        g.gemm(gv, threads, MatRef::new(a, m, k), MatRef::new(b, k, n), out)
     })
 }
 
