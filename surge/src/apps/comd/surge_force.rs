@@ -165,8 +165,17 @@ impl ForceField for SurgeForce {
         atoms: &Atoms,
         cells: &LinkCells,
     ) -> Result<EamResult> {
+        let clock = std::time::Instant::now();
         let (c, sorted) = self.algorithm.program(pot, atoms, cells)?;
+        let built = clock.elapsed().as_secs_f64();
         let [fx, fy, fz, u] = self.run(&c)?;
+        if std::env::var_os("SURGE_TRACE").is_some() {
+            eprintln!(
+                "{}: program built in {built:.4} s, run and read back in {:.4} s",
+                self.name(),
+                clock.elapsed().as_secs_f64() - built
+            );
+        }
         let forces: Vec<[f64; 3]> = (0..fx.len()).map(|s| [fx[s], fy[s], fz[s]]).collect();
         Ok(EamResult {
             energy: tiled_energy(&sorted, &u),
