@@ -1,6 +1,6 @@
 //! The on-disk kernel cache shared by the backends (rustc-built CPU libraries, the CUDA
 //! emulator's host libraries): its directory ([`dir`]), a checksum beside every cached library,
-//! and compiler child processes with a time limit ([`child`]).
+//! compiler child processes with a time limit ([`child`]), and a size bound ([`trim`]).
 //!
 //! A library truncated by a full disk loads and then kills the process with `SIGBUS` when a
 //! kernel touches a missing page; a foreign file under the cached name fails every later
@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod child;
+pub mod trim;
 
 /// The kernel cache directory of both backends: `$SURGE_CACHE`, else `$XDG_CACHE_HOME/surge`,
 /// else `~/.cache/surge`, else the system temp dir.

@@ -143,6 +143,9 @@ fn load_from_disk(program: &CpuProgram, dir: &Path, key: &str) -> Result<Loaded,
     let compiled = !so.exists();
     if compiled {
         compile(program, &src, &so, key)?;
+        cache::trim::trim(dir, cache::trim::max_bytes(), Some(&so));
+    } else {
+        cache::trim::touch(&so);
     }
     let lib = match open(&so, &src) {
         Ok(lib) => lib,

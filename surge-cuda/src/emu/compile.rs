@@ -85,6 +85,9 @@ pub fn load_source(source: &str) -> Result<Arc<Library>, CudaError> {
     }
     if !so.exists() {
         compile(source, &dir, &src, &so)?;
+        cache::trim::trim(&dir, cache::trim::max_bytes(), Some(&so));
+    } else {
+        cache::trim::touch(&so);
     }
     // SAFETY: a library we compiled from our own source and checked against its checksum; it
     // has no initializers beyond the C++ runtime's.
