@@ -3,8 +3,8 @@
 //! Each handle owns an `Rc<Node>`; a node holds its operator with *global* node ids and keeps its
 //! dependencies alive. Type and shape inference runs when the node is created (the same
 //! `surge_codegen::ir::infer` the validator uses), so a bad argument fails at the call that made it.
-//! Lowering numbers the reachable nodes topologically and inlines chains of scalar nodes into one
-//! expression tree per lambda body.
+//! Lowering numbers the reachable nodes topologically and inlines each scalar node that is used
+//! once into its user; a scalar used more than once stays a node that its users name.
 //!
 //! Every node records the `file:line:column` of the user's call that made it: the public DSEL
 //! functions, operator impls and the helpers between them and [`Node::new`] are all
