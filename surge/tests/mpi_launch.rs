@@ -24,10 +24,6 @@ fn surge_as_rank(vars: &[(&str, &str)], args: &[&str]) -> Output {
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn a_build_without_mpi_refuses_to_run_as_one_of_several_ranks() {
-    let matrix = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/matrices/494_bus.mtx"
-    );
     for size_var in ["OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"] {
         let out = surge_as_rank(
             &[(size_var, "2"), ("OMPI_COMM_WORLD_RANK", "0")],

@@ -5,7 +5,9 @@
 #     on a 2x2 matrix (fewer rows than ranks: empty partitions);
 #   - `surge run spmv` under mpirun: rows, cols, nnz, sum_y and norm2_y exactly as one process
 #     prints them; a complex matrix and a command without a distributed form refused (exit 2);
-#   - conjugate gradients on the distributed SpMV, with its true-residual check.
+#   - conjugate gradients on the distributed SpMV, with its true-residual check;
+#   - distributed k-means against one rank's (generated points, iris, wine; a rank with no
+#     point): equal iterations and counts, centroids to 1e-12.
 # SURGE_MATRICES_DIR overrides ../shared/matrices.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,12 +16,13 @@ M=${SURGE_MATRICES_DIR:-../shared/matrices}
 command -v mpirun >/dev/null || { echo "mpirun is required (openmpi-bin, libopenmpi-dev)" >&2; exit 1; }
 # Open MPI refuses root unless told; CI runs as root.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cargo build -q -p surge --features mpi --bin surge --example mpi_spmv_check --example mpi_cg
+cargo build -q -p surge --features mpi --bin surge --example mpi_spmv_check --example mpi_cg \
+  --example mpi_kmeans_check
 out=${CARGO_TARGET_DIR:-target}/debug
 # Private copies: a target directory shared with other builds may be rewritten meanwhile.
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-cp "$out/surge" "$out/examples/mpi_spmv_check" "$out/examples/mpi_cg" "$bin/"
+cp "$out/surge" "$out/examples/mpi_spmv_check" "$out/examples/mpi_cg" "$out/examples/mpi_kmeans_check" "$bin/"
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 2.5\n2 1 -1.5\n2 2 3.25\n' >"$bin/tiny.mtx"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -49,5 +52,6 @@ for np in 2 3; do
   echo "refused: a complex matrix, a command without a distributed form"
   $run "$bin/mpi_cg" --grid 48
   $run "$bin/mpi_cg" --grid 31 --tol 1e-12
+  $run "$bin/mpi_kmeans_check" tests/data/kmeans/iris.csv tests/data/kmeans/wine.csv
 done
 echo "MPI tests passed"

@@ -46,3 +46,48 @@ pub fn built_without_mpi(ranks: usize) -> String {
          libopenmpi-dev, and libclang-dev); run a build without it as a single process"
     )
 }
+
+/// Threads for each of `local_ranks` ranks on a node with `online` CPUs, of which this rank may
+/// run on `affinity` (its CPU mask): a rank the launcher bound to its own CPUs (`mpirun` binds
+/// to a core at two ranks or fewer, Slurm to `--cpus-per-task`) uses those; an unbound one
+/// shares the node's CPUs with the other ranks on it. At least one.
+pub fn threads_per_rank(affinity: usize, online: usize, local_ranks: usize) -> usize {
+    if affinity < online {
+        affinity.max(1)
+    } else {
+        (online / local_ranks.max(1)).max(1)
+    }
+}
+
+/// The CPUs this process may run on, and the CPUs the node has online.
+pub fn cpus() -> (usize, usize) {
+    let affinity = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // `/sys/devices/system/cpu/online` is a list of ranges: "0-63", "0,2-5".
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| {
+            s.trim()
+                .split(',')
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => Some(b.parse::<usize>().ok()? + 1 - a.parse::<usize>().ok()?),
+                    None => r.parse::<usize>().ok().map(|_| 1),
+                })
+                .sum::<Option<usize>>()
+        })
+        .unwrap_or(affinity);
+    (affinity, online.max(affinity))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::threads_per_rank;
+
+    #[test]
+    fn bound_ranks_use_their_cpus_unbound_ones_share_the_node() {
+        assert_eq!(threads_per_rank(1, 2, 2), 1); // mpirun -np 2 on 2 cores, bound to a core
+        assert_eq!(threads_per_rank(2, 2, 2), 1); // --bind-to none
+        assert_eq!(threads_per_rank(2, 2, 1), 2);
+        assert_eq!(threads_per_rank(16, 64, 4), 16); // srun --cpus-per-task=16
+        assert_eq!(threads_per_rank(2, 2, 3), 1); // oversubscribed
+    }
+}

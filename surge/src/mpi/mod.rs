@@ -5,6 +5,8 @@
 //! simulating the ranks in one process. With the `mpi` cargo feature, [`world`] and
 //! [`dist_spmv`] run it on real ranks.
 
+pub mod kmeans_local;
+pub mod kmeans_loop;
 pub mod launch;
 pub mod local_spmv;
 pub mod partition;
@@ -18,6 +20,8 @@ pub mod world;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_kmeans;
 
 pub use local_spmv::LocalSpmv;
 pub use partition::Blocks;

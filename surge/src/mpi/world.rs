@@ -4,9 +4,10 @@
 use super::partition::Blocks;
 use super::rank_part::{PartSummary, RankPart};
 use super::wire;
+use crate::apps::kmeans::Points;
 use crate::mtx::CsrMatrix;
 use crate::{Result, SurgeError};
-use ::mpi::datatype::PartitionMut;
+use ::mpi::datatype::{Partition, PartitionMut};
 use ::mpi::environment::Universe;
 use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
@@ -62,11 +63,12 @@ impl World {
         &self.comm
     }
 
-    /// Threads per rank that keep this node's cores busy without oversubscribing them: its
-    /// cores over the ranks sharing it (at least one).
+    /// Threads per rank that keep this node's cores busy without oversubscribing them: the
+    /// CPUs the launcher bound this rank to, else the node's CPUs over the ranks sharing it
+    /// ([`super::launch::threads_per_rank`]).
     pub fn threads_per_rank(&self) -> usize {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cores / self.local_ranks).max(1)
+        let (affinity, online) = super::launch::cpus();
+        super::launch::threads_per_rank(affinity, online, self.local_ranks)
     }
 
     pub fn barrier(&self) {
@@ -137,6 +139,50 @@ impl World {
             to.send(&values[..]);
         }
         Ok((parts.pop().expect("rank 0's part"), Some(summaries)))
+    }
+
+    /// Rank 0's points (read or generated there only; the others pass `None`) in contiguous
+    /// blocks of nearly equal size, one per rank (a rank may get none). A failure on rank 0 is
+    /// its error there and a `stopped` error on the others.
+    pub fn scatter_points(&self, points: Option<Result<Points>>) -> Result<Points> {
+        let root = self.comm.process_at_rank(0);
+        let mut header = [0u64; 3];
+        let points = match points {
+            Some(Ok(p)) => {
+                header = [1, p.len() as u64, p.d as u64];
+                Some(Ok(p))
+            }
+            other => other,
+        };
+        root.broadcast_into(&mut header[..]);
+        if header[0] == 0 {
+            return Err(match points {
+                Some(Err(e)) => e,
+                _ => stopped("rank 0 could not read the points"),
+            });
+        }
+        let (n, d, size) = (header[1] as usize, header[2] as usize, self.size);
+        let block = |r: usize| n * r / size;
+        let counts: Vec<i32> = (0..size)
+            .map(|r| ((block(r + 1) - block(r)) * d) as i32)
+            .collect();
+        let displs: Vec<i32> = (0..size).map(|r| (block(r) * d) as i32).collect();
+        let mut mine = vec![0.0; counts[self.rank] as usize];
+        match points {
+            Some(Ok(p)) => {
+                let all = Partition::new(&p.data[..], counts, &displs[..]);
+                root.scatter_varcount_into_root(&all, &mut mine[..]);
+            }
+            _ => root.scatter_varcount_into(&mut mine[..]),
+        }
+        Ok(Points { d, data: mine })
+    }
+
+    /// Adds `v` over every rank, in place (MPI_Allreduce with MPI_SUM).
+    pub fn sum_in_place(&self, v: &mut [f64]) {
+        let send = v.to_vec();
+        self.comm
+            .all_reduce_into(&send[..], v, ::mpi::collective::SystemOperation::sum());
     }
 
     /// Every rank's rows of `y`, put together on rank 0 (`None` on the others).
