@@ -37,7 +37,8 @@ fn case(world: &World, name: &str, points: Option<surge::Result<Points>>, k: usi
         None => vec![0.0; k * d],
     };
     world.sum_in_place(&mut init);
-    let local = LocalLloyd::new(&mine, k).expect("the programs build");
+    let local =
+        LocalLloyd::new(&mine, k, Some(world.threads_per_rank())).expect("the programs build");
     let mut parts = [(local, &mine.data[..])];
     let got = kmeans_loop::lloyd(&mut parts, &init, d, 100, |v| world.sum_in_place(v))
         .expect("distributed Lloyd runs");

@@ -4,7 +4,8 @@
 #   - the distributed SpMV against the one-rank product, bit for bit, on every shared matrix and
 #     on a 2x2 matrix (fewer rows than ranks: empty partitions);
 #   - `surge run spmv` under mpirun: rows, cols, nnz, sum_y and norm2_y exactly as one process
-#     prints them; a complex matrix and a command without a distributed form refused (exit 2);
+#     prints them; `surge run kmeans`: the counts and iterations as one process prints them;
+#     a complex matrix and a command without a distributed form refused (exit 2);
 #   - conjugate gradients on the distributed SpMV, with its true-residual check;
 #   - distributed k-means against one rank's (generated points, iris, wine; a rank with no
 #     point): equal iterations and counts, centroids to 1e-12.
@@ -28,6 +29,7 @@ printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 2.5\n2 1 -1.
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # The lines of `surge run spmv` that must equal one process's.
 keys() { grep -E '^(rows|cols|nnz|sum_y|norm2_y) '; }
+kmeans_keys() { grep -E '^(input|points|dimension|k|init|counts|iterations|converged) '; }
 
 for np in 2 3; do
   run="mpirun -np $np --oversubscribe"
@@ -40,6 +42,12 @@ for np in 2 3; do
     grep -q "^partition " <<<"$many" || fail "no partition summary on $f"
   done
   echo "surge run spmv: rows, cols, nnz, sum_y, norm2_y as one process on 4 matrices"
+  for f in tests/data/kmeans/iris.csv tests/data/kmeans/wine.csv; do
+    one=$("$bin/surge" run kmeans --input "$f" --k 3 | kmeans_keys)
+    many=$($run "$bin/surge" run kmeans --input "$f" --k 3)
+    [ "$one" = "$(kmeans_keys <<<"$many")" ] || fail "surge run kmeans on $np ranks differs from one process on $f: $many"
+  done
+  echo "surge run kmeans: points, k, counts, iterations, converged as one process on iris and wine"
   set +e
   err=$($run "$bin/surge" run spmv --input "$M/young1c.mtx" 2>&1 >/dev/null); code=$?
   set -e

@@ -14,9 +14,10 @@ pub fn run(command: &Command, ranks: usize) -> Result<(), CliError> {
     #[cfg(feature = "mpi")]
     match command {
         Command::Run(a) if a.app.app == "spmv" => super::run_spmv_mpi::run(a),
+        Command::Run(a) if a.app.app == "kmeans" => super::run_kmeans_mpi::run(a),
         _ => Err(refusal(format!(
             "started as one of {ranks} MPI ranks, but this command has no distributed form \
-             (under mpirun: surge run spmv); run it as a single process"
+             (under mpirun: surge run spmv, surge run kmeans); run it as a single process"
         ))),
     }
 }

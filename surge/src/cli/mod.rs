@@ -12,6 +12,8 @@ mod run_comd;
 mod run_cuda;
 mod run_kmeans;
 #[cfg(feature = "mpi")]
+mod run_kmeans_mpi;
+#[cfg(feature = "mpi")]
 mod run_spmv_mpi;
 mod tune;
 mod variants;

@@ -44,8 +44,8 @@ pub struct RunArgs {
     /// kmeans: the seed of k-means++ (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// spmv under mpirun (a build with the `mpi` feature): threads per rank (default: the
-    /// node's cores over the ranks sharing it).
+    /// spmv and kmeans under mpirun (a build with the `mpi` feature): threads per rank
+    /// (default: the CPUs the launcher bound the rank to, else the node's CPUs over its ranks).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     #[command(flatten)]
@@ -172,7 +172,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if args.threads.is_some() {
         return Err(CliError {
             code: 2,
-            message: "--threads is for `surge run spmv` under mpirun (one process runs the \
+            message: "--threads is for `surge run spmv` and `surge run kmeans` under mpirun (one process runs the \
                       variant's own thread count)"
                 .into(),
         });

@@ -38,7 +38,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 /// An error every rank stops at (rank 0's, or a step rank 0 failed at): rank 0 says it before
 /// any rank exits (Open MPI ends the whole job at the first non-zero exit), the others exit
 /// silently with the same code.
-fn collective(world: &World, e: SurgeError) -> CliError {
+pub(super) fn collective(world: &World, e: SurgeError) -> CliError {
     let e = CliError::from(e);
     if world.is_root() {
         eprintln!("error: {}", e.message);

@@ -7,7 +7,7 @@ use crate::apps::kmeans::Points;
 use crate::apps::kmeans::lloyd::{Program, labels_of, sort_by_label};
 use crate::apps::kmeans::program::{self, CENTROIDS, COUNTS, ORDER, POINTS, SORTED_LABELS, ZERO};
 use crate::codegen::data::Buffer;
-use crate::{Output, Result, SurgeError, Target};
+use crate::{Kernels, Output, Result, SurgeError, Target};
 
 /// The two programs bound to this rank's points (compiled once; rebound each iteration).
 pub struct LocalLloyd {
@@ -25,9 +25,10 @@ impl std::fmt::Debug for LocalLloyd {
 }
 
 impl LocalLloyd {
-    /// This rank's `points` (possibly none) for `k` clusters.
-    pub fn new(points: &Points, k: usize) -> Result<LocalLloyd> {
-        let (d, target) = (points.d, Target::cpu());
+    /// This rank's `points` (possibly none) for `k` clusters; each program runs its default
+    /// variant, or with `threads`, the default among those running that many threads.
+    pub fn new(points: &Points, k: usize, threads: Option<usize>) -> Result<LocalLloyd> {
+        let d = points.d;
         if points.is_empty() {
             return Ok(LocalLloyd {
                 relabel: None,
@@ -38,9 +39,9 @@ impl LocalLloyd {
             });
         }
         let first = program::relabel(points.data.clone(), vec![0.0; k * d], d)?;
-        let relabel = Program::new(&first, &target, None)?;
+        let relabel = program_with(&first, threads)?;
         let c = program::recalculate(Vec::new(), vec![], vec![], vec![], d)?;
-        let recalc = Program::new(&c, &target, None)?;
+        let recalc = program_with(&c, threads)?;
         Ok(LocalLloyd {
             relabel: Some(relabel),
             recalc: Some(recalc),
@@ -101,6 +102,18 @@ impl LocalLloyd {
         }
         Ok((sums, counts))
     }
+}
+
+/// `c`'s compiled program running the default variant at `threads` threads (or the default).
+fn program_with(c: &crate::Computation, threads: Option<usize>) -> Result<Program> {
+    let target = Target::cpu();
+    let id = match threads {
+        Some(t) => {
+            Some(super::local_spmv::variant_with_threads(&*Kernels::shared(c, &target)?, t).id())
+        }
+        None => None,
+    };
+    Program::new(c, &target, id.as_deref())
 }
 
 /// The new centroids from the summed `sums` and `counts` of every rank: each non-empty

@@ -25,7 +25,7 @@ pub(crate) fn simulated(
         .collect();
     let mut parts: Vec<(LocalLloyd, &[f64])> = blocks
         .iter()
-        .map(|b| (LocalLloyd::new(b, k).unwrap(), &b.data[..]))
+        .map(|b| (LocalLloyd::new(b, k, Some(1)).unwrap(), &b.data[..]))
         .collect();
     lloyd(&mut parts, init, d, iterations, |_| {}).unwrap()
 }
