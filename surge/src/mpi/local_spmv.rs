@@ -97,14 +97,26 @@ impl LocalSpmv {
     /// else the default variant among those with `threads` threads (the default of all of them
     /// when none has that many).
     pub fn new(part: &RankPart, threads: usize, id: Option<&str>) -> Result<LocalSpmv> {
-        let kernels = spmv_kernels()?;
+        let interior = Block::new(&part.interior, &part.interior_rows)?;
+        let boundary = Block::new(&part.boundary, &part.boundary_rows)?;
+        // The variants are enumerated on the larger block (their space depends on the sizes,
+        // e.g. chunk sizes beyond the row count are pruned), as one process enumerates them on
+        // the whole matrix; a rank with no entry at all takes a small stand-in.
+        let larger = [&interior, &boundary]
+            .into_iter()
+            .filter_map(|b| b.computation.as_ref().map(|c| (b.rows.len(), c)))
+            .max_by_key(|(rows, _)| *rows);
+        let kernels = match larger {
+            Some((_, c)) => Kernels::shared(c, &Target::cpu())?,
+            None => spmv_kernels()?,
+        };
         let variant = match id {
             Some(id) => kernels.variant(id)?.clone(),
             None => variant_with_threads(&kernels, threads),
         };
         Ok(LocalSpmv {
-            interior: Block::new(&part.interior, &part.interior_rows)?,
-            boundary: Block::new(&part.boundary, &part.boundary_rows)?,
+            interior,
+            boundary,
             kernels,
             variant,
             rows: part.rows.len(),
@@ -147,7 +159,8 @@ impl LocalSpmv {
     }
 }
 
-/// The SpMV kernels of this process (built once; every matrix shares them).
+/// The SpMV kernels of this process, enumerated on a small stand-in matrix (built once per
+/// process: `Kernels::shared` keys them by the program's structure, not its sizes).
 pub fn spmv_kernels() -> Result<Arc<Kernels>> {
     let m = crate::apps::matgen::laplacian_2d(2);
     let c = Computation::new(&crate::apps::spmv_app(&m, &vec![0.0; m.cols])?)?;
