@@ -33,7 +33,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             "--threads must be at least 1".into(),
         ));
     }
-    let world = World::init()?;
+    // Every rank finds a failed start alike (e.g. ranks running different builds).
+    let world = World::init().map_err(|e| super::distributed::refusal(e.to_string()))?;
     // Rank 0's points and initial centroids, with their names.
     let loaded = world.is_root().then(|| {
         let (p, input) = super::run_kmeans::points(args)?;

@@ -5,6 +5,7 @@
 //! simulating the ranks in one process. With the `mpi` cargo feature, [`world`] and
 //! [`dist_spmv`] run it on real ranks.
 
+pub mod build_id;
 pub mod kmeans_local;
 pub mod kmeans_loop;
 pub mod launch;

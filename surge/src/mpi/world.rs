@@ -34,13 +34,25 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
-    /// Initializes MPI (once per process).
+    /// Initializes MPI (once per process) and checks that every rank runs the same Surge build
+    /// (`build_id`): a job whose ranks differ is refused on every rank.
     pub fn init() -> Result<World> {
         let universe = ::mpi::initialize().ok_or_else(|| {
             SurgeError::Usage("MPI was already initialized in this process".into())
         })?;
         let comm = universe.world();
         let local_ranks = comm.split_shared(comm.rank()).size() as usize;
+        // Every rank must run the same build (version and program structure).
+        let mine = super::build_id::fingerprint()?;
+        let mut all = vec![0u64; comm.size() as usize];
+        comm.all_gather_into(&mine, &mut all[..]);
+        if let Some(r) = super::build_id::first_mismatch(&all) {
+            return Err(SurgeError::Usage(format!(
+                "rank {r} runs another Surge build than rank 0 (version or program structure \
+                 differ: build {:016x} against {:016x}); start the same surge on every rank",
+                all[r], all[0]
+            )));
+        }
         Ok(World {
             rank: comm.rank() as usize,
             size: comm.size() as usize,
