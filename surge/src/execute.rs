@@ -136,6 +136,19 @@ impl Kernels {
         Ok(self.inner.run_with(c.ir(), variant, c.buffers())?)
     }
 
+    /// Runs `variant` on `c`'s program with `buffers` in place of `c`'s own (the same number,
+    /// element types and lengths as its declarations, checked): repeated runs whose input
+    /// values change between runs (an iterative solver's `x`) without building a new
+    /// `Computation` each time.
+    pub fn run_buffers(
+        &self,
+        c: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+    ) -> Result<Output> {
+        Ok(self.inner.run_with(c.ir(), variant, buffers)?)
+    }
+
     /// Runs `variant` on `c` into a reusable workspace (no allocation after the first run; the
     /// result is `ws.output()`): for repeated runs. Data layouts a variant builds from `c`'s
     /// inputs (`layout1 = diagonals`) are kept in `ws` for the next run on `c`.

@@ -27,6 +27,7 @@ mod computation;
 pub mod dsel;
 mod error;
 mod execute;
+pub mod mpi;
 pub mod mtx;
 pub mod stats;
 pub mod tune;

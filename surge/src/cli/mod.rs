@@ -5,11 +5,16 @@ mod beast;
 mod bench;
 mod bench_gemm;
 mod comd_args;
+mod distributed;
 mod emit;
 mod run;
 mod run_comd;
 mod run_cuda;
 mod run_kmeans;
+#[cfg(feature = "mpi")]
+mod run_kmeans_mpi;
+#[cfg(feature = "mpi")]
+mod run_spmv_mpi;
 mod tune;
 mod variants;
 
@@ -85,6 +90,9 @@ impl From<SurgeError> for CliError {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        c if surge::mpi::launch::is_multi_rank() => {
+            distributed::run(c, surge::mpi::launch::launched_ranks().unwrap_or(1))
+        }
         Command::Analyze(a) => analyze::run(a),
         Command::Run(a) => run::run(a),
         Command::Variants(a) => variants::run(a),
@@ -99,7 +107,13 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", e.message);
+            // Under mpirun, a rank other than 0 says only what is its own (its message names
+            // it); what every rank found alike, rank 0 says once.
+            match surge::mpi::launch::launched_rank() {
+                _ if e.message.is_empty() => {}
+                0 => eprintln!("error: {}", e.message),
+                r => eprintln!("error: rank {r}: {}", e.message),
+            }
             ExitCode::from(e.code)
         }
     }

@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// kmeans: the seed of k-means++ (default 1).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// spmv and kmeans under mpirun (a build with the `mpi` feature): threads per rank
+    /// (default: the CPUs the launcher bound the rank to, else the node's CPUs over its ranks).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     #[command(flatten)]
     pub comd: super::comd_args::ComdArgs,
 }
@@ -109,23 +113,31 @@ fn flatten(v: &Value) -> Vec<f64> {
     }
 }
 
+/// What `surge run spmv` prints of `y = A x`, one rank or many.
+pub(super) fn spmv_summary(
+    o: &mut serde_json::Map<String, serde_json::Value>,
+    m: surge::apps::MatrixShape,
+    y: &[f64],
+) {
+    o.insert("rows".into(), json!(m.rows));
+    o.insert("cols".into(), json!(m.cols));
+    o.insert("nnz".into(), json!(m.nnz));
+    o.insert("sum_y".into(), json!(y.iter().sum::<f64>()));
+    o.insert(
+        "norm2_y".into(),
+        json!(y.iter().map(|v| v * v).sum::<f64>().sqrt()),
+    );
+}
+
 fn summary(
     app: App,
     built: &surge::apps::BuiltApp,
     flat: &[f64],
 ) -> serde_json::Map<String, serde_json::Value> {
     let sum: f64 = flat.iter().sum();
-    let norm2 = flat.iter().map(|v| v * v).sum::<f64>().sqrt();
     let mut o = serde_json::Map::new();
     match app {
-        App::Spmv => {
-            let m = built.matrix.expect("spmv has a matrix");
-            o.insert("rows".into(), json!(m.rows));
-            o.insert("cols".into(), json!(m.cols));
-            o.insert("nnz".into(), json!(m.nnz));
-            o.insert("sum_y".into(), json!(sum));
-            o.insert("norm2_y".into(), json!(norm2));
-        }
+        App::Spmv => spmv_summary(&mut o, built.matrix.expect("spmv has a matrix"), flat),
         App::Reduce => {
             o.insert("n".into(), json!(built.size));
             o.insert("sum".into(), json!(flat.first().copied().unwrap_or(0.0)));
@@ -154,6 +166,14 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             code: 2,
             message: "--potential, --format, --cells, --nx/--ny/--nz, --lattice, --temperature, \
                       --delta, --steps, --dt and --print-rate are for `surge run comd`"
+                .into(),
+        });
+    }
+    if args.threads.is_some() {
+        return Err(CliError {
+            code: 2,
+            message: "--threads is for `surge run spmv` and `surge run kmeans` under mpirun (one process runs the \
+                      variant's own thread count)"
                 .into(),
         });
     }
@@ -277,16 +297,26 @@ pub(super) fn summary_of(
 pub(super) fn report(
     args: &RunArgs,
     built: &surge::apps::BuiltApp,
-    mut o: serde_json::Map<String, serde_json::Value>,
+    o: serde_json::Map<String, serde_json::Value>,
 ) -> Result<(), CliError> {
-    o.insert("app".into(), json!(built.app.name()));
-    o.insert("input".into(), json!(built.input_name));
-    if args.app.json {
+    print_report(args.app.json, built.app.name(), &built.input_name, o);
+    Ok(())
+}
+
+/// Prints a run's summary with the app and input named: JSON, or one `key value` line each.
+pub(super) fn print_report(
+    as_json: bool,
+    app: &str,
+    input: &str,
+    mut o: serde_json::Map<String, serde_json::Value>,
+) {
+    o.insert("app".into(), json!(app));
+    o.insert("input".into(), json!(input));
+    if as_json {
         print_json(&serde_json::Value::Object(o));
     } else {
         for (k, v) in o.iter() {
             println!("{k:14} {v}");
         }
     }
-    Ok(())
 }

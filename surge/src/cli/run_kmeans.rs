@@ -17,7 +17,7 @@ fn usage(m: impl Into<String>) -> CliError {
 }
 
 /// The points and their description.
-fn points(args: &RunArgs) -> Result<(Points, String), CliError> {
+pub(super) fn points(args: &RunArgs) -> Result<(Points, String), CliError> {
     match (&args.app.input, args.app.size) {
         (Some(_), Some(_)) => Err(usage("give either --input or --size, not both")),
         (Some(p), None) => Ok((Points::read(p)?, p.display().to_string())),
@@ -32,7 +32,7 @@ fn points(args: &RunArgs) -> Result<(Points, String), CliError> {
 }
 
 /// The initial centroids: `--init FILE` (k rows of the points' dimension) or k-means++.
-fn initial(args: &RunArgs, p: &Points) -> Result<(Vec<f64>, String), CliError> {
+pub(super) fn initial(args: &RunArgs, p: &Points) -> Result<(Vec<f64>, String), CliError> {
     match &args.init {
         Some(f) => {
             let c = Points::read(f)?;
@@ -131,8 +131,18 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         "mpoints_per_second".into(),
         json!(p.len() as f64 * (r.iterations + 1) as f64 / seconds / 1e6),
     );
-    if args.app.json {
-        print_json(&serde_json::Value::Object(o));
+    print(args.app.json, &o, &rows);
+    Ok(())
+}
+
+/// Prints a k-means summary: JSON, or a `key value` line each and the centroids' first values.
+pub(super) fn print(
+    as_json: bool,
+    o: &serde_json::Map<String, serde_json::Value>,
+    rows: &[&[f64]],
+) {
+    if as_json {
+        print_json(&serde_json::Value::Object(o.clone()));
     } else {
         for (key, v) in o.iter().filter(|(key, _)| *key != "centroids") {
             println!("{key:18} {v}");
@@ -143,5 +153,4 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             println!("centroid {j:<9} [{}{more}]", shown.join(", "));
         }
     }
-    Ok(())
 }

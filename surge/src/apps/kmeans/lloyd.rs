@@ -19,15 +19,16 @@ pub struct LloydVariants {
     pub recalculate: Option<String>,
 }
 
-/// One program compiled once, rebound to new inputs each iteration.
-struct Program {
-    ir: ir::Computation,
+/// One program compiled once, rebound to new inputs each iteration (also the distributed
+/// Lloyd's, `mpi::kmeans_local`).
+pub(crate) struct Program {
+    pub(crate) ir: ir::Computation,
     kernels: std::sync::Arc<Kernels>,
-    variant: Variant,
+    pub(crate) variant: Variant,
 }
 
 impl Program {
-    fn new(c: &Computation, target: &Target, id: Option<&str>) -> Result<Program> {
+    pub(crate) fn new(c: &Computation, target: &Target, id: Option<&str>) -> Result<Program> {
         let kernels = Kernels::shared(c, target)?;
         let variant = match id {
             Some(id) => kernels.variant(id)?.clone(),
@@ -42,7 +43,7 @@ impl Program {
 
     /// Runs on `buffers` (in the program's input order, lengths as they are now) and gives the
     /// buffers back.
-    fn run(&self, buffers: Vec<Buffer>) -> Result<(Output, Vec<Buffer>)> {
+    pub(crate) fn run(&self, buffers: Vec<Buffer>) -> Result<(Output, Vec<Buffer>)> {
         let mut ir = self.ir.clone();
         for (decl, b) in ir.inputs.iter_mut().zip(&buffers) {
             decl.len = b.len() as u64;
@@ -52,7 +53,7 @@ impl Program {
         Ok((out, c.into_buffers()))
     }
 
-    fn slot(&self, name: &str) -> usize {
+    pub(crate) fn slot(&self, name: &str) -> usize {
         self.ir
             .inputs
             .iter()
@@ -63,7 +64,7 @@ impl Program {
 
 /// The points in label order (a stable counting sort), their labels, and each non-empty
 /// cluster's label and size.
-fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>) {
+pub(crate) fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>) {
     let mut counts = vec![0usize; k];
     labels.iter().for_each(|&l| counts[l as usize] += 1);
     let mut next: Vec<usize> = counts
@@ -89,7 +90,7 @@ fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec
     (order, sorted, keys, sizes)
 }
 
-fn labels_of(out: Output) -> Result<Vec<u32>> {
+pub(crate) fn labels_of(out: Output) -> Result<Vec<u32>> {
     match out {
         Output::Seq(Buffer::U32(v)) => Ok(v),
         other => Err(SurgeError::Usage(format!(

@@ -19,7 +19,7 @@
 //! ```
 
 pub mod data;
-mod lloyd;
+pub(crate) mod lloyd;
 mod npy;
 pub mod program;
 pub mod reference;

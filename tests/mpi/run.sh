@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The MPI tests: builds surge with the `mpi` feature (debug) and runs, under `mpirun -np 2` and
+# `mpirun -np 3 --oversubscribe` on this machine (shared-memory transport):
+#   - the distributed SpMV against the one-rank product, bit for bit, on every shared matrix and
+#     on a 2x2 matrix (fewer rows than ranks: empty partitions);
+#   - `surge run spmv` under mpirun: rows, cols, nnz, sum_y and norm2_y exactly as one process
+#     prints them; `surge run kmeans`: the counts and iterations as one process prints them;
+#     a complex matrix and a command without a distributed form refused (exit 2);
+#   - conjugate gradients on the distributed SpMV, with its true-residual check;
+#   - distributed k-means against one rank's (generated points, iris, wine; a rank with no
+#     point): equal iterations and counts, centroids to 1e-12.
+# SURGE_MATRICES_DIR overrides ../shared/matrices.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+M=${SURGE_MATRICES_DIR:-../shared/matrices}
+[ -d "$M" ] || { echo "the shared matrices are required: $M not found" >&2; exit 1; }
+command -v mpirun >/dev/null || { echo "mpirun is required (openmpi-bin, libopenmpi-dev)" >&2; exit 1; }
+# Open MPI refuses root unless told; CI runs as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cargo build -q -p surge --features mpi --bin surge --example mpi_spmv_check --example mpi_cg \
+  --example mpi_kmeans_check
+out=${CARGO_TARGET_DIR:-target}/debug
+# Private copies: a target directory shared with other builds may be rewritten meanwhile.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+cp "$out/surge" "$out/examples/mpi_spmv_check" "$out/examples/mpi_cg" "$out/examples/mpi_kmeans_check" "$bin/"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 3\n1 2 2.5\n2 1 -1.5\n2 2 3.25\n' >"$bin/tiny.mtx"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# The lines of `surge run spmv` that must equal one process's.
+keys() { grep -E '^(rows|cols|nnz|sum_y|norm2_y) '; }
+kmeans_keys() { grep -E '^(input|points|dimension|k|init|counts|iterations|converged) '; }
+
+for np in 2 3; do
+  run="mpirun -np $np --oversubscribe"
+  echo "== $np ranks"
+  $run "$bin/mpi_spmv_check" "$M" "$bin/tiny.mtx"
+  for f in "$M/bcsstk13.mtx" "$M/arrow.mtx" "$M/lp_e226.mtx" "$bin/tiny.mtx"; do
+    one=$("$bin/surge" run spmv --input "$f" | keys)
+    many=$($run "$bin/surge" run spmv --input "$f")
+    [ "$one" = "$(keys <<<"$many")" ] || fail "surge run spmv on $np ranks differs from one process on $f: $many"
+    grep -q "^partition " <<<"$many" || fail "no partition summary on $f"
+  done
+  echo "surge run spmv: rows, cols, nnz, sum_y, norm2_y as one process on 4 matrices"
+  for f in tests/data/kmeans/iris.csv tests/data/kmeans/wine.csv; do
+    one=$("$bin/surge" run kmeans --input "$f" --k 3 | kmeans_keys)
+    many=$($run "$bin/surge" run kmeans --input "$f" --k 3)
+    [ "$one" = "$(kmeans_keys <<<"$many")" ] || fail "surge run kmeans on $np ranks differs from one process on $f: $many"
+  done
+  echo "surge run kmeans: points, k, counts, iterations, converged as one process on iris and wine"
+  set +e
+  err=$($run "$bin/surge" run spmv --input "$M/young1c.mtx" 2>&1 >/dev/null); code=$?
+  set -e
+  [ $code -ne 0 ] && grep -q complex <<<"$err" || fail "a complex matrix under mpirun: exit $code, $err"
+  [ "$(grep -c '^error:' <<<"$err")" = 1 ] || fail "the complex matrix's error is said once: $err"
+  set +e
+  err=$($run "$bin/surge" run reduce 2>&1 >/dev/null); code=$?
+  set -e
+  [ $code -ne 0 ] && grep -q "no distributed form" <<<"$err" || fail "surge run reduce under mpirun: exit $code, $err"
+  echo "refused: a complex matrix, a command without a distributed form"
+  $run "$bin/mpi_cg" --grid 48
+  $run "$bin/mpi_cg" --grid 31 --tol 1e-12
+  $run "$bin/mpi_kmeans_check" tests/data/kmeans/iris.csv tests/data/kmeans/wine.csv
+done
+echo "MPI tests passed"
