@@ -7,7 +7,7 @@
 pub mod cuda;
 pub mod gemm;
 pub mod report;
-mod svg;
+pub(crate) mod svg;
 mod timing;
 
 pub use crate::vendor::mkl_csr;

@@ -1,6 +1,7 @@
 //! The benchmark charts: grouped bars, one group per input and one series per contender. `surge
 //! bench APP` draws per input the best, default and worst variant and the reference; `surge
-//! bench gemm` every contender's fraction of the measured peak per shape.
+//! bench gemm` every contender's fraction of the measured peak per shape; `surge plan spmv` the
+//! predicted time and efficiency per rank count, side by side.
 
 use super::InputResult;
 use crate::{Result, SurgeError};
@@ -13,6 +14,13 @@ pub(crate) struct Series {
     pub values: Vec<f64>,
 }
 
+/// One chart of a figure: its title, y axis and series over the figure's groups.
+pub(crate) struct Panel {
+    pub title: String,
+    pub y_desc: String,
+    pub series: Vec<Series>,
+}
+
 /// Writes a grouped bar chart to `path` (SVG): `groups` along x, `series` side by side in each.
 pub(crate) fn grouped_bars(
     path: &std::path::Path,
@@ -21,7 +29,47 @@ pub(crate) fn grouped_bars(
     groups: &[String],
     series: &[Series],
 ) -> Result<()> {
+    let width = (160 + 30 * series.len().max(1) * groups.len()).max(640) as u32;
+    let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
     let err = |e: String| SurgeError::Usage(format!("writing {}: {e}", path.display()));
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    draw_bars(&root, title, y_desc, groups, series).map_err(err)?;
+    root.present().map_err(|e| err(e.to_string()))
+}
+
+/// Writes `panels` side by side to `path` (SVG), each a grouped bar chart over `groups`.
+pub(crate) fn bar_panels(
+    path: &std::path::Path,
+    groups: &[String],
+    panels: &[Panel],
+) -> Result<()> {
+    let per = panels
+        .iter()
+        .map(|p| (160 + 30 * p.series.len().max(1) * groups.len()).max(480))
+        .max()
+        .unwrap_or(480);
+    let root = SVGBackend::new(path, ((per * panels.len().max(1)) as u32, 480)).into_drawing_area();
+    let err = |e: String| SurgeError::Usage(format!("writing {}: {e}", path.display()));
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    for (area, p) in root
+        .split_evenly((1, panels.len().max(1)))
+        .iter()
+        .zip(panels)
+    {
+        draw_bars(area, &p.title, &p.y_desc, groups, &p.series).map_err(err)?;
+    }
+    root.present().map_err(|e| err(e.to_string()))
+}
+
+/// Draws one grouped bar chart on `area`.
+fn draw_bars(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    y_desc: &str,
+    groups: &[String],
+    series: &[Series],
+) -> std::result::Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     let ymax = series
         .iter()
         .flat_map(|s| s.values.iter().copied())
@@ -29,16 +77,13 @@ pub(crate) fn grouped_bars(
         .fold(0.0f64, f64::max)
         * 1.15
         + 1e-9;
-    let width = (160 + 30 * series.len().max(1) * groups.len()).max(640) as u32;
-    let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(90)
         .y_label_area_size(60)
         .build_cartesian_2d(0f64..groups.len().max(1) as f64, 0f64..ymax)
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -53,7 +98,7 @@ pub(crate) fn grouped_bars(
         })
         .y_desc(y_desc)
         .draw()
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(&e))?;
     let w = 0.8 / series.len().max(1) as f64;
     for (k, s) in series.iter().enumerate() {
         let color = s.color;
@@ -64,7 +109,7 @@ pub(crate) fn grouped_bars(
         });
         chart
             .draw_series(bars)
-            .map_err(|e| err(e.to_string()))?
+            .map_err(|e| err(&e))?
             .label(s.label.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
     }
@@ -73,8 +118,7 @@ pub(crate) fn grouped_bars(
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
-        .map_err(|e| err(e.to_string()))?;
-    root.present().map_err(|e| err(e.to_string()))?;
+        .map_err(|e| err(&e))?;
     Ok(())
 }
 

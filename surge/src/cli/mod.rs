@@ -7,6 +7,7 @@ mod bench_gemm;
 mod comd_args;
 mod distributed;
 mod emit;
+mod plan;
 mod run;
 mod run_comd;
 mod run_cuda;
@@ -63,6 +64,24 @@ enum Command {
     Beast(beast::BeastArgs),
     /// Tune an application: time variants on inputs, learn input features → best variant.
     Tune(tune::TuneArgs),
+    /// Predict the distributed SpMV's time and efficiency at rank counts not at hand (no MPI
+    /// needed): `surge plan spmv --input X.mtx --ranks 2,16,128,1024`.
+    ///
+    /// For each rank count the exact partition is computed, the one `mpirun -np R surge run
+    /// spmv` uses: contiguous row blocks balanced by nonzeros + rows (empty blocks when there are
+    /// more ranks than rows); each rank's interior rows (no ghost column) and boundary rows, the
+    /// ghost entries of x it receives and sends, its neighbours.
+    ///
+    /// The model. The local rate is measured here at the start: T1, the one-thread time of
+    /// `surge run spmv`'s program and default variant on the whole matrix, gives seconds per
+    /// nonzero and per row, s_nz = s_row = T1 / (nonzeros + rows) (the partition's cost). Per
+    /// rank: time = max(compute(interior rows), exchange) + compute(boundary rows), where compute
+    /// = nonzeros * s_nz + rows * s_row and exchange = neighbours * latency + 8 bytes * ghost
+    /// entries received / bandwidth (--latency-us, --bandwidth-gbs). The predicted SpMV time
+    /// T_R is the slowest rank's; parallel efficiency = T1 / (R * T_R), at most 1 (no term is
+    /// superlinear). It is a prediction: memory bandwidth shared by a node's ranks, contention
+    /// and the network's topology are not modelled.
+    Plan(plan::PlanArgs),
 }
 
 /// A CLI failure with its exit code.
@@ -99,6 +118,7 @@ pub fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Emit(a) => emit::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Plan(a) => plan::run(a),
         Command::Beast(a) => beast::run(a).map_err(|e| CliError {
             code: e.exit_code() as u8,
             message: e.to_string(),

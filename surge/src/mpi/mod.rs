@@ -11,6 +11,7 @@ pub mod kmeans_loop;
 pub mod launch;
 pub mod local_spmv;
 pub mod partition;
+pub mod plan;
 pub mod rank_part;
 pub mod wire;
 
