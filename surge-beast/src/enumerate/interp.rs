@@ -425,16 +425,7 @@ impl Plan {
             return Ok(vis.emit(&env[..self.iter_names.len()]));
         }
         if V::COUNT_ONLY && d >= self.shortcut {
-            let mut prod: u64 = 1;
-            for j in d..n {
-                let lvl = &self.levels[j];
-                prod = prod.saturating_mul(self.eval_domain(&lvl.domain, env, &lvl.name)?.len());
-                c.visited[j] += prod;
-                if prod == 0 {
-                    break;
-                }
-            }
-            c.survivors += prod;
+            self.product(d, n, env, c)?;
             return Ok(true);
         }
         self.for_level(d, env, c, |env, c| self.run_from(d + 1, env, c, vis))

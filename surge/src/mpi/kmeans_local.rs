@@ -4,10 +4,10 @@
 //! counts (one allreduce, `dist_kmeans`) and divide, as one rank's recalculation divides.
 
 use crate::apps::kmeans::Points;
-use crate::apps::kmeans::lloyd::{Program, labels_of, sort_by_label};
-use crate::apps::kmeans::program::{self, CENTROIDS, COUNTS, ORDER, POINTS, SORTED_LABELS, ZERO};
+use crate::apps::kmeans::lloyd::{Program, labels_of, recalculate};
+use crate::apps::kmeans::program::{self, CENTROIDS, POINTS};
 use crate::codegen::data::Buffer;
-use crate::{Kernels, Output, Result, SurgeError, Target};
+use crate::{Kernels, Result, Target};
 
 /// The two programs bound to this rank's points (compiled once; rebound each iteration).
 pub struct LocalLloyd {
@@ -70,31 +70,10 @@ impl LocalLloyd {
         let (Some(relabel), Some(recalc)) = (&self.relabel, &self.recalc) else {
             return Ok((sums, counts));
         };
-        let (order, sorted, keys, sizes) = sort_by_label(labels, k);
         let px = relabel.slot(POINTS);
-        let x = std::mem::replace(&mut self.bufs[px], Buffer::F64(Vec::new()));
-        let mut rb: Vec<Buffer> = recalc
-            .ir
-            .inputs
-            .iter()
-            .map(|_| Buffer::F64(Vec::new()))
-            .collect();
-        rb[recalc.slot(POINTS)] = x;
-        rb[recalc.slot(ORDER)] = Buffer::U32(order);
-        rb[recalc.slot(SORTED_LABELS)] = Buffer::U32(sorted);
-        rb[recalc.slot(COUNTS)] = Buffer::F64(vec![1.0; keys.len()]);
-        rb[recalc.slot(ZERO)] = Buffer::F64(vec![0.0; d]);
-        let (out, mut rb) = recalc.run(rb)?;
-        self.bufs[px] = std::mem::replace(&mut rb[recalc.slot(POINTS)], Buffer::F64(Vec::new()));
-        let Output::Nested {
-            data: Buffer::F64(s),
-            ..
-        } = out
-        else {
-            return Err(SurgeError::Usage(format!(
-                "internal: the recalculation returned {out:?}, not rows of sums"
-            )));
-        };
+        let (keys, sizes, s) = recalculate(recalc, &mut self.bufs[px], labels, k, d, |sizes| {
+            vec![1.0; sizes.len()]
+        })?;
         for (j, (&key, &size)) in keys.iter().zip(&sizes).enumerate() {
             let key = key as usize;
             sums[key * d..(key + 1) * d].copy_from_slice(&s[j * d..(j + 1) * d]);

@@ -166,20 +166,7 @@ fn a_wrong_length_is_an_error_naming_x() {
 /// (`SURGE_MATRICES_DIR` overrides `../shared/matrices`).
 #[test]
 fn every_shared_matrix_matches_one_rank_bit_for_bit() {
-    let dir = std::env::var_os("SURGE_MATRICES_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/matrices"));
-    assert!(
-        dir.is_dir(),
-        "the shared matrices are required: {} not found",
-        dir.display()
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mtx"))
-        .collect();
-    files.sort();
+    let files = shared_matrix_files();
     let mut checked = 0;
     for f in &files {
         match crate::mtx::read_mtx(f) {
@@ -202,4 +189,24 @@ fn every_shared_matrix_matches_one_rank_bit_for_bit() {
         "{checked} of {} checked",
         files.len()
     );
+}
+
+/// The `.mtx` files of the shared matrices, sorted (`SURGE_MATRICES_DIR` overrides
+/// `../shared/matrices`, a test requirement).
+pub(super) fn shared_matrix_files() -> Vec<PathBuf> {
+    let dir = std::env::var_os("SURGE_MATRICES_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/matrices"));
+    assert!(
+        dir.is_dir(),
+        "the shared matrices are required: {} not found",
+        dir.display()
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mtx"))
+        .collect();
+    files.sort();
+    files
 }

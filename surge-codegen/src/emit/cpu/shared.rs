@@ -12,20 +12,14 @@ use crate::emit::sharing;
 use crate::ir::{NodeId, ScalarExpr};
 
 impl<'a> Gen<'a> {
-    /// `Op::Scalar` node `n` (expression `e`) with its shared values bound once.
+    /// `Op::Scalar` node `n` (expression `e`) with the values [`sharing::shared_values`] picks
+    /// bound once by `let`, innermost first.
     pub(super) fn shared_scalar(&self, n: NodeId, e: &ScalarExpr, env: &Env<'a>) -> R<Code<'a>> {
-        let (lets, env) = self.bind_shared(e, env)?;
-        let (s, t) = self.scalar_expr(n, e, &env)?;
-        if lets.is_empty() {
+        let shared = sharing::shared_values(self.c, e, &|m| env.contains_key(&m));
+        if shared.is_empty() {
+            let (s, t) = self.scalar_expr(n, e, env)?;
             return Ok(Code::Scalar(s, t));
         }
-        Ok(Code::Scalar(format!("{{ {lets}{s} }}"), t))
-    }
-
-    /// `let` statements for the values of `e` that [`sharing::shared_values`] picks, innermost
-    /// first, and the environment that names them.
-    fn bind_shared(&self, e: &ScalarExpr, env: &Env<'a>) -> R<(String, Env<'a>)> {
-        let shared = sharing::shared_values(self.c, e, &|m| env.contains_key(&m));
         let mut env = env.clone();
         let mut lets = String::new();
         for m in shared {
@@ -35,6 +29,7 @@ impl<'a> Gen<'a> {
             lets.push_str(&format!("let v{}: {} = {s}; ", m.0, rust_ty(t)));
             env = bind(&env, [(m, Code::Scalar(format!("v{}", m.0), t))]);
         }
-        Ok((lets, env))
+        let (s, t) = self.scalar_expr(n, e, &env)?;
+        Ok(Code::Scalar(format!("{{ {lets}{s} }}"), t))
     }
 }

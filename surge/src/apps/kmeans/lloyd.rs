@@ -90,6 +90,44 @@ pub(crate) fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Ve
     (order, sorted, keys, sizes)
 }
 
+/// Listing 5.5 on `points` (the buffer is moved into the program and back) grouped by `labels`:
+/// per cluster that has points, its points' sum divided by `counts(sizes)`. Returns the
+/// clusters present (`keys`), their sizes and one row of `d` per key. One-process Lloyd divides
+/// by the sizes (means); a rank of distributed k-means by ones (sums, for the allreduce).
+pub(crate) fn recalculate(
+    prog: &Program,
+    points: &mut Buffer,
+    labels: &[u32],
+    k: usize,
+    d: usize,
+    counts: impl FnOnce(&[f64]) -> Vec<f64>,
+) -> Result<(Vec<u32>, Vec<f64>, Vec<f64>)> {
+    let (order, sorted, keys, sizes) = sort_by_label(labels, k);
+    let mut rb: Vec<Buffer> = prog
+        .ir
+        .inputs
+        .iter()
+        .map(|_| Buffer::F64(Vec::new()))
+        .collect();
+    rb[prog.slot(POINTS)] = std::mem::replace(points, Buffer::F64(Vec::new()));
+    rb[prog.slot(ORDER)] = Buffer::U32(order);
+    rb[prog.slot(SORTED_LABELS)] = Buffer::U32(sorted);
+    rb[prog.slot(COUNTS)] = Buffer::F64(counts(&sizes));
+    rb[prog.slot(program::ZERO)] = Buffer::F64(vec![0.0; d]);
+    let (out, mut rb) = prog.run(rb)?;
+    *points = std::mem::replace(&mut rb[prog.slot(POINTS)], Buffer::F64(Vec::new()));
+    let Output::Nested {
+        data: Buffer::F64(rows),
+        ..
+    } = out
+    else {
+        return Err(SurgeError::Usage(format!(
+            "internal: the recalculation returned {out:?}, not rows of d values"
+        )));
+    };
+    Ok((keys, sizes, rows))
+}
+
 pub(crate) fn labels_of(out: Output) -> Result<Vec<u32>> {
     match out {
         Output::Seq(Buffer::U32(v)) => Ok(v),
@@ -136,11 +174,6 @@ pub fn lloyd(
         if done == iterations {
             break labels;
         }
-        let (order, sorted, keys, sizes) = sort_by_label(&labels, k);
-        let x = std::mem::replace(&mut bufs[px], Buffer::F64(Vec::new()));
-        let Buffer::F64(x) = x else {
-            unreachable!("the points are f64")
-        };
         let prog = match &recalc {
             Some(p) => p,
             None => {
@@ -148,28 +181,8 @@ pub fn lloyd(
                 recalc.insert(Program::new(&c, target, variants.recalculate.as_deref())?)
             }
         };
-        let mut rb: Vec<Buffer> = prog
-            .ir
-            .inputs
-            .iter()
-            .map(|_| Buffer::F64(Vec::new()))
-            .collect();
-        rb[prog.slot(POINTS)] = Buffer::F64(x);
-        rb[prog.slot(ORDER)] = Buffer::U32(order);
-        rb[prog.slot(SORTED_LABELS)] = Buffer::U32(sorted);
-        rb[prog.slot(COUNTS)] = Buffer::F64(sizes);
-        rb[prog.slot(program::ZERO)] = Buffer::F64(vec![0.0; d]);
-        let (out, mut rb) = prog.run(rb)?;
-        bufs[px] = std::mem::replace(&mut rb[prog.slot(POINTS)], Buffer::F64(Vec::new()));
-        let Output::Nested {
-            data: Buffer::F64(means),
-            ..
-        } = out
-        else {
-            return Err(SurgeError::Usage(format!(
-                "internal: the recalculation returned {out:?}, not rows of means"
-            )));
-        };
+        let (keys, _, means) =
+            recalculate(prog, &mut bufs[px], &labels, k, d, |sizes| sizes.to_vec())?;
         for (j, &key) in keys.iter().enumerate() {
             let key = key as usize;
             centroids[key * d..(key + 1) * d].copy_from_slice(&means[j * d..(j + 1) * d]);

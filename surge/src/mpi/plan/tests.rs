@@ -2,7 +2,6 @@
 //! every shared matrix.
 
 use super::*;
-use std::path::PathBuf;
 
 /// The 6 × 6 tridiagonal matrix (1-D Laplacian): 16 nonzeros.
 fn tridiagonal(n: usize) -> CsrMatrix {
@@ -82,18 +81,7 @@ fn one_rank_has_no_exchange() {
 /// Every shared matrix but the complex one, at rank counts up to beyond its rows.
 #[test]
 fn invariants_on_every_shared_matrix() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/matrices");
-    assert!(
-        dir.is_dir(),
-        "the shared matrices are required: {} not found",
-        dir.display()
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mtx"))
-        .collect();
-    files.sort();
+    let files = crate::mpi::tests::shared_matrix_files();
     let mut checked = 0;
     for f in files {
         let Ok(a) = crate::mtx::read_mtx(&f) else {
