@@ -280,6 +280,57 @@ fn results_of_tuples_and_booleans() -> surge::Result<()> {
     Ok(())
 }
 
+/// Phases whose results are tuples or booleans, read by a later phase (stored as words,
+/// `surge-codegen/src/emit/cpu/packed.rs`; refused by the CPU backend before).
+#[test]
+fn intermediate_phases_of_tuples_and_booleans() -> surge::Result<()> {
+    let d = Seq::input("d", values(3000, 21))?;
+    let idx = range(0u32, 3000u32)?;
+    let argmin = |a: (Scalar<f64>, Scalar<u32>), b: (Scalar<f64>, Scalar<u32>)| {
+        let take_a = a.0.le(&b.0);
+        (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
+    };
+    // A tuple (one reduction) read by every element of the next phase.
+    let best = reduce(argmin, &zip(&d, &idx)?)?;
+    let shifted = map(|v: Scalar<f64>| (&v - &best.0) * best.1.cast::<f64>(), &d)?;
+    check("a map over an argmin's tuple", Computation::new(&shifted)?);
+    // A sequence of tuples (a running argmin) reduced by the next phase (by `max`: exact in any
+    // order; the oracle's Σ|x| bound, taken on |d|, does not bound a sum of argmins of d).
+    let running = scan(argmin, &zip(&d, &idx)?)?;
+    let total = reduce(
+        max,
+        &map(
+            |(m, i): (Scalar<f64>, Scalar<u32>)| m * i.cast::<f64>(),
+            &running,
+        )?,
+    )?;
+    check("the largest of a scan of tuples", Computation::new(&total)?);
+    // Booleans: a running `or` of a predicate, counted.
+    let flags = scan(
+        |a: Scalar<bool>, b: Scalar<bool>| a.or(&b),
+        &map(|v: Scalar<f64>| v.gt(1.5), &d)?,
+    )?;
+    let count = reduce(add, &map(|f: Scalar<bool>| f.select(1u64, 0u64), &flags)?)?;
+    check("a count over a scan of booleans", Computation::new(&count)?);
+    // Rows of tuples (a scan per row), then a phase reading them row by row.
+    let rows = split(&d, 9u64)?;
+    let per_row = map(
+        |r: Seq<f64>| scan(argmin, &zip(&r, &range(0u32, len(&r).cast::<u32>())?)?),
+        &rows,
+    )?;
+    let sums = map(
+        |r: Seq<(f64, u32)>| {
+            reduce(
+                max,
+                &map(|(m, i): (Scalar<f64>, Scalar<u32>)| m + i.cast::<f64>(), &r)?,
+            )
+        },
+        &reverse(&per_row)?,
+    )?;
+    check("rows of scanned tuples, reversed", Computation::new(&sums)?);
+    Ok(())
+}
+
 #[test]
 fn reduce_by_key_runs_across_chunks_with_a_prefix() -> surge::Result<()> {
     // Runs of 100 and 37 cross the cooperative variants' chunks of 64 and 4096; the prefix 10 is

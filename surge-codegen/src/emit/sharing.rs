@@ -32,6 +32,17 @@ pub fn shared_values(
     e: &ScalarExpr,
     bound: &dyn Fn(NodeId) -> bool,
 ) -> Vec<NodeId> {
+    shared_values_of(c, e, bound, &|t| matches!(t, Type::Scalar(_)))
+}
+
+/// [`shared_values`] for the nodes whose type `keep` accepts (an emitter that can bind a tuple
+/// to a local also shares tuples: a reduction over tuples read through several projections).
+pub fn shared_values_of(
+    c: &Computation,
+    e: &ScalarExpr,
+    bound: &dyn Fn(NodeId) -> bool,
+    keep: &dyn Fn(&Type) -> bool,
+) -> Vec<NodeId> {
     let mut w = Walk {
         c,
         bound,
@@ -46,7 +57,7 @@ pub fn shared_values(
             reach
                 .get(m)
                 .is_some_and(|r| r.edges >= 2 && r.unconditional)
-                && matches!(c.node(*m).ty, Type::Scalar(_))
+                && keep(&c.node(*m).ty)
         })
         .collect()
 }

@@ -111,7 +111,7 @@ impl NativeKernels {
             ),
             None => {
                 let abi = phases.last().expect("a phase");
-                ws.finish(abi.whole, abi.shape);
+                ws.finish(abi.whole, abi.shape, abi.packed.clone());
             }
         }
         Ok(())
@@ -187,7 +187,7 @@ impl PhaseCall<'_> {
             threads,
             ..
         } = self.plan;
-        let out = reuse(self.abi.elem, n, old_data);
+        let out = reuse(self.abi.elem, n * self.abi.width(), old_data);
         let optr = Shared(buffer_ptr(&out) as *mut u8);
         let elems = self.f.elems.expect("elems of a flat phase");
         if let (Some(l), Some(diag), false) = (layout, self.f.diag, coop)
@@ -255,11 +255,11 @@ impl PhaseCall<'_> {
             total += l;
             offsets.push(total);
         }
-        let data = reuse(self.abi.elem, total as usize, old_data);
+        let data = reuse(self.abi.elem, total as usize * self.abi.width(), old_data);
         let dptr = Shared(buffer_ptr(&data) as *mut u8);
         let optr = Shared(offsets.as_ptr());
         let rows = self.f.rows.expect("rows of a nested phase");
-        let size = self.abi.elem.size_bytes();
+        let size = self.abi.elem.size_bytes() * self.abi.width();
         for_chunks::<CpuError>(self.pool, n, outer, threads, &|lo, hi| {
             let (b, d, o) = (self.bufs, dptr, optr);
             if !coop {

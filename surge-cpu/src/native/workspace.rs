@@ -4,7 +4,7 @@
 use super::diagonal::DiagonalLayout;
 use std::sync::Arc;
 use surge_codegen::data::{Buffer, Output};
-use surge_codegen::emit::cpu::Shape;
+use surge_codegen::emit::cpu::{Packing, Shape};
 use surge_codegen::ir::{Elem, Type};
 
 /// A phase's result: its data and, for a nested phase, its offsets.
@@ -33,7 +33,11 @@ impl Workspace {
             Some(to_output(whole, shape, data.clone(), offsets.clone()))
         };
         match last {
-            Last::One(whole, shape) => part(n.checked_sub(1)?, (*whole, *shape)),
+            Last::One(whole, shape, Some(p)) => {
+                let (data, offsets) = self.phases.get(n.checked_sub(1)?)?.as_ref()?;
+                Some(p.output(data, |b| to_output(*whole, *shape, b, offsets.clone())))
+            }
+            Last::One(whole, shape, None) => part(n.checked_sub(1)?, (*whole, *shape)),
             Last::Parts(ty, kinds) => Some(Output::Composite {
                 ty: ty.clone(),
                 parts: kinds
@@ -74,7 +78,7 @@ impl Workspace {
         };
         fill(v)?;
         self.phases[0] = Some((data, Some(offsets)));
-        self.last = Some(Last::One(false, Shape::Nested));
+        self.last = Some(Last::One(false, Shape::Nested, None));
         Ok(())
     }
 
@@ -108,9 +112,10 @@ impl Workspace {
         self.phases[phase] = Some(r);
     }
 
-    /// Ends a run whose last phase is `whole` and of `shape`: its result is the output.
-    pub(super) fn finish(&mut self, whole: bool, shape: Shape) {
-        self.last = Some(Last::One(whole, shape));
+    /// Ends a run whose last phase is `whole` and of `shape` (its elements stored as words when
+    /// `packed`): its result is the output.
+    pub(super) fn finish(&mut self, whole: bool, shape: Shape, packed: Option<Packing>) {
+        self.last = Some(Last::One(whole, shape, packed));
     }
 
     /// Ends a run whose result of type `ty` is the last phases' results (`kinds`, in order).
@@ -122,8 +127,8 @@ impl Workspace {
 /// How the last run's output is read from the phase results.
 #[derive(Debug, Clone)]
 enum Last {
-    /// The last phase's result (`whole`, `shape`).
-    One(bool, Shape),
+    /// The last phase's result (`whole`, `shape`, and how its words hold tuples or booleans).
+    One(bool, Shape, Option<Packing>),
     /// A composite result of this type from the last phases.
     Parts(Type, Vec<(bool, Shape)>),
 }

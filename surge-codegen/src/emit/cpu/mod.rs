@@ -5,6 +5,7 @@ mod code;
 mod diagonal;
 mod folds;
 mod lowered;
+mod packed;
 mod phase;
 mod result;
 mod runs;
@@ -17,6 +18,7 @@ use crate::analysis::{Analysis, DiagonalPattern, Phase};
 use crate::ir::{Computation, Elem, NodeId};
 use crate::variant::Variant;
 use code::{Gen, R};
+pub use packed::{Packing, packing};
 use phase::emit_phase;
 pub use result::{ResultParts, storable};
 pub use scalar::literal_slot;
@@ -71,6 +73,16 @@ pub struct PhaseAbi {
     pub acc: Option<Elem>,
     /// Set when the phase also exports `diag`, its kernel over blocks of diagonally stored rows.
     pub diagonal: Option<DiagonalPattern>,
+    /// Set when the result's elements are tuples or booleans stored as `u64` words
+    /// (`packed.rs`): `elem` is then `U64`, and each element takes `width()` of them.
+    pub packed: Option<Packing>,
+}
+
+impl PhaseAbi {
+    /// Words (elements of `elem`) per element of the result.
+    pub fn width(&self) -> usize {
+        self.packed.as_ref().map_or(1, Packing::width)
+    }
 }
 
 /// One compiled module: the functions shared by every variant with the same code-shaping

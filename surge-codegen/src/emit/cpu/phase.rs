@@ -5,6 +5,7 @@
 
 use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
 use super::diagonal::emit_diagonal;
+use super::packed::{Packing, packing, reader};
 use super::values::{from_value, rust_type};
 use super::{ACC_SLOT_WORDS, Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
 use crate::analysis::{Analysis, Phase};
@@ -21,6 +22,8 @@ pub(super) struct PhaseCtx {
     /// Statements every function of the phase runs once after binding its buffers: the root's
     /// checks, and the locals its elements read.
     pre: Vec<String>,
+    /// Set when the result is stored as words (`packed.rs`).
+    packed: Option<Packing>,
 }
 
 /// The element type of a flat sequence type, or of the rows of a nested one.
@@ -59,6 +62,19 @@ fn phase_outputs<'a>(
         let s = phase_slot(inputs, k);
         let (d, o) = (format!("p{k}"), format!("p{k}_off"));
         let whole = matches!(node.op, Op::Reduce { .. } | Op::Scan { .. });
+        if let Some(p) = packing(&node.ty) {
+            prelude.push_str(&format!(
+                "        let {d}: &[u64] = unsafe {{ slot(bufs, {s}) }};\n"
+            ));
+            if p.depth == 2 {
+                prelude.push_str(&format!(
+                    "        let {o}: &[u64] = unsafe {{ slot(bufs, {}) }};\n",
+                    s + 1
+                ));
+            }
+            env.insert(ph.root, reader(d, o, &p));
+            continue;
+        }
         let code = match (&node.ty, whole) {
             (Type::Scalar(e), _) => {
                 prelude.push_str(&format!(
@@ -138,29 +154,34 @@ pub(super) fn emit_phase<'a>(
     ctx.insert("prelude", &prelude);
     ctx.insert("env_i", "");
     ctx.insert("acc_slot_bytes", &(ACC_SLOT_WORDS * 8));
+    let packed = packing(&node.ty);
+    ctx.insert("packed", &packed.is_some());
+    ctx.insert("width", &packed.as_ref().map_or(1, Packing::width));
     let mut st = PhaseCtx {
         ctx,
         inner: None,
         acc: None,
         pre: Vec::new(),
+        packed: packed.clone(),
     };
     let top = phase.levels.first().map_or(root, |l| l.node);
     let item = fold_item(g, top);
     let flat_acc = item.as_ref().is_some_and(|t| t.as_scalar().is_some());
     let slot = slot_acc(item.as_ref());
-    let scalar_root = matches!(node.ty, Type::Scalar(_));
+    let depth = packed.as_ref().map(|p| p.depth);
+    let scalar_root = matches!(node.ty, Type::Scalar(_)) || depth == Some(0);
     // Rows of rows are written row by row (`root_map`), whatever computes them.
-    let nested_root = matches!(seq_elem(&node.ty), Some((_, true)));
+    let nested_root = matches!(seq_elem(&node.ty), Some((_, true))) || depth == Some(2);
     let (shape, elem, whole) = match &g.c.node(top).op {
         Op::Reduce { .. } if slot && scalar_root => {
             let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
             (sh, e, true)
         }
-        Op::Scan { .. } if flat_acc && top == root => {
+        Op::Scan { .. } if flat_acc && top == root && packed.is_none() => {
             let (sh, e) = root_scan(g, root, &env0, &mut st)?;
             (sh, e, true)
         }
-        Op::ReduceByKey { .. } if top == root && flat_acc && !nested_root => {
+        Op::ReduceByKey { .. } if top == root && flat_acc && !nested_root && packed.is_none() => {
             let (sh, e) = root_whole(g, root, &env0, &mut st)?;
             super::runs::root_runs(g, root, &env0, &mut st)?;
             (sh, e, true)
@@ -191,6 +212,7 @@ pub(super) fn emit_phase<'a>(
         inner,
         acc,
         pre,
+        ..
     } = st;
     ctx.insert("prelude", &format!("{prelude}{}", lines(&pre)));
     ctx.insert("elem", rust_ty(elem));
@@ -241,6 +263,7 @@ pub(super) fn emit_phase<'a>(
             inner,
             acc,
             diagonal,
+            packed,
         },
     ))
 }
@@ -266,17 +289,46 @@ fn root_reduce<'a>(
 ) -> R<(Shape, Elem)> {
     let e = storable(g, root)?;
     st.ctx.insert("outer_len", "1usize");
-    st.ctx.insert("elem_i", &scalar_of(g.eval(root, env0)?));
+    let elem_i = element(g, root, env0, &st.packed)?;
+    st.ctx.insert("elem_i", &elem_i);
     inner_reduce_scan(g, top, env0, (top != root).then_some(root), st)?;
     Ok((Shape::Flat, e))
 }
 
-/// The element type of scalar node `n`, when a phase result of it can be stored.
+/// The element type of scalar node `n`, when a phase result of it can be stored (words, for a
+/// tuple or a boolean).
 fn storable(g: &Gen<'_>, n: NodeId) -> R<Elem> {
+    if packing(&g.c.node(n).ty).is_some_and(|p| p.depth == 0) {
+        return Ok(Elem::U64);
+    }
     match seq_elem(&Type::seq(g.c.node(n).ty.clone())) {
         Some((e, false)) if e != Elem::Bool => Ok(e),
         _ => Err(unstorable(g, n)),
     }
+}
+
+/// The scalar expression of node `n` in `env`: its words (`[u64; width]`) when packed.
+fn element<'a>(g: &Gen<'a>, n: NodeId, env: &Env<'a>, packed: &Option<Packing>) -> R<String> {
+    match packed {
+        Some(p) => g.pack_node(n, env, p),
+        None => Ok(scalar_of(g.eval(n, env)?)),
+    }
+}
+
+/// The statements writing element `k` of a row (`row`) from its code.
+fn row_element<'a>(g: &Gen<'a>, code: Code<'a>, e: Elem, packed: &Option<Packing>) -> R<String> {
+    Ok(match packed {
+        Some(p) => format!(
+            "                let v: [u64; {w}] = {};\n                unsafe {{ std::ptr::copy_nonoverlapping(v.as_ptr(), row.add(k * {w}), {w}) }};\n",
+            g.pack(code, p)?,
+            w = p.width()
+        ),
+        None => format!(
+            "                let v: {} = {};\n                unsafe {{ *row.add(k) = v }};\n",
+            rust_ty(e),
+            scalar_of(code)
+        ),
+    })
 }
 
 fn unstorable(g: &Gen<'_>, n: NodeId) -> crate::CodegenError {
@@ -301,13 +353,17 @@ fn root_whole<'a>(
     st: &mut PhaseCtx,
 ) -> R<(Shape, Elem)> {
     st.ctx.insert("outer_len", "1usize");
-    if let Type::Scalar(_) = g.c.node(root).ty {
+    let depth = st.packed.as_ref().map(|p| p.depth);
+    if matches!(g.c.node(root).ty, Type::Scalar(_)) || depth == Some(0) {
         let e = storable(g, root)?;
-        st.ctx.insert("elem_i", &scalar_of(g.eval(root, env0)?));
+        let elem_i = element(g, root, env0, &st.packed)?;
+        st.ctx.insert("elem_i", &elem_i);
         return Ok((Shape::Flat, e));
     }
-    let Some((e, false)) = seq_elem(&g.c.node(root).ty).filter(|(e, _)| *e != Elem::Bool) else {
-        return Err(unstorable(g, root));
+    let e = match seq_elem(&g.c.node(root).ty) {
+        _ if depth == Some(1) => Elem::U64,
+        Some((e, false)) if e != Elem::Bool => e,
+        _ => return Err(unstorable(g, root)),
     };
     let r = g.seq(root, env0)?;
     st.ctx.insert("env_i", &lines(&r.checks));
@@ -315,10 +371,9 @@ fn root_whole<'a>(
     st.ctx.insert(
         "row_write",
         &format!(
-            "            for k in 0..({}) {{\n                let v: {} = {};\n                unsafe {{ *row.add(k) = v }};\n            }}\n",
+            "            for k in 0..({}) {{\n{}            }}\n",
             r.len,
-            rust_ty(e),
-            scalar_of(r.at("k")?)
+            row_element(g, r.at("k")?, e, &st.packed)?
         ),
     );
     Ok((Shape::Nested, e))
@@ -353,7 +408,10 @@ fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -
 fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
     let root = phase.root;
     let node = g.c.node(root);
-    let Some((e, nested)) = seq_elem(&node.ty).filter(|(e, _)| *e != Elem::Bool) else {
+    let Some((e, nested)) = (match &st.packed {
+        Some(p) => Some((Elem::U64, p.depth == 2)),
+        None => seq_elem(&node.ty).filter(|(e, _)| *e != Elem::Bool),
+    }) else {
         return Err(unstorable(g, root));
     };
     // Element i: a root map's body with its parameters bound to its inputs' elements, or the
@@ -381,13 +439,19 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     };
     st.ctx.insert("outer_len", &len);
     let level2 = phase.levels.get(1).map(|l| l.node);
-    if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
+    let packed_rows = nested && st.packed.is_some();
+    if let (Some((body, env_i)), Some(l2), false) = (&map, level2, packed_rows) {
         inner_level(g, l2, *body, env_i, nested, e, st)?;
     }
     if nested {
         write_rows(g, &map, elem_i, e, st)?;
     } else {
-        st.ctx.insert("elem_i", &scalar_of(elem_i));
+        let elem_i = match (&st.packed, &map) {
+            (Some(p), Some((body, env_i))) => g.pack_node(*body, env_i, p)?,
+            (Some(p), None) => g.pack(elem_i, p)?,
+            (None, _) => scalar_of(elem_i),
+        };
+        st.ctx.insert("elem_i", &elem_i);
     }
     Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
 }
@@ -445,7 +509,9 @@ fn write_rows<'a>(
     st: &mut PhaseCtx,
 ) -> R<()> {
     match map {
-        Some((body, env_i)) if matches!(g.c.node(*body).op, Op::Scan { .. }) => {
+        Some((body, env_i))
+            if matches!(g.c.node(*body).op, Op::Scan { .. }) && st.packed.is_none() =>
+        {
             if st.inner != Some(Inner::Scan) {
                 inner_reduce_scan(g, *body, env_i, None, st)?;
             }
@@ -463,10 +529,9 @@ fn write_rows<'a>(
             st.ctx.insert(
                 "row_write",
                 &format!(
-                    "            for k in 0..({}) {{\n                let v: {} = {};\n                unsafe {{ *row.add(k) = v }};\n            }}\n",
+                    "            for k in 0..({}) {{\n{}            }}\n",
                     row.len,
-                    rust_ty(e),
-                    scalar_of(row.at("k")?)
+                    row_element(g, row.at("k")?, e, &st.packed)?
                 ),
             );
         }
@@ -560,12 +625,13 @@ fn inner_reduce_scan<'a>(
             None => "r".to_string(),
         };
         ctx.insert("finish_reduced", &reduced);
-        let value = match body {
-            Some(b) => {
+        let value = match (body, &st.packed) {
+            (Some(b), packed) => {
                 let env = bind(env_i, [(l, from_value("reduced".into(), &t))]);
-                scalar_of(g.eval(b, &env)?)
+                element(g, b, &env, packed)?
             }
-            None => "reduced".to_string(),
+            (None, Some(p)) => g.pack(from_value("reduced".into(), &t), p)?,
+            (None, None) => "reduced".to_string(),
         };
         ctx.insert("finish_value", &value);
         st.inner = Some(Inner::Reduce);

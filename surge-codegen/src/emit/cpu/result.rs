@@ -5,7 +5,8 @@
 //! `map(|t| t.j)` through a sequence, booleans cast to `u32`). The host runs the part phases in
 //! turn and returns [`Output::Composite`](crate::data::Output), which `Value::from_output` puts
 //! back together by the type. Each part computes the final phase again (an argmin once per
-//! field), which only costs time for results that were refused before.
+//! field). Tuples of scalars and booleans are stored in one pass instead (`packed.rs`); this
+//! split remains for tuples that hold sequences.
 
 use crate::analysis::{Analysis, Phase};
 use crate::ir::{Computation, Elem, Lambda, Node, NodeId, Op, ScalarExpr, Type};
@@ -113,7 +114,7 @@ fn project(c: &mut Computation, n: NodeId, path: &[Step]) -> NodeId {
 /// still is not: three levels of sequences, which the emitter then refuses by name).
 pub fn split_result(c: &Computation, a: &Analysis) -> Option<(Computation, Analysis, ResultParts)> {
     let ty = c.node(c.root).ty.clone();
-    if storable(&ty) {
+    if storable(&ty) || super::packed::packing(&ty).is_some() {
         return None;
     }
     let mut paths = Vec::new();
