@@ -19,6 +19,10 @@ pub(super) enum Code<'a> {
     Scalar(String, Elem),
     Seq(Rc<SeqCode<'a>>),
     Tuple(Vec<Code<'a>>),
+    /// A Rust expression evaluating to a whole tuple of this (IR) type (a reduction over
+    /// tuples computed into a local): read whole, it is printed once; a projection reads a field
+    /// of it.
+    Value(String, Type),
 }
 
 type ElemFn<'a> = dyn Fn(&str) -> R<Code<'a>> + 'a;
@@ -197,11 +201,13 @@ impl<'a> Gen<'a> {
             Op::Input { buffer } => self.input(n, *buffer),
             Op::Param => panic!("internal: parameter {n} used outside its lambda"),
             Op::Scalar { expr } => self.shared_scalar(n, expr, env),
-            Op::Tuple { items } => Ok(Code::Tuple(
-                items.iter().map(|i| self.eval(*i, env)).collect::<R<_>>()?,
-            )),
+            Op::Tuple { items } => self.shared_tuple(n, items, env),
             Op::Project { tuple, index } => match self.eval(*tuple, env)? {
                 Code::Tuple(mut items) => Ok(items.swap_remove(*index)),
+                Code::Value(w, Type::Tuple(ts)) => Ok(super::values::from_value(
+                    format!("({w}).{index}"),
+                    &ts[*index],
+                )),
                 _ => panic!("internal: validated tuple {tuple} is not a tuple"),
             },
             Op::Index { seq, index } => self.index(n, *seq, *index, env),
@@ -584,6 +590,7 @@ pub(super) fn with_checks<'a>(code: Code<'a>, checks: &[String]) -> Code<'a> {
         Code::Tuple(items) => {
             Code::Tuple(items.into_iter().map(|c| with_checks(c, checks)).collect())
         }
+        Code::Value(w, t) => Code::Value(format!("{{ {} {w} }}", checks.join(" ")), t),
         Code::Seq(sc) => {
             let mut all = checks.to_vec();
             all.extend(sc.checks.iter().cloned());
@@ -607,6 +614,7 @@ pub(super) fn keep_index_check<'a>(code: Code<'a>, idx: &str) -> Code<'a> {
     }
     match code {
         Code::Scalar(s, e) if s.contains(idx) => Code::Scalar(s, e),
+        Code::Value(s, t) if s.contains(idx) => Code::Value(s, t),
         Code::Tuple(items) => Code::Tuple(
             items
                 .into_iter()

@@ -10,8 +10,8 @@
 //! element again (`result.rs`, still used for tuples that hold sequences), and an intermediate
 //! phase of tuples or booleans was refused. CoMD's force (a 4-tuple per atom) paid 4×.
 
-use super::code::{Code, Env, Gen, R, SeqCode, bind};
-use super::values::{from_value, has_seq, rust_type};
+use super::code::{Code, Env, Gen, R, SeqCode};
+use super::values::{has_seq, rust_type};
 use crate::data::{Buffer, Output};
 use crate::emit::sharing;
 use crate::ir::{Elem, NodeId, ScalarExpr, Type};
@@ -124,15 +124,7 @@ impl<'a> Gen<'a> {
             &|m| env.contains_key(&m),
             &keep,
         );
-        let mut env = env.clone();
-        let mut lets = String::new();
-        for m in shared {
-            let t = self.c.node(m).ty.clone();
-            let v = self.to_value(self.eval(m, &env)?, &t)?;
-            let name = format!("v{}", m.0);
-            lets.push_str(&format!("let {name}: {} = {v}; ", rust_type(&t)));
-            env = bind(&env, [(m, from_value(name, &t))]);
-        }
+        let (lets, env) = self.bind_shared(&shared, env)?;
         let value = self.to_value(self.eval(n, &env)?, &p.item)?;
         Ok(format!("{{ {lets}{} }}", self.words(value, p)))
     }

@@ -52,7 +52,7 @@ impl<'a> Gen<'a> {
     /// An expression that evaluates to the owned value of `code`, of IR type `t`.
     pub(super) fn to_value(&self, code: Code<'a>, t: &Type) -> R<String> {
         match (code, t) {
-            (Code::Scalar(s, _), _) => Ok(s),
+            (Code::Scalar(s, _), _) | (Code::Value(s, _), _) => Ok(s),
             (Code::Tuple(items), Type::Tuple(ts)) => {
                 let parts = items
                     .into_iter()
@@ -123,11 +123,8 @@ impl<'a> Gen<'a> {
                 }))
             }
             Code::Scalar(_, e) => Code::Scalar(format!("{{ {decl} {m} }}"), e),
-            Code::Tuple(_) => {
-                // Each field reads the whole tuple's block once (a projection reads one field).
-                let whole = format!("{{ {decl} {m} }}");
-                from_value(format!("({whole})"), t)
-            }
+            // Read whole (`to_value`), the block is printed once; a projection reads one field.
+            Code::Tuple(_) | Code::Value(..) => Code::Value(format!("{{ {decl} {m} }}"), t.clone()),
         }
     }
 
