@@ -211,3 +211,35 @@ fn help_explains_the_comd_options() {
         assert!(out.contains(flag), "{flag} not in {out}");
     }
 }
+
+/// `surge tune comd` and `surge run comd --tuned`: what they refuse (exit 2, naming the
+/// option). The tuning itself is covered on the simulated backend in `apps::comd::tuning`; a
+/// real campaign compiles 248 variants (two rustc calls) and takes minutes.
+#[test]
+fn tuning_comd_refuses_what_it_cannot_use() {
+    let pot = adams();
+    fails(
+        surge(&["tune", "comd"]),
+        "`surge tune comd` needs --potential FILE",
+    );
+    fails(
+        surge(&["tune", "comd", "--potential", &pot, "--platform", "cuda"]),
+        "tunes on the CPU only (--platform cuda)",
+    );
+    fails(
+        surge(&["tune", "comd", "--potential", &pot, "--inputs", "x"]),
+        "it takes no --inputs or --test",
+    );
+    fails(
+        surge(&["tune", "spmv", "--potential", &pot]),
+        "--potential and --format are comd's; `surge tune spmv` does not take them",
+    );
+    fails(
+        surge(&["tune", "comd", "--potential", "/no/such.eam"]),
+        "/no/such.eam",
+    );
+    fails(
+        comd(&["--tuned", "--variant", "reference/rayon"]),
+        "the argument '--tuned' cannot be used with '--variant <ID>'",
+    );
+}

@@ -17,6 +17,7 @@ mod run_kmeans_mpi;
 #[cfg(feature = "mpi")]
 mod run_spmv_mpi;
 mod tune;
+mod tune_comd;
 mod variants;
 
 use clap::{Parser, Subcommand};

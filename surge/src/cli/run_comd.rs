@@ -42,9 +42,7 @@ fn refuse_foreign(args: &RunArgs) -> Result<(), CliError> {
 /// `surge/ALGORITHM/VARIANT-ID` (a native variant).
 fn force_field(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
     if args.tuned {
-        return Err(usage(
-            "comd has no tuned force computation yet: its Surge programs do not build natively",
-        ));
+        return tuned_force(args);
     }
     let unknown = |v: &str| {
         usage(format!(
@@ -72,6 +70,35 @@ fn force_field(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
             Ok(Box::new(SurgeForce::new(algorithm, engine)))
         }
     }
+}
+
+/// The force the model of `surge tune comd` picks for this run's configuration: the algorithm
+/// and its variant, in one query (the default variant, with a warning, without a usable model).
+fn tuned_force(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
+    use surge::apps::comd::tuning;
+    use surge::tune::{Tuned, algorithms::AlgorithmBackend, cpu::CpuBackend};
+    let (pot, _, _) = args.comd.potential()?;
+    let cfg = args.comd.config();
+    let config = tuning::Config {
+        cells: cfg.cells,
+        lattice: cfg.lattice_for(&pot),
+        delta: cfg.delta,
+    };
+    let input = tuning::input(&pot, config)?;
+    let cpu = CpuBackend::new();
+    let backend = AlgorithmBackend::new(&cpu);
+    let sel = Tuned::load(&tuning::workload(), &backend).select(&input)?;
+    let (algorithm, variant) = tuning::pick(&sel.variant)?;
+    eprintln!(
+        "tuned force: {} (from the model: {}, selection {:.1} µs)",
+        sel.variant,
+        sel.from_model,
+        (sel.feature_seconds + sel.query_seconds) * 1e6
+    );
+    Ok(Box::new(SurgeForce::new(
+        algorithm,
+        Engine::Cpu(Some(variant)),
+    )))
 }
 
 /// One printed step with the wall time per atom and step since the previous one (µs).

@@ -16,8 +16,16 @@ use surge::tune::{TrainingConfig, TuneInput, TuneOptions, TuningBackend};
 
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
-    /// The application: reduce, scan or spmv.
+    /// The application: reduce, scan, spmv or comd (CoMD's force: two algorithms, each with
+    /// its variants, selected in one query; needs --potential).
     pub app: String,
+    /// comd: the EAM potential file (funcfl, or setfl for *.alloy / *.setfl), e.g. CoMD's
+    /// pots/Cu_u6.eam.
+    #[arg(long, value_name = "FILE")]
+    pub potential: Option<PathBuf>,
+    /// comd: the potential's format, funcfl or setfl (default: by the file's name).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
     /// Where variants run and are timed: `cpu` (this machine's cores), `cuda` (GPU 0), or
     /// `sim` (simulated timings with a planted rule, no hardware: for testing the tuner).
     /// Default: `cuda` when a GPU is present, else `cpu`.
@@ -133,7 +141,7 @@ pub struct TuneArgs {
 
 /// One (input, variant) pair measured. An input measured again (see `--max-steal`) reports
 /// its variants again, so the bar grows by an input's worth when it would overflow.
-fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
+pub(super) fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
     if bar.length().is_some_and(|l| bar.position() >= l) {
         bar.inc_length(nv);
     }
@@ -141,7 +149,7 @@ fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
     bar.set_message(format!("{input} {variant}"));
 }
 
-fn usage(m: impl Into<String>) -> CliError {
+pub(super) fn usage(m: impl Into<String>) -> CliError {
     CliError {
         code: 2,
         message: m.into(),
@@ -149,7 +157,7 @@ fn usage(m: impl Into<String>) -> CliError {
 }
 
 /// Input and usage errors exit 2; a tuning run that fails exits 1.
-fn failure(e: SurgeError) -> CliError {
+pub(super) fn failure(e: SurgeError) -> CliError {
     match e {
         SurgeError::Usage(_) | SurgeError::Input { .. } | SurgeError::Mtx(_) => e.into(),
         other => CliError {
@@ -252,7 +260,7 @@ fn check(args: &TuneArgs) -> Result<(), CliError> {
 }
 
 /// The tuning options the arguments ask for.
-fn options(args: &TuneArgs) -> Result<TuneOptions, CliError> {
+pub(super) fn options(args: &TuneArgs) -> Result<TuneOptions, CliError> {
     let kind = args.model.parse().map_err(failure)?;
     check(args)?;
     Ok(TuneOptions {
@@ -282,7 +290,7 @@ fn options(args: &TuneArgs) -> Result<TuneOptions, CliError> {
 }
 
 /// The progress bar of `runs` measurements (hidden for --json or off a terminal).
-fn progress_bar(json: bool, runs: u64) -> ProgressBar {
+pub(super) fn progress_bar(json: bool, runs: u64) -> ProgressBar {
     let bar = if json || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
     } else {
@@ -301,6 +309,15 @@ fn progress_bar(json: bool, runs: u64) -> ProgressBar {
 }
 
 pub fn run(args: &TuneArgs) -> Result<(), CliError> {
+    if args.app == "comd" {
+        return super::tune_comd::run(args);
+    }
+    if args.potential.is_some() || args.format.is_some() {
+        return Err(usage(format!(
+            "--potential and --format are comd's; `surge tune {}` does not take them",
+            args.app
+        )));
+    }
     let app: App = args.app.parse()?;
     let opts = options(args)?;
     let backend = backend(args, app)?;
@@ -355,7 +372,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
 }
 
 /// The text report's training half: inputs, features, labelling, model.
-fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
+pub(super) fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
     let store = &done.store;
     println!(
         "tuned {} on {} ({} variants)",
@@ -404,7 +421,7 @@ fn print_training(c: &Campaign<'_>, done: &CampaignResult) {
 }
 
 /// The text report's testing half: scores, steal, selection cost, where the files went.
-fn print_evaluation(c: &Campaign<'_>, done: &CampaignResult) {
+pub(super) fn print_evaluation(c: &Campaign<'_>, done: &CampaignResult) {
     let (eval, summary) = (&done.eval, &done.summary);
     println!(
         "  test: {} inputs, tuned/exhaustive {:.1}% ({:.1}% before the confirmation round), default/exhaustive {:.1}%, exact picks {:.1}%",

@@ -66,6 +66,7 @@
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
+pub mod algorithms;
 pub mod campaign;
 pub mod cover;
 pub mod cpu;

@@ -361,7 +361,8 @@ impl Tuned<'_> {
     ) -> Result<(crate::Output, Selection)> {
         let c = &input.computation;
         let mut sel = self.select(input)?;
-        match crate::execute_variant(c, target, &sel.variant) {
+        let (chosen, variant) = super::algorithms::resolve(input, &sel.variant)?;
+        match crate::execute_variant(chosen, target, variant) {
             Ok(out) => Ok((out, sel)),
             Err(e @ crate::SurgeError::Usage(_)) => {
                 let w = format!(

@@ -133,14 +133,25 @@ impl Workload {
             .features()
             .map(|f| f.elements as f64)
             .map_err(|e| tune_err(format!("input `{name}` of `{}`: {e}", self.name)))?;
-        Ok(TuneInput {
-            name,
+        Ok(self.input_with_work(name, computation, work))
+    }
+
+    /// [`input`](Self::input) whose work is given, not inferred: for computations whose element
+    /// count Surge cannot know before running (a `range` bounded by a computed length).
+    pub fn input_with_work(
+        &self,
+        name: impl Into<String>,
+        computation: Computation,
+        work: f64,
+    ) -> TuneInput {
+        TuneInput {
+            name: name.into(),
             workload: self.name.clone(),
             computation,
             work,
             matrix: None,
             data: None,
-        })
+        }
     }
 }
 
@@ -173,6 +184,9 @@ impl TuneInput {
 
     /// The structure hash of the input's computation, hex: what the store is keyed by.
     pub fn structure(&self) -> String {
+        if let Some(algos) = self.data::<super::algorithms::AlgorithmInputs>() {
+            return format!("{:032x}", super::algorithms::structure(algos));
+        }
         format!("{:032x}", self.computation.ir().structure_hash())
     }
 }

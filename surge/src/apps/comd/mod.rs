@@ -32,6 +32,7 @@ pub mod random;
 pub mod reference;
 pub mod surge_force;
 pub mod table;
+pub mod tuning;
 pub mod units;
 pub mod velocity;
 

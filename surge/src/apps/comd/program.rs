@@ -115,8 +115,7 @@ impl Frame {
 
     /// The three phases, given atom i's reductions over its candidates of the density terms
     /// and of the force terms: ρ̄ per atom; F′(ρ̄) per atom; per atom the force and
-    /// `U_i = ½Σφ + F(ρ̄_i)`. (Each phase stores a flat sequence of numbers: the CPU backend
-    /// cannot store a sequence of tuples between phases.)
+    /// `U_i = ½Σφ + F(ρ̄_i)`, stored as one tuple per atom.
     fn phases<P, F>(&self, density: P, force: F) -> Result<Computation>
     where
         P: Fn(&Scalar<u32>) -> Result<S>,
