@@ -1,5 +1,9 @@
 //! k-means (Lloyd) benchmark: Surge's Lloyd (default variants, and the fastest relabeling
-//! variant measured on the input) against plain Rust, serial and rayon, from the same
+//! variant measured on the input) against plain Rust, serial and rayon, and `linfa-clustering`'s
+//! `KMeans` (0.8.1: relabeling with rayon; the same number of centroid updates, its centroids'
+//! largest difference from the reference's reported: they differ by design, since linfa's update
+//! is m_k-means, which counts the old centroid as one more point of its cluster, not Lloyd's
+//! mean), from the same
 //! k-means++ centroids on generated points (D = 32, k = 10, seeded, overlapping clusters so Lloyd
 //! iterates), in million points clustered per second (points × relabelings / seconds; every run
 //! makes the same iterations).
@@ -27,6 +31,33 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
         .collect();
     t.sort_by(f64::total_cmp);
     (t[t.len() / 2], out)
+}
+
+/// `linfa-clustering`'s KMeans from `init`, making exactly `updates` centroid updates (its
+/// tolerance is below any centroid shift), and its centroids, row-major.
+fn linfa_lloyd(p: &kmeans::Points, init: &[f64], updates: usize) -> Vec<f64> {
+    use linfa::prelude::*;
+    use linfa_clustering::{KMeans, KMeansInit};
+    let n = p.data.len() / p.d;
+    let records = ndarray::Array2::from_shape_vec((n, p.d), p.data.clone()).expect("n × d");
+    let init = ndarray::Array2::from_shape_vec((KMEANS_K, p.d), init.to_vec()).expect("k × d");
+    let model = KMeans::params(KMEANS_K)
+        .n_runs(1)
+        .init_method(KMeansInit::Precomputed(init))
+        .max_n_iterations(updates.max(1) as u64)
+        .tolerance(f64::MIN_POSITIVE)
+        .fit(&DatasetBase::from(records))
+        .expect("linfa's k-means fits");
+    model.centroids().iter().copied().collect()
+}
+
+/// The largest difference between two sets of centroids, relative to the largest coordinate.
+fn centroid_diff(a: &[f64], b: &[f64]) -> f64 {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1.0);
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        / scale
 }
 
 /// The fastest relabeling variant on these points, timed alone (median of 3 runs each).
@@ -66,6 +97,7 @@ fn main() -> surge::Result<()> {
         let init = data::kmeans_plus_plus(&p, KMEANS_K, 1)?;
         let (serial_s, want) = time(3, || reference::lloyd_serial(&p, &init, iterations));
         let (rayon_s, par) = time(3, || reference::lloyd_rayon(&p, &init, iterations));
+        let (linfa_s, linfa_c) = time(3, || linfa_lloyd(&p, &init, want.iterations));
         let run = |v: &LloydVariants| kmeans::lloyd(&p, &init, iterations, &Target::cpu(), v);
         let (default_s, def) = time(3, || run(&LloydVariants::default()));
         let (best_id, variants) = fastest_relabel(&p, &init)?;
@@ -81,13 +113,18 @@ fn main() -> surge::Result<()> {
             "labels differ from the reference at n = {n}"
         );
         let rate = |s: f64| n as f64 * (want.iterations + 1) as f64 / s / 1e6;
+        // linfa relabels once per update (no final relabeling): the same updates.
+        let linfa_rate = n as f64 * want.iterations.max(1) as f64 / linfa_s / 1e6;
         rows.push(json!({
             "points": n, "dimension": KMEANS_DIM, "k": KMEANS_K, "iterations": want.iterations,
             "relabel_variants": variants, "best_relabel_variant": best_id,
             "mpoints_per_s": {
                 "surge_default": rate(default_s), "surge_best": rate(best_s),
                 "rayon": rate(rayon_s), "serial": rate(serial_s),
+                "linfa": linfa_rate,
             },
+            "linfa_centroid_diff": centroid_diff(&want.centroids, &linfa_c),
+            "best_vs_linfa": rate(best_s) / linfa_rate,
             "best_vs_rayon": rayon_s / best_s,
             "default_vs_rayon": rayon_s / default_s,
         }));
