@@ -278,3 +278,65 @@ fn tune_on_this_machine_then_run_tuned() {
         &["corrupt tuning store"],
     );
 }
+
+/// A campaign journals its records beside the store and removes the journal once the store is
+/// written; a journal left by an unfinished campaign is refused without `--resume`.
+#[test]
+fn tune_journal_and_resume() {
+    let d = tmp("journal");
+    let store = d.join("s.json");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "tune",
+            "reduce",
+            "--platform",
+            "sim",
+            "--scale",
+            "small",
+            "--json",
+        ];
+        a.extend_from_slice(&["--out", store.to_str().unwrap()]);
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        surge(&d, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    json(&run(&[]));
+    let journal = d.join("s.json.journal");
+    assert!(
+        store.is_file() && !journal.exists(),
+        "journal removed after the store"
+    );
+    std::fs::write(&journal, "{}\n").unwrap();
+    let a = args(&[]);
+    refused(
+        &d,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[
+            "s.json.journal holds the records of a campaign that did not finish",
+            "--resume",
+        ],
+    );
+    let a = args(&["--resume"]);
+    refused(
+        &d,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["s.json.journal line 1 is not a tuning journal's header"],
+    );
+    std::fs::remove_file(&journal).unwrap();
+    json(&run(&["--resume"]));
+    refused(
+        &d,
+        &[
+            "tune",
+            "reduce",
+            "--incremental",
+            "--iterations",
+            "2",
+            "--resume",
+        ],
+        &["--resume continues an exhaustive campaign"],
+    );
+}

@@ -134,6 +134,11 @@ pub struct TuneArgs {
     /// Simulated platform only: add a variant that always fails.
     #[arg(long, hide = true)]
     pub sim_failing_variant: bool,
+    /// Continue an unfinished campaign: keep the training records its journal (beside the
+    /// store, `<store>.journal`) holds and measure only the inputs it lacks. Without it, a
+    /// journal left by an unfinished campaign is an error, never overwritten.
+    #[arg(long)]
+    pub resume: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -227,6 +232,12 @@ fn load_inputs(
 
 /// The numeric arguments' ranges; usage errors name the offending flag.
 fn check(args: &TuneArgs) -> Result<(), CliError> {
+    if args.incremental && args.resume {
+        return Err(usage(
+            "--resume continues an exhaustive campaign from its journal; incremental tuning \
+             keeps none",
+        ));
+    }
     if args.incremental && args.iterations.is_none() && args.accuracy.is_none() {
         return Err(usage("--incremental needs --iterations N or --accuracy A"));
     }
@@ -285,6 +296,7 @@ pub(super) fn options(args: &TuneArgs) -> Result<TuneOptions, CliError> {
         label_tolerance: args.tolerance,
         min_class_inputs: args.min_class_inputs.max(1),
         max_classes: args.max_classes,
+        resume: args.resume,
         ..TuneOptions::default()
     })
 }

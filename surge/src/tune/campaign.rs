@@ -3,6 +3,7 @@
 //! `--json` prints and `report.json` holds. The CLI parses its arguments into a [`Campaign`],
 //! shows the [`Step`]s as a progress bar, and prints the [`CampaignResult`].
 
+use super::journal::{self, JournalOptions};
 use super::model::{Classifier, Model};
 use super::options::{Progress, TuneOptions};
 use super::report::{self, Evaluation};
@@ -79,11 +80,23 @@ impl Campaign<'_> {
     /// Runs the campaign; errors leave no store half-written.
     pub fn run(&self, progress: &mut dyn FnMut(Step<'_>)) -> Result<CampaignResult> {
         let mut iterations = Vec::new();
+        let out = match self.out {
+            Some(p) => p.to_path_buf(),
+            None => store::default_path(self.workload.name(), &self.backend.platform())?,
+        };
+        // Exhaustive campaigns journal their records beside the store (`--resume`).
+        let mut options = self.options.clone();
+        if options.journal.is_none() && options.incremental.is_none() {
+            options.journal = Some(JournalOptions {
+                path: journal::path_beside(&out),
+                resume: options.resume,
+            });
+        }
         let store = super::tune(
             self.backend,
             self.workload,
             self.train,
-            self.options,
+            &options,
             &mut |p| match p {
                 Progress::Measured { input, variant } => {
                     progress(Step::Measured { input, variant })
@@ -96,11 +109,13 @@ impl Campaign<'_> {
         )
         .inspect_err(|_| progress(Step::Finished))?;
         let train_seconds = self.started.elapsed().as_secs_f64();
-        let out = match self.out {
-            Some(p) => p.to_path_buf(),
-            None => store::default_path(self.workload.name(), &self.backend.platform())?,
-        };
         store.save(&out)?;
+        if let Some(j) = &options.journal {
+            // The store holds every record now; a journal left would block the next campaign.
+            std::fs::remove_file(&j.path).map_err(|e| {
+                crate::SurgeError::Tune(format!("removing the journal {}: {e}", j.path.display()))
+            })?;
+        }
 
         // Evaluation on the held-out inputs.
         progress(Step::Testing);

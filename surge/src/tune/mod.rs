@@ -74,6 +74,7 @@ pub mod cuda;
 pub mod features;
 pub mod incremental;
 pub mod inputs;
+pub mod journal;
 mod labelling;
 pub mod model;
 mod options;

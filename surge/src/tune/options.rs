@@ -2,6 +2,7 @@
 //! works ([`Progress`]).
 
 use super::cover::{self, Cover};
+use super::journal::JournalOptions;
 use super::model::{ModelKind, SvmSearch};
 use super::record::InputRecord;
 use super::training::TrainingConfig;
@@ -23,6 +24,12 @@ pub struct TuneOptions {
     /// At most this many classes (0: no cap): the first the cover takes, which are near-best
     /// on the most training inputs. Bounds the SVM's query cost (its one-vs-one pairs).
     pub max_classes: usize,
+    /// Append each training input's record to this journal as it is measured (exhaustive
+    /// tuning only; see [`journal`](super::journal)). A [`Campaign`](super::campaign::Campaign)
+    /// keeps one beside its store when this is `None`.
+    pub journal: Option<JournalOptions>,
+    /// A campaign's own journal: continue the unfinished campaign it records.
+    pub resume: bool,
 }
 
 impl Default for TuneOptions {
@@ -35,6 +42,8 @@ impl Default for TuneOptions {
             label_tolerance: 0.03,
             min_class_inputs: 2,
             max_classes: 10,
+            journal: None,
+            resume: false,
         }
     }
 }

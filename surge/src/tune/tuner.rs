@@ -1,6 +1,7 @@
 //! One tuning run: features of every input, exhaustive (or incremental) measurement, model.
 
 use super::incremental;
+use super::journal::Journal;
 use super::labelling::{label, train_model};
 use super::options::{Progress, TuneOptions};
 use super::store::{SCHEMA_VERSION, StoreKey, TuningStore};
@@ -30,14 +31,45 @@ pub fn tune(
         )));
     }
     let default_variant = backend.default_variant(first)?;
+    let key = StoreKey::new(app, &first.structure(), &backend.platform(), &variants);
     let features = workload.features();
     let fv = features.evaluate_all(inputs)?;
     let records = match &opts.incremental {
-        None => inputs
-            .iter()
-            .zip(&fv)
-            .map(|(i, f)| label(backend, i, f, &variants, &opts.training, progress))
-            .collect(),
+        None => {
+            let mut journal = match &opts.journal {
+                Some(j) => Some(Journal::open(j, &key, &opts.training)?),
+                None => None,
+            };
+            let mut records = Vec::with_capacity(inputs.len());
+            for (i, f) in inputs.iter().zip(&fv) {
+                let resumed = journal.as_mut().and_then(|j| j.take(&i.name));
+                let r = match resumed {
+                    Some(r) => {
+                        for m in &r.measurements {
+                            progress(Progress::Measured {
+                                input: &i.name,
+                                variant: &m.variant,
+                            });
+                        }
+                        r
+                    }
+                    None => {
+                        let r = label(backend, i, f, &variants, &opts.training, progress);
+                        if let Some(j) = journal.as_mut() {
+                            j.append(&r)?;
+                        }
+                        r
+                    }
+                };
+                records.push(r);
+            }
+            records
+        }
+        Some(_) if opts.journal.is_some() => {
+            return Err(tune_err(
+                "a journal is kept for exhaustive tuning; incremental tuning cannot be resumed",
+            ));
+        }
         Some(stop) => incremental::run(
             backend, features, inputs, &fv, &variants, opts, stop, progress,
         )?,
@@ -48,7 +80,7 @@ pub fn tune(
     Ok(TuningStore {
         labelling: Some(labelling),
         schema_version: SCHEMA_VERSION,
-        key: StoreKey::new(app, &first.structure(), &backend.platform(), &variants),
+        key,
         variants,
         default_variant,
         inputs: records,
