@@ -8,7 +8,8 @@
 #     a complex matrix and a command without a distributed form refused (exit 2);
 #   - conjugate gradients on the distributed SpMV, with its true-residual check;
 #   - distributed k-means against one rank's (generated points, iris, wine; a rank with no
-#     point): equal iterations and counts, centroids to 1e-12.
+#     point): equal iterations and counts, centroids to 1e-12;
+#   - a tuning campaign over the ranks, stopped midway and resumed from its journal.
 # SURGE_MATRICES_DIR overrides ../shared/matrices.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -61,5 +62,20 @@ for np in 2 3; do
   $run "$bin/mpi_cg" --grid 48
   $run "$bin/mpi_cg" --grid 31 --tol 1e-12
   $run "$bin/mpi_kmeans_check" tests/data/kmeans/iris.csv tests/data/kmeans/wine.csv
+  # A tuning campaign over the ranks (simulated timings): stopped after 10 records as if the
+  # job died, then resumed from the journal: every training input labelled, the journal gone.
+  t=$(mktemp -d)
+  tune="$bin/surge tune reduce --platform sim --scale small --json --out $t/s.json"
+  set +e
+  SURGE_DATA=$t $run $tune --stop-after 10 >/dev/null 2>&1; code=$?
+  set -e
+  [ $code -ne 0 ] || fail "a campaign stopped after 10 records exited 0"
+  [ "$(wc -l <"$t/s.json.journal")" = 11 ] || fail "the journal holds a header and 10 records"
+  out=$(SURGE_DATA=$t $run $tune --resume)
+  grep -q '"ranks": '"$np" <<<"$out" && grep -q '"labelled_inputs": 31' <<<"$out" \
+    || fail "the resumed campaign on $np ranks: $out"
+  [ ! -e "$t/s.json.journal" ] && [ -s "$t/s.json" ] || fail "store written, journal removed"
+  rm -rf "$t"
+  echo "surge tune over $np ranks: stopped, resumed from its journal, 31 inputs labelled"
 done
 echo "MPI tests passed"

@@ -15,9 +15,10 @@ pub fn run(command: &Command, ranks: usize) -> Result<(), CliError> {
     match command {
         Command::Run(a) if a.app.app == "spmv" => super::run_spmv_mpi::run(a),
         Command::Run(a) if a.app.app == "kmeans" => super::run_kmeans_mpi::run(a),
+        Command::Tune(a) if a.app != "comd" => super::tune_mpi::run(a),
         _ => Err(refusal(format!(
             "started as one of {ranks} MPI ranks, but this command has no distributed form \
-             (under mpirun: surge run spmv, surge run kmeans); run it as a single process"
+             (under mpirun: surge run spmv, surge run kmeans, surge tune reduce|scan|spmv|kmeans); run it as a single process"
         ))),
     }
 }

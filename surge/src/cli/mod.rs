@@ -18,6 +18,8 @@ mod run_kmeans_mpi;
 mod run_spmv_mpi;
 mod tune;
 mod tune_comd;
+#[cfg(feature = "mpi")]
+mod tune_mpi;
 mod variants;
 
 use clap::{Parser, Subcommand};

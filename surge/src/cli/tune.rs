@@ -139,6 +139,14 @@ pub struct TuneArgs {
     /// journal left by an unfinished campaign is an error, never overwritten.
     #[arg(long)]
     pub resume: bool,
+    /// Testing `--resume` under mpirun: rank 0 fails after this many records (as if the job
+    /// died), leaving the journal.
+    #[arg(long, value_name = "N", hide = true)]
+    pub stop_after: Option<usize>,
+    /// Under mpirun: measure even when the ranks' machines differ (CPU model, threads, GPU);
+    /// the model is keyed by rank 0's.
+    #[arg(long)]
+    pub allow_mixed_machines: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -174,7 +182,7 @@ pub(super) fn failure(e: SurgeError) -> CliError {
 
 /// The backend of a platform: adding one is one arm here. Without `--platform`: the GPU when
 /// one can be opened, else the CPU (said on stderr either way).
-fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError> {
+pub(super) fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError> {
     let Some(platform) = args.platform.as_deref() else {
         return Ok(match surge::tune::cuda::CudaBackend::open(0) {
             Ok(b) => {
@@ -212,7 +220,7 @@ fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError
     }
 }
 
-fn load_inputs(
+pub(super) fn load_inputs(
     app: App,
     path: Option<&PathBuf>,
     scale: Scale,

@@ -16,6 +16,8 @@ pub mod rank_part;
 pub mod wire;
 
 #[cfg(feature = "mpi")]
+pub mod campaign;
+#[cfg(feature = "mpi")]
 pub mod dist_spmv;
 #[cfg(feature = "mpi")]
 pub mod world;

@@ -79,6 +79,16 @@ pub struct CampaignResult {
 impl Campaign<'_> {
     /// Runs the campaign; errors leave no store half-written.
     pub fn run(&self, progress: &mut dyn FnMut(Step<'_>)) -> Result<CampaignResult> {
+        self.run_with(&mut super::Local, progress)
+    }
+
+    /// [`run`](Self::run) with the training inputs measured by `labeller` (the ranks of an MPI
+    /// job: `surge::mpi::campaign`).
+    pub fn run_with(
+        &self,
+        labeller: &mut dyn super::Labeller,
+        progress: &mut dyn FnMut(Step<'_>),
+    ) -> Result<CampaignResult> {
         let mut iterations = Vec::new();
         let out = match self.out {
             Some(p) => p.to_path_buf(),
@@ -92,11 +102,12 @@ impl Campaign<'_> {
                 resume: options.resume,
             });
         }
-        let store = super::tune(
+        let store = super::tune_with(
             self.backend,
             self.workload,
             self.train,
             &options,
+            labeller,
             &mut |p| match p {
                 Progress::Measured { input, variant } => {
                     progress(Step::Measured { input, variant })

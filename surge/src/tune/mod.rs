@@ -76,9 +76,11 @@ pub mod incremental;
 pub mod inputs;
 pub mod journal;
 mod labelling;
+#[cfg(feature = "mpi")]
+pub(crate) use labelling::label;
 pub mod model;
 mod options;
-mod record;
+pub mod record;
 pub mod report;
 pub mod select;
 pub mod simulated;
@@ -95,7 +97,7 @@ pub use options::{Progress, TuneOptions};
 pub use select::{Selection, Tuned, execute_tuned};
 pub use store::{StoreKey, TuningStore};
 pub use training::{Disturbance, Measurement, Outcome, TrainingConfig};
-pub use tuner::tune;
+pub use tuner::{Labeller, Local, tune, tune_with};
 pub use workload::Workload;
 
 use crate::mtx::CsrMatrix;

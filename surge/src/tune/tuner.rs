@@ -1,10 +1,13 @@
 //! One tuning run: features of every input, exhaustive (or incremental) measurement, model.
 
+use super::features::FeatureValues;
 use super::incremental;
 use super::journal::Journal;
 use super::labelling::{label, train_model};
 use super::options::{Progress, TuneOptions};
+use super::record::InputRecord;
 use super::store::{SCHEMA_VERSION, StoreKey, TuningStore};
+use super::training::TrainingConfig;
 use super::{TuneInput, TuningBackend, Workload, tune_err};
 use crate::Result;
 
@@ -16,6 +19,63 @@ pub fn tune(
     workload: &Workload,
     inputs: &[TuneInput],
     opts: &TuneOptions,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<TuningStore> {
+    tune_with(backend, workload, inputs, opts, &mut Local, progress)
+}
+
+/// Who measures the training inputs of an exhaustive tuning run: this process ([`Local`]), or
+/// the ranks of an MPI job (`surge::mpi::campaign`).
+pub trait Labeller {
+    /// Measures the inputs `todo` (indices into `inputs`, whose features are `features`) on
+    /// `variants`, handing each record to `record` as it is finished, in any order.
+    #[allow(clippy::too_many_arguments)]
+    fn label_all(
+        &mut self,
+        backend: &dyn TuningBackend,
+        inputs: &[TuneInput],
+        features: &[FeatureValues],
+        todo: &[usize],
+        variants: &[String],
+        cfg: &TrainingConfig,
+        record: &mut dyn FnMut(usize, InputRecord) -> Result<()>,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<()>;
+}
+
+/// Measures every input here, in order.
+#[derive(Debug, Default)]
+pub struct Local;
+
+impl Labeller for Local {
+    fn label_all(
+        &mut self,
+        backend: &dyn TuningBackend,
+        inputs: &[TuneInput],
+        features: &[FeatureValues],
+        todo: &[usize],
+        variants: &[String],
+        cfg: &TrainingConfig,
+        record: &mut dyn FnMut(usize, InputRecord) -> Result<()>,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<()> {
+        for &k in todo {
+            record(
+                k,
+                label(backend, &inputs[k], &features[k], variants, cfg, progress),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// [`tune`] with the training inputs measured by `labeller`.
+pub fn tune_with(
+    backend: &dyn TuningBackend,
+    workload: &Workload,
+    inputs: &[TuneInput],
+    opts: &TuneOptions,
+    labeller: &mut dyn Labeller,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<TuningStore> {
     let app = workload.name();
@@ -40,10 +100,10 @@ pub fn tune(
                 Some(j) => Some(Journal::open(j, &key, &opts.training)?),
                 None => None,
             };
-            let mut records = Vec::with_capacity(inputs.len());
-            for (i, f) in inputs.iter().zip(&fv) {
-                let resumed = journal.as_mut().and_then(|j| j.take(&i.name));
-                let r = match resumed {
+            let mut slots: Vec<Option<InputRecord>> = vec![None; inputs.len()];
+            let mut todo = Vec::new();
+            for (k, i) in inputs.iter().enumerate() {
+                match journal.as_mut().and_then(|j| j.take(&i.name)) {
                     Some(r) => {
                         for m in &r.measurements {
                             progress(Progress::Measured {
@@ -51,19 +111,35 @@ pub fn tune(
                                 variant: &m.variant,
                             });
                         }
-                        r
+                        slots[k] = Some(r);
                     }
-                    None => {
-                        let r = label(backend, i, f, &variants, &opts.training, progress);
-                        if let Some(j) = journal.as_mut() {
-                            j.append(&r)?;
-                        }
-                        r
-                    }
-                };
-                records.push(r);
+                    None => todo.push(k),
+                }
             }
-            records
+            let mut keep = |k: usize, r: InputRecord| -> Result<()> {
+                if let Some(j) = journal.as_mut() {
+                    j.append(&r)?;
+                }
+                slots[k] = Some(r);
+                Ok(())
+            };
+            labeller.label_all(
+                backend,
+                inputs,
+                &fv,
+                &todo,
+                &variants,
+                &opts.training,
+                &mut keep,
+                progress,
+            )?;
+            slots
+                .into_iter()
+                .zip(inputs)
+                .map(|(r, i)| {
+                    r.ok_or_else(|| tune_err(format!("input `{}` was never measured", i.name)))
+                })
+                .collect::<Result<Vec<_>>>()?
         }
         Some(_) if opts.journal.is_some() => {
             return Err(tune_err(

@@ -1,0 +1,116 @@
+//! `mpirun -np R surge tune APP ...`: the campaign fanned out over the ranks
+//! (`surge::mpi::campaign`): every rank builds the same inputs, rank 0 hands them out, journals
+//! the records, trains, writes the store and evaluates; the other ranks measure.
+
+use super::CliError;
+use super::tune::{
+    TuneArgs, advance, backend, failure, load_inputs, options, print_evaluation, print_training,
+    progress_bar, usage,
+};
+use std::time::Instant;
+use surge::apps::App;
+use surge::mpi::campaign::{self, Ranks};
+use surge::mpi::world::World;
+use surge::tune::campaign::{Campaign, Step};
+use surge::tune::inputs::{Scale, Set};
+
+pub fn run(args: &TuneArgs) -> Result<(), CliError> {
+    let world = World::init()?;
+    let root = world.is_root();
+    // A refusal every rank finds alike is said once, by rank 0.
+    let said_once = |e: CliError| {
+        if root {
+            e
+        } else {
+            CliError {
+                code: e.code,
+                message: String::new(),
+            }
+        }
+    };
+    if args.incremental {
+        return Err(said_once(usage(
+            "--incremental has no distributed form: under mpirun, surge tune measures every \
+             training input (exhaustive), fanned out over the ranks",
+        )));
+    }
+    let app: App = args
+        .app
+        .parse()
+        .map_err(|e: surge::SurgeError| said_once(e.into()))?;
+    let opts = options(args).map_err(said_once)?;
+    let backend = backend(args, app).map_err(said_once)?;
+    let backend: &dyn surge::tune::TuningBackend = backend.as_ref();
+    campaign::check_platforms(&world, &backend.platform(), args.allow_mixed_machines)
+        .map_err(|e| said_once(failure(e)))?;
+    let scale = if args.scale == "small" {
+        Scale::Small
+    } else {
+        Scale::Full
+    };
+    let started = Instant::now();
+    let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
+    let variants = backend.variants(&train[0]).map_err(failure)?;
+    if !root {
+        campaign::serve(&world, backend, &train, &variants, &opts.training).map_err(failure)?;
+        return Ok(());
+    }
+    let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
+    let nv = variants.len() as u64;
+    let selection = match args.selection_rows {
+        0 => None,
+        rows => Some(app.selection_input(rows).map_err(failure)?),
+    };
+    let workload = app.workload();
+    let bar = progress_bar(args.json, (train.len() + test.len()) as u64 * nv);
+    let campaign = Campaign {
+        workload: &workload,
+        backend,
+        train: &train,
+        test: &test,
+        options: &opts,
+        out: args.out.as_deref(),
+        report: args.report.as_deref(),
+        selection: selection.as_ref(),
+        started,
+    };
+    let done = campaign.run_with(
+        &mut Ranks {
+            world: &world,
+            stop_after: args.stop_after,
+        },
+        &mut |step| match step {
+            Step::Measured { input, variant } => advance(&bar, nv, input, variant),
+            Step::Testing => {
+                bar.set_prefix("testing");
+                bar.set_length(bar.position() + test.len() as u64 * nv);
+            }
+            Step::Finished => bar.finish_and_clear(),
+        },
+    );
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => {
+            // The other ranks wait for work that will not come: end the job, as a rank that
+            // dies would (the journal keeps what was measured: `--resume`).
+            let e = failure(e);
+            eprintln!("error: {}", e.message);
+            use mpi::traits::Communicator as _;
+            world.comm().abort(i32::from(e.code));
+        }
+    };
+    let mut summary = done.summary.clone();
+    summary["ranks"] = serde_json::json!(world.size());
+    if args.json {
+        super::print_json(&summary);
+    } else {
+        println!(
+            "measured on {} ranks ({} measuring, rank 0 coordinating)",
+            world.size(),
+            world.size().saturating_sub(1).max(1)
+        );
+        print_training(&campaign, &done);
+        print_evaluation(&campaign, &done);
+    }
+    Ok(())
+}
