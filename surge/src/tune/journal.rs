@@ -76,6 +76,14 @@ impl Journal {
             }
             (false, _) => HashMap::new(),
         };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                tune_err(format!(
+                    "cannot create the directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
