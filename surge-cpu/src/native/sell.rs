@@ -1,0 +1,268 @@
+//! The inspector of the SELL-C-σ layout (`layout1 = sell_<C>_<σ>`; the pattern is
+//! `surge_codegen::analysis::DiagonalPattern`, the kernel `sell<C>` of the CPU emitter).
+//!
+//! A row goes into the layout when it is *regular*: non-empty, inside every nested input's data,
+//! every index inside the gathered input, and not longer than [`LONG_ROW_FACTOR`] times the mean
+//! of such rows plus `2C` (one long row would pad its whole chunk to its length). The regular rows,
+//! in order, are cut into windows of σ, each sorted by length, longest first (stable: σ = 1 keeps
+//! the order), and then into chunks of C slots; a chunk is as wide as its longest row and stores
+//! every nested input column-major, a row's columns past its length repeating its last element
+//! (valid values and indices, computed by the kernel and discarded). Slots past the last row hold
+//! the chunk's first row with length 0 and are never written. The other rows (empty, invalid,
+//! long) are the layout's `rest`, computed through `elems` on the original rows, so they are
+//! computed, or reported, exactly as in the row layout.
+//!
+//! Built once per input set and kept in the [`super::Workspace`] under the caller's key, one per
+//! shape, as the diagonal layout is (see `super::diagonal`).
+
+use super::Workspace;
+use std::sync::Arc;
+use std::time::Instant;
+use surge_codegen::analysis::DiagonalPattern;
+use surge_codegen::data::Buffer;
+use surge_codegen::policy::sell::SellShape;
+
+/// A row longer than this many times the mean regular row (plus `2C`) is computed as a row.
+pub const LONG_ROW_FACTOR: usize = 4;
+
+/// A SELL-C-σ copy of a phase's nested inputs.
+#[derive(Debug)]
+pub struct SellLayout {
+    pub shape: SellShape,
+    /// Rows of the map (`offsets` input length − 1).
+    pub rows: usize,
+    /// Per slot (`chunks() * C`): its row.
+    pub perm: Vec<u32>,
+    /// Per slot: its row's length; 0 for a padding slot.
+    pub lens: Vec<u32>,
+    /// Per chunk and one past the last: where its columns start in `values`.
+    pub starts: Vec<u64>,
+    /// Per nested input, in parameter order: `[starts[q] + k * C + r]`.
+    pub values: Vec<Buffer>,
+    /// Runs of rows outside the layout, `(first, end)`, increasing.
+    pub rest: Vec<(usize, usize)>,
+    /// Elements of the rows in the layout.
+    pub nnz: usize,
+    /// Seconds the inspector took to build it.
+    pub inspect_seconds: f64,
+}
+
+impl SellLayout {
+    /// Number of chunks.
+    pub fn chunks(&self) -> usize {
+        self.starts.len() - 1
+    }
+    /// Stored slots per element of the rows in the layout (1.0: no padding).
+    pub fn fill(&self) -> f64 {
+        *self.starts.last().unwrap_or(&0) as f64 / self.nnz.max(1) as f64
+    }
+    /// Rows computed outside the layout.
+    pub fn rest_rows(&self) -> usize {
+        self.rest.iter().map(|(a, b)| b - a).sum()
+    }
+}
+
+fn int_at(b: &Buffer, i: usize) -> Option<i64> {
+    Some(match b {
+        Buffer::U32(v) => i64::from(*v.get(i)?),
+        Buffer::U64(v) => i64::try_from(*v.get(i)?).ok()?,
+        Buffer::I32(v) => i64::from(*v.get(i)?),
+        Buffer::I64(v) => *v.get(i)?,
+        Buffer::F32(_) | Buffer::F64(_) => return None,
+    })
+}
+
+/// The layout of `buffers` for `pat` in `shape`, or `None` when no row fits it.
+pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> Option<SellLayout> {
+    let t0 = Instant::now();
+    let c = shape.chunk;
+    let off = &buffers[pat.offsets];
+    let rows = off.len().checked_sub(1)?;
+    if rows >= u32::MAX as usize {
+        return None;
+    }
+    let index = &buffers[pat.rows[pat.index].buffer];
+    let x_len = i64::try_from(buffers[pat.gathered].len()).ok()?;
+    let data_len = pat
+        .rows
+        .iter()
+        .map(|r| buffers[r.buffer].len())
+        .min()
+        .unwrap_or(0) as i64;
+    // Each row's start and length when it is non-empty, inside the data and gathers validly.
+    let valid: Vec<Option<(usize, u32)>> = (0..rows)
+        .map(|i| {
+            let (a, b) = (int_at(off, i)?, int_at(off, i + 1)?);
+            if !(0 <= a && a < b && b <= data_len) || b - a >= i64::from(u32::MAX) {
+                return None;
+            }
+            let ok = (a as usize..b as usize)
+                .all(|k| int_at(index, k).is_some_and(|j| (0..x_len).contains(&j)));
+            ok.then_some((a as usize, (b - a) as u32))
+        })
+        .collect();
+    let (count, total) = valid
+        .iter()
+        .flatten()
+        .fold((0usize, 0usize), |(n, s), (_, l)| (n + 1, s + *l as usize));
+    if count == 0 {
+        return None;
+    }
+    let cap = LONG_ROW_FACTOR * total.div_ceil(count) + 2 * c;
+    let regular = |i: usize| valid[i].filter(|(_, l)| *l as usize <= cap);
+    let mut order: Vec<usize> = (0..rows).filter(|&i| regular(i).is_some()).collect();
+    let len_of = |i: usize| regular(i).map_or(0, |(_, l)| l);
+    for w in order.chunks_mut(shape.sigma.max(1)) {
+        w.sort_by_key(|&i| std::cmp::Reverse(len_of(i)));
+    }
+    let chunks = order.len().div_ceil(c);
+    let mut perm = vec![0u32; chunks * c];
+    let mut lens = vec![0u32; chunks * c];
+    let mut starts = Vec::with_capacity(chunks + 1);
+    starts.push(0u64);
+    for q in 0..chunks {
+        let first = order[q * c];
+        let mut width = 0;
+        for r in 0..c {
+            let s = q * c + r;
+            match order.get(s) {
+                Some(&i) => {
+                    perm[s] = i as u32;
+                    lens[s] = len_of(i);
+                    width = width.max(lens[s]);
+                }
+                None => perm[s] = first as u32,
+            }
+        }
+        starts.push(starts[q] + u64::from(width) * c as u64);
+    }
+    let source = |s: usize| -> (usize, usize) {
+        let (a, l) = regular(perm[s] as usize).expect("a regular row in the layout");
+        (a, l as usize)
+    };
+    let values = pat
+        .rows
+        .iter()
+        .map(|r| {
+            let src = &buffers[r.buffer];
+            let mut dst = Buffer::zeroed(src.elem(), *starts.last().unwrap_or(&0) as usize);
+            copy_columns(src, &mut dst, &starts, c, &source);
+            dst
+        })
+        .collect();
+    let mut rest: Vec<(usize, usize)> = Vec::new();
+    for i in (0..rows).filter(|&i| regular(i).is_none()) {
+        match rest.last_mut() {
+            Some(run) if run.1 == i => run.1 = i + 1,
+            _ => rest.push((i, i + 1)),
+        }
+    }
+    let nnz = order.iter().map(|&i| len_of(i) as usize).sum();
+    Some(SellLayout {
+        shape,
+        rows,
+        perm,
+        lens,
+        starts,
+        values,
+        rest,
+        nnz,
+        inspect_seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// `dst[starts[q] + k * c + r] = src[a + min(k, len - 1)]` for every slot `q * c + r` whose
+/// source row is `(a, len) = source(slot)`.
+fn copy_columns(
+    src: &Buffer,
+    dst: &mut Buffer,
+    starts: &[u64],
+    c: usize,
+    source: &dyn Fn(usize) -> (usize, usize),
+) {
+    fn copy<T: Copy>(
+        s: &[T],
+        d: &mut [T],
+        starts: &[u64],
+        c: usize,
+        source: &dyn Fn(usize) -> (usize, usize),
+    ) {
+        for q in 0..starts.len() - 1 {
+            let (a0, e0) = (starts[q] as usize, starts[q + 1] as usize);
+            let width = (e0 - a0) / c;
+            for r in 0..c {
+                let (a, len) = source(q * c + r);
+                for k in 0..width {
+                    d[a0 + k * c + r] = s[a + k.min(len - 1)];
+                }
+            }
+        }
+    }
+    match (src, dst) {
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, starts, c, source),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, starts, c, source),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, starts, c, source),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, starts, c, source),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, starts, c, source),
+        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, starts, c, source),
+        _ => panic!("internal: a SELL copy of another element type"),
+    }
+}
+
+/// The SELL layouts of keyed inputs, per phase and shape (see [`super::Workspace`]).
+#[derive(Debug, Default)]
+pub(super) struct SellStore {
+    kept: Vec<Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    phase: usize,
+    key: u64,
+    shape: SellShape,
+    layout: Option<Arc<SellLayout>>,
+}
+
+impl SellStore {
+    /// The layout of phase `phase` in `shape`: the one kept under `key`, else `build`'s (kept
+    /// when there is a key, replacing the phase's layouts of other keys).
+    pub(super) fn layout(
+        &mut self,
+        phase: usize,
+        key: Option<u64>,
+        shape: SellShape,
+        build: impl FnOnce() -> Option<SellLayout>,
+    ) -> Option<Arc<SellLayout>> {
+        let Some(key) = key else {
+            return build().map(Arc::new);
+        };
+        if let Some(k) = self
+            .kept
+            .iter()
+            .find(|k| k.phase == phase && k.key == key && k.shape == shape)
+        {
+            return k.layout.clone();
+        }
+        let layout = build().map(Arc::new);
+        self.kept.retain(|k| k.phase != phase || k.key == key);
+        self.kept.push(Kept {
+            phase,
+            key,
+            shape,
+            layout: layout.clone(),
+        });
+        layout
+    }
+}
+
+impl Workspace {
+    /// The SELL layout of `shape` kept for phase `phase`, if one was built for a keyed run.
+    pub fn sell_layout(&self, phase: usize, shape: SellShape) -> Option<&SellLayout> {
+        self.sell
+            .kept
+            .iter()
+            .find(|k| k.phase == phase && k.shape == shape)?
+            .layout
+            .as_deref()
+    }
+}
