@@ -202,7 +202,7 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 8 + r]`), a row's columns past its length holding its last element. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded.
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m0_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -236,7 +236,20 @@ pub unsafe extern "C" fn m0_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usi
 
                 accs[r] = 0.0f64;
             }
-            for k in 0..w {
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
 let vk0: &[f64; C] = sell_column(vq0, k);
 let vk1: &[u32; C] = sell_column(vq1, k);
 
@@ -263,7 +276,7 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 16 + r]`), a row's columns past its length holding its last element. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded.
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m0_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -297,7 +310,20 @@ pub unsafe extern "C" fn m0_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: us
 
                 accs[r] = 0.0f64;
             }
-            for k in 0..w {
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
 let vk0: &[f64; C] = sell_column(vq0, k);
 let vk1: &[u32; C] = sell_column(vq1, k);
 
@@ -536,7 +562,7 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 8 + r]`), a row's columns past its length holding its last element. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded.
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m1_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -570,7 +596,20 @@ pub unsafe extern "C" fn m1_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usi
 
                 accs[r] = 0.0f64;
             }
-            for k in 0..w {
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
 let vk0: &[f64; C] = sell_column(vq0, k);
 let vk1: &[u32; C] = sell_column(vq1, k);
 
@@ -597,7 +636,7 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 16 + r]`), a row's columns past its length holding its last element. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded.
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m1_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -631,7 +670,20 @@ pub unsafe extern "C" fn m1_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: us
 
                 accs[r] = 0.0f64;
             }
-            for k in 0..w {
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
 let vk0: &[f64; C] = sell_column(vq0, k);
 let vk1: &[u32; C] = sell_column(vq1, k);
 
