@@ -96,9 +96,8 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
             if !(0 <= a && a < b && b <= data_len) || b - a >= i64::from(u32::MAX) {
                 return None;
             }
-            let ok = (a as usize..b as usize)
-                .all(|k| int_at(index, k).is_some_and(|j| (0..x_len).contains(&j)));
-            ok.then_some((a as usize, (b - a) as u32))
+            let (a, b) = (a as usize, b as usize);
+            indices_within(index, a, b, x_len).then_some((a, (b - a) as u32))
         })
         .collect();
     let (count, total) = valid
@@ -136,10 +135,13 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
         }
         starts.push(starts[q] + u64::from(width) * c as u64);
     }
-    let source = |s: usize| -> (usize, usize) {
-        let (a, l) = regular(perm[s] as usize).expect("a regular row in the layout");
-        (a, l as usize)
-    };
+    let source: Vec<(usize, usize)> = perm
+        .iter()
+        .map(|&i| {
+            let (a, l) = regular(i as usize).expect("a regular row in the layout");
+            (a, l as usize)
+        })
+        .collect();
     let values = pat
         .rows
         .iter()
@@ -171,27 +173,38 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
     })
 }
 
+/// Whether `index[a..b]` are all positions of an input of `len` elements.
+fn indices_within(index: &Buffer, a: usize, b: usize, len: i64) -> bool {
+    fn within<T: Copy + Into<i128>>(v: &[T], a: usize, b: usize, len: i64) -> bool {
+        v.get(a..b).is_some_and(|s| {
+            s.iter()
+                .all(|j| (0..i128::from(len)).contains(&(*j).into()))
+        })
+    }
+    match index {
+        Buffer::U32(v) => within(v, a, b, len),
+        Buffer::U64(v) => within(v, a, b, len),
+        Buffer::I32(v) => within(v, a, b, len),
+        Buffer::I64(v) => within(v, a, b, len),
+        Buffer::F32(_) | Buffer::F64(_) => false,
+    }
+}
+
 /// `dst[starts[q] + k * c + r] = src[a + min(k, len - 1)]` for every slot `q * c + r` whose
-/// source row is `(a, len) = source(slot)`.
+/// source row is `(a, len) = source[slot]`.
 fn copy_columns(
     src: &Buffer,
     dst: &mut Buffer,
     starts: &[u64],
     c: usize,
-    source: &dyn Fn(usize) -> (usize, usize),
+    source: &[(usize, usize)],
 ) {
-    fn copy<T: Copy>(
-        s: &[T],
-        d: &mut [T],
-        starts: &[u64],
-        c: usize,
-        source: &dyn Fn(usize) -> (usize, usize),
-    ) {
+    fn copy<T: Copy>(s: &[T], d: &mut [T], starts: &[u64], c: usize, source: &[(usize, usize)]) {
         for q in 0..starts.len() - 1 {
             let (a0, e0) = (starts[q] as usize, starts[q + 1] as usize);
             let width = (e0 - a0) / c;
             for r in 0..c {
-                let (a, len) = source(q * c + r);
+                let (a, len) = source[q * c + r];
                 for k in 0..width {
                     d[a0 + k * c + r] = s[a + k.min(len - 1)];
                 }
