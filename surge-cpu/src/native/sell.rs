@@ -1,11 +1,13 @@
 //! The inspector of the SELL-C-σ layout (`layout1 = sell_<C>_<σ>`; the pattern is
 //! `surge_codegen::analysis::DiagonalPattern`, the kernel `sell<C>` of the CPU emitter).
 //!
-//! A row goes into the layout when it is *regular*: non-empty, inside every nested input's data,
-//! every index inside the gathered input, and not longer than [`LONG_ROW_FACTOR`] times the mean
-//! of such rows plus `2C` (one long row would pad its whole chunk to its length). The regular rows,
-//! in order, are cut into windows of σ, each sorted by length, longest first (stable: σ = 1 keeps
-//! the order), and then into chunks of C slots; a chunk is as wide as its longest row and stores
+//! A row can go into the layout when it is *valid*: non-empty, inside every nested input's data and
+//! every index inside the gathered input. The valid rows, in order, are cut into windows of σ,
+//! each sorted by length, longest first (stable: σ = 1 keeps the order), and then into chunks of C
+//! slots. A row that would pad its chunk stays out: with σ < C, one longer than
+//! [`LONG_ROW_FACTOR`] times the mean valid row plus `2C`; with σ ≥ C, one longer than
+//! [`LONG_ROW_FACTOR`] times the shortest row of its chunk plus `2C` (the window's longest rows
+//! first). A chunk is as wide as its longest row and stores
 //! every nested input column-major, a row's columns past its length repeating its last element
 //! (valid values and indices, computed by the kernel and discarded). Slots past the last row hold
 //! the chunk's first row with length 0 and are never written. The other rows (empty, invalid,
@@ -22,7 +24,8 @@ use surge_codegen::analysis::DiagonalPattern;
 use surge_codegen::data::Buffer;
 use surge_codegen::policy::sell::SellShape;
 
-/// A row longer than this many times the mean regular row (plus `2C`) is computed as a row.
+/// A row longer than this many times the mean valid row (σ < C) or the shortest row of its chunk
+/// (σ ≥ C), plus `2C`, is computed as a row.
 pub const LONG_ROW_FACTOR: usize = 4;
 
 /// A SELL-C-σ copy of a phase's nested inputs.
@@ -107,13 +110,35 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
     if count == 0 {
         return None;
     }
-    let cap = LONG_ROW_FACTOR * total.div_ceil(count) + 2 * c;
-    let regular = |i: usize| valid[i].filter(|(_, l)| *l as usize <= cap);
-    let mut order: Vec<usize> = (0..rows).filter(|&i| regular(i).is_some()).collect();
-    let len_of = |i: usize| regular(i).map_or(0, |(_, l)| l);
-    for w in order.chunks_mut(shape.sigma.max(1)) {
-        w.sort_by_key(|&i| std::cmp::Reverse(len_of(i)));
+    let len_of = |i: usize| valid[i].map_or(0, |(_, l)| l as usize);
+    let mut order: Vec<usize> = (0..rows).filter(|&i| valid[i].is_some()).collect();
+    if shape.sigma < c {
+        // Unsorted: a row much longer than the mean pads its chunk.
+        let cap = LONG_ROW_FACTOR * total.div_ceil(count) + 2 * c;
+        order.retain(|&i| len_of(i) <= cap);
+    } else {
+        // Sorted: the rows of a window, longest first, that are much longer than the shortest
+        // row of their chunk, would pad it; each window keeps the rest.
+        let mut kept = Vec::with_capacity(order.len());
+        for w in order.chunks_mut(shape.sigma) {
+            w.sort_by_key(|&i| std::cmp::Reverse(len_of(i)));
+            let mut s = 0;
+            while s < w.len()
+                && len_of(w[s]) > LONG_ROW_FACTOR * len_of(w[(s + c - 1).min(w.len() - 1)]) + 2 * c
+            {
+                s += 1;
+            }
+            kept.extend_from_slice(&w[s..]);
+        }
+        order = kept;
     }
+    let in_layout = {
+        let mut v = vec![false; rows];
+        order.iter().for_each(|&i| v[i] = true);
+        v
+    };
+    let regular = |i: usize| valid[i].filter(|_| in_layout[i]);
+    let len_of = |i: usize| regular(i).map_or(0, |(_, l)| l);
     let chunks = order.len().div_ceil(c);
     let mut perm = vec![0u32; chunks * c];
     let mut lens = vec![0u32; chunks * c];
