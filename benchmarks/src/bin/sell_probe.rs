@@ -37,7 +37,10 @@ fn main() {
                 None => best.push((layout, flops / t / 1e9, t)),
             }
         }
-        let row_t = best.iter().find(|b| b.0 == "rows").map_or(f64::NAN, |b| b.2);
+        let row_t = best
+            .iter()
+            .find(|b| b.0 == "rows")
+            .map_or(f64::NAN, |b| b.2);
         for (layout, gf, _) in &best {
             print!("  {layout:>12} {gf:6.2} GFLOP/s");
             if let Some(l) = SellShape::parse(layout).and_then(|s| ws.sell_layout(0, s)) {
