@@ -18,6 +18,7 @@
 //! shape, as the diagonal layout is (see `super::diagonal`).
 
 use super::Workspace;
+use super::diagonal::int_at;
 use std::sync::Arc;
 use std::time::Instant;
 use surge_codegen::analysis::DiagonalPattern;
@@ -63,16 +64,6 @@ impl SellLayout {
     pub fn rest_rows(&self) -> usize {
         self.rest.iter().map(|(a, b)| b - a).sum()
     }
-}
-
-fn int_at(b: &Buffer, i: usize) -> Option<i64> {
-    Some(match b {
-        Buffer::U32(v) => i64::from(*v.get(i)?),
-        Buffer::U64(v) => i64::try_from(*v.get(i)?).ok()?,
-        Buffer::I32(v) => i64::from(*v.get(i)?),
-        Buffer::I64(v) => *v.get(i)?,
-        Buffer::F32(_) | Buffer::F64(_) => return None,
-    })
 }
 
 /// The layout of `buffers` for `pat` in `shape`, or `None` when no row fits it.
