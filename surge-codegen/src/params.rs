@@ -6,6 +6,7 @@
 
 use crate::CodegenError;
 use crate::policy::PValue;
+use crate::policy::sell::SellShape;
 use crate::schedule::ScheduleElem;
 use crate::variant::Variant;
 
@@ -34,6 +35,8 @@ pub struct CpuParams {
     pub nesting: bool,
     /// `layout1 = diagonals`.
     pub diagonals: bool,
+    /// `layout1 = sell_<C>_<σ>`: the SELL-C-σ layout's shape.
+    pub sell: Option<SellShape>,
     pub levels: Vec<CpuLevel>,
 }
 
@@ -94,17 +97,26 @@ impl CpuParams {
             let unroll = r.flag(&format!("unroll{d}"))?;
             levels.push(CpuLevel { parallel, unroll });
         }
-        let diagonals = match r.text("layout1")?.as_deref() {
-            None | Some("rows") => false,
-            Some("diagonals") => true,
-            Some(other) => {
-                return Err(r.bad(format!("`layout1` = {other} is not rows or diagonals")));
-            }
+        let (diagonals, sell) = match r.text("layout1")?.as_deref() {
+            None | Some("rows") => (false, None),
+            Some("diagonals") => (true, None),
+            Some(other) => match SellShape::parse(other) {
+                Some(s) => (false, Some(s)),
+                None => {
+                    let sells: Vec<String> =
+                        SellShape::all().iter().map(|s| s.to_string()).collect();
+                    return Err(r.bad(format!(
+                        "`layout1` = {other} is not rows, diagonals or one of {}",
+                        sells.join(", ")
+                    )));
+                }
+            },
         };
         Ok(CpuParams {
             threads,
             nesting,
             diagonals,
+            sell,
             levels,
         })
     }
@@ -238,6 +250,27 @@ mod tests {
             }
         );
         assert_eq!(p.unroll_flags(), [false, true, false, false]);
+        assert_eq!(p.sell, None);
+        let sell: Variant = "cpu:haswell32/independent.sequential/threads=2,nesting=0,sched1=static,chunk1=64,unroll2=0,layout1=sell_16_256"
+            .parse()
+            .unwrap();
+        let p = CpuParams::of(&sell).unwrap();
+        assert_eq!(
+            p.sell,
+            Some(SellShape {
+                chunk: 16,
+                sigma: 256
+            })
+        );
+        assert!(!p.diagonals);
+        let odd: Variant = "cpu:haswell32/independent.sequential/threads=2,nesting=0,sched1=static,chunk1=64,unroll2=0,layout1=sell_12_1"
+            .parse()
+            .unwrap();
+        let e = CpuParams::of(&odd).unwrap_err().to_string();
+        assert!(
+            e.contains("`layout1` = sell_12_1 is not rows, diagonals or one of sell_8_1"),
+            "{e}"
+        );
         let bad: Variant = "cpu:haswell32/independent/threads=2,sched1=sideways,chunk1=4"
             .parse()
             .unwrap();

@@ -164,11 +164,12 @@ impl SpaceSpec {
         let parameters = infer_with(ops, schedule, platform, diagonal);
         let mut constraints = constraints(schedule, platform);
         if parameters.iter().any(|p| p.kind == "layout") {
-            // The diagonal kernel is row-parallel over a block; the row loop's unroll is unused.
+            // The diagonal and SELL kernels are row-parallel over a block or chunk; the row loop's
+            // unroll is unused.
             constraints.push((
                 "unused_unroll".into(),
                 Class::Correctness,
-                "layout1 == 'diagonals' and unroll2 == 1".into(),
+                "layout1 != 'rows' and unroll2 == 1".into(),
             ));
         }
         SpaceSpec {

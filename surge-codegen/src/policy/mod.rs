@@ -22,7 +22,9 @@
 //! | `enable_nesting` | `nesting` | 0, 1 | nested rayon parallelism |
 //! | `schedule` | `sched` | static, dynamic, guided | rayon counterparts of OpenMP's loop schedules |
 //! | `chunk_size` | `chunk` | 64, L1d bytes / 8 | small chunks vs an L1-sized chunk of doubles |
-//! | `layout` | `layout` | rows, diagonals | CPU, SpMV-shaped phases only: CSR rows, or blocks of rows stored by diagonal (`analysis::DiagonalPattern`) |
+//! | `layout` | `layout` | rows, diagonals, sell_8_1, sell_8_256, sell_16_1, sell_16_256 | CPU, SpMV-shaped phases only: CSR rows, blocks of rows stored by diagonal (`analysis::DiagonalPattern`), or SELL-C-σ chunks of C rows sorted within windows of σ rows ([`sell`]) |
+
+pub mod sell;
 
 use crate::ir::OpKind;
 use crate::schedule::{Schedule, ScheduleElem};
@@ -203,7 +205,15 @@ pub fn range(kind: &str, elem: Option<ScheduleElem>, platform: &Platform) -> Vec
             ints(&v)
         }
         ("schedule", _) => strs(&["static", "dynamic", "guided"]),
-        ("layout", _) => strs(&["rows", "diagonals"]),
+        ("layout", _) => {
+            let mut v = strs(&["rows", "diagonals"]);
+            v.extend(
+                sell::SellShape::all()
+                    .iter()
+                    .map(|s| PValue::Str(s.to_string())),
+            );
+            v
+        }
         ("chunk_size", Platform::Cpu(m)) => {
             let l1 = (m.l1d_bytes / 8).max(65) as i64;
             ints(&[64, l1])

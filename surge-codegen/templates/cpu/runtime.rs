@@ -370,3 +370,72 @@ fn prefetch_ahead<T>(s: &[T], at: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (s, at);
 }
+
+// ---- SELL-C-σ (`sell<C>` kernels; see `emit/cpu/README.md`) ----
+
+/// `s[start..start + C]` as an array, checked.
+#[inline(always)]
+fn sell_window<'a, T, const C: usize>(s: &'a [T], start: usize, op: &str, node: u64) -> &'a [T; C] {
+    let span = sell_span(s, start, start.saturating_add(C), op, node);
+    // SAFETY: `span` holds exactly C elements.
+    unsafe { &*(span.as_ptr() as *const [T; C]) }
+}
+
+/// `s[a..e]`, checked once per chunk so that its columns are read without checks.
+#[inline(always)]
+fn sell_span<'a, T>(s: &'a [T], a: usize, e: usize, op: &str, node: u64) -> &'a [T] {
+    if a > e || e > s.len() {
+        fail_sell_span(a, e, s.len(), op, node);
+    }
+    // SAFETY: `a <= e <= s.len()`, checked above.
+    unsafe { s.get_unchecked(a..e) }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_sell_span(a: usize, e: usize, len: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("SELL chunk span {a}..{e} outside 0..{len}"))
+}
+
+/// Column `k` of a chunk's span (`C` elements from `k * C`); the kernel's loops keep `k` below
+/// the chunk's width, `span.len() / C`.
+#[inline(always)]
+fn sell_column<T, const C: usize>(span: &[T], k: usize) -> &[T; C] {
+    debug_assert!((k + 1) * C <= span.len());
+    // SAFETY: `(k + 1) * C <= span.len()`: `k` is below the chunk's width.
+    unsafe { &*(span.as_ptr().add(k * C) as *const [T; C]) }
+}
+
+/// The element range `starts[q]..starts[q + 1]` of chunk `q`: whole columns of `c`, at least one
+/// (every row of the layout has an element).
+#[inline(always)]
+fn sell_chunk(starts: &[u64], q: usize, c: usize, op: &str, node: u64) -> (usize, usize) {
+    match (starts.get(q), starts.get(q + 1)) {
+        (Some(&a), Some(&e)) if a < e && (e - a) % c as u64 == 0 => (a as usize, e as usize),
+        _ => fail_sell_chunk(q, starts.len(), op, node),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_sell_chunk(q: usize, len: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("SELL chunk {q} has no valid extent among {len} chunk starts"))
+}
+
+/// The last valid position of the gathered input (`len - 1`); an empty one is an error.
+#[inline(always)]
+fn sell_last(len: usize, op: &str, node: u64) -> usize {
+    match len.checked_sub(1) {
+        Some(m) => m,
+        None => fail(op, node, "SELL layout gathers from an empty input"),
+    }
+}
+
+/// `s[min(j, max)]` (`max < s.len()`): the host's inspector stores only valid positions, and the
+/// clamp keeps a wrong one in bounds without a branch that would stop the loop vectorizing.
+#[inline(always)]
+fn sell_gather<T: Copy>(s: &[T], j: usize, max: usize) -> T {
+    debug_assert!(max < s.len());
+    // SAFETY: `max < s.len()` (`sell_last`).
+    unsafe { *s.get_unchecked(j.min(max)) }
+}

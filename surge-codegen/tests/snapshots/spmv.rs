@@ -197,6 +197,155 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
     })
 }
 
+/// Output rows of the SELL-8-σ chunks `lo..hi` (`layout1 = sell_8_σ`). `sell[0]` is the
+/// row of each of a chunk's 8 slots, `sell[1]` its length (0: a padding slot, not written),
+/// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
+/// (`[start + k * 8 + r]`), a row's columns past its length holding its last element. Each
+/// row folds its own elements in their original order, as `elems` does; padding columns are
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+#[no_mangle]
+pub unsafe extern "C" fn m0_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const C: usize = 8;
+        let perm: &[u32] = unsafe { slot(sell, 0) };
+        let lens: &[u32] = unsafe { slot(sell, 1) };
+        let starts: &[u64] = unsafe { slot(sell, 2) };
+        let sv0: &[f64] = unsafe { slot(sell, 3) };
+        let sv1: &[u32] = unsafe { slot(sell, 4) };
+
+        let xmax: usize = sell_last(b3.len(), "gather", 8);
+        for q in lo..hi {
+            let (a, e) = sell_chunk(starts, q, C, "map", 18);
+            let w: usize = (e - a) / C;
+            let vq0: &[f64] = sell_span(sv0, a, e, "map", 18);
+            let vq1: &[u32] = sell_span(sv1, a, e, "map", 18);
+            let pq: &[u32; C] = sell_window(perm, q * C, "map", 18);
+            let lq: &[u32; C] = sell_window(lens, q * C, "map", 18);
+            let mut accs: [f64; C] = [Default::default(); C];
+            for r in 0..C {
+                let i: usize = pq[r] as usize;
+        chk_equal_len((lq[r] as usize), (lq[r] as usize), 1, "map", 12);
+
+                accs[r] = 0.0f64;
+            }
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    let next: f64 = ((acc) + (x));
+                    accs[r] = if (k as u32) < lq[r] { next } else { acc };
+                }
+            }
+            for r in 0..C {
+                if lq[r] > 0 {
+                    // SAFETY: the host's layout holds each output row once, below its length.
+                    unsafe { *out.add(pq[r] as usize) = accs[r] };
+                }
+            }
+        }
+    })
+}
+
+/// Output rows of the SELL-16-σ chunks `lo..hi` (`layout1 = sell_16_σ`). `sell[0]` is the
+/// row of each of a chunk's 16 slots, `sell[1]` its length (0: a padding slot, not written),
+/// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
+/// (`[start + k * 16 + r]`), a row's columns past its length holding its last element. Each
+/// row folds its own elements in their original order, as `elems` does; padding columns are
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+#[no_mangle]
+pub unsafe extern "C" fn m0_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const C: usize = 16;
+        let perm: &[u32] = unsafe { slot(sell, 0) };
+        let lens: &[u32] = unsafe { slot(sell, 1) };
+        let starts: &[u64] = unsafe { slot(sell, 2) };
+        let sv0: &[f64] = unsafe { slot(sell, 3) };
+        let sv1: &[u32] = unsafe { slot(sell, 4) };
+
+        let xmax: usize = sell_last(b3.len(), "gather", 8);
+        for q in lo..hi {
+            let (a, e) = sell_chunk(starts, q, C, "map", 18);
+            let w: usize = (e - a) / C;
+            let vq0: &[f64] = sell_span(sv0, a, e, "map", 18);
+            let vq1: &[u32] = sell_span(sv1, a, e, "map", 18);
+            let pq: &[u32; C] = sell_window(perm, q * C, "map", 18);
+            let lq: &[u32; C] = sell_window(lens, q * C, "map", 18);
+            let mut accs: [f64; C] = [Default::default(); C];
+            for r in 0..C {
+                let i: usize = pq[r] as usize;
+        chk_equal_len((lq[r] as usize), (lq[r] as usize), 1, "map", 12);
+
+                accs[r] = 0.0f64;
+            }
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    let next: f64 = ((acc) + (x));
+                    accs[r] = if (k as u32) < lq[r] { next } else { acc };
+                }
+            }
+            for r in 0..C {
+                if lq[r] > 0 {
+                    // SAFETY: the host's layout holds each output row once, below its length.
+                    unsafe { *out.add(pq[r] as usize) = accs[r] };
+                }
+            }
+        }
+    })
+}
+
+
 // ---- end of module m0 ----
 
 // ---- module m1 ----
@@ -407,6 +556,155 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
         store_fence();
     })
 }
+
+/// Output rows of the SELL-8-σ chunks `lo..hi` (`layout1 = sell_8_σ`). `sell[0]` is the
+/// row of each of a chunk's 8 slots, `sell[1]` its length (0: a padding slot, not written),
+/// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
+/// (`[start + k * 8 + r]`), a row's columns past its length holding its last element. Each
+/// row folds its own elements in their original order, as `elems` does; padding columns are
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+#[no_mangle]
+pub unsafe extern "C" fn m1_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const C: usize = 8;
+        let perm: &[u32] = unsafe { slot(sell, 0) };
+        let lens: &[u32] = unsafe { slot(sell, 1) };
+        let starts: &[u64] = unsafe { slot(sell, 2) };
+        let sv0: &[f64] = unsafe { slot(sell, 3) };
+        let sv1: &[u32] = unsafe { slot(sell, 4) };
+
+        let xmax: usize = sell_last(b3.len(), "gather", 8);
+        for q in lo..hi {
+            let (a, e) = sell_chunk(starts, q, C, "map", 18);
+            let w: usize = (e - a) / C;
+            let vq0: &[f64] = sell_span(sv0, a, e, "map", 18);
+            let vq1: &[u32] = sell_span(sv1, a, e, "map", 18);
+            let pq: &[u32; C] = sell_window(perm, q * C, "map", 18);
+            let lq: &[u32; C] = sell_window(lens, q * C, "map", 18);
+            let mut accs: [f64; C] = [Default::default(); C];
+            for r in 0..C {
+                let i: usize = pq[r] as usize;
+        chk_equal_len((lq[r] as usize), (lq[r] as usize), 1, "map", 12);
+
+                accs[r] = 0.0f64;
+            }
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    let next: f64 = ((acc) + (x));
+                    accs[r] = if (k as u32) < lq[r] { next } else { acc };
+                }
+            }
+            for r in 0..C {
+                if lq[r] > 0 {
+                    // SAFETY: the host's layout holds each output row once, below its length.
+                    unsafe { *out.add(pq[r] as usize) = accs[r] };
+                }
+            }
+        }
+    })
+}
+
+/// Output rows of the SELL-16-σ chunks `lo..hi` (`layout1 = sell_16_σ`). `sell[0]` is the
+/// row of each of a chunk's 16 slots, `sell[1]` its length (0: a padding slot, not written),
+/// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
+/// (`[start + k * 16 + r]`), a row's columns past its length holding its last element. Each
+/// row folds its own elements in their original order, as `elems` does; padding columns are
+/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+#[no_mangle]
+pub unsafe extern "C" fn m1_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const C: usize = 16;
+        let perm: &[u32] = unsafe { slot(sell, 0) };
+        let lens: &[u32] = unsafe { slot(sell, 1) };
+        let starts: &[u64] = unsafe { slot(sell, 2) };
+        let sv0: &[f64] = unsafe { slot(sell, 3) };
+        let sv1: &[u32] = unsafe { slot(sell, 4) };
+
+        let xmax: usize = sell_last(b3.len(), "gather", 8);
+        for q in lo..hi {
+            let (a, e) = sell_chunk(starts, q, C, "map", 18);
+            let w: usize = (e - a) / C;
+            let vq0: &[f64] = sell_span(sv0, a, e, "map", 18);
+            let vq1: &[u32] = sell_span(sv1, a, e, "map", 18);
+            let pq: &[u32; C] = sell_window(perm, q * C, "map", 18);
+            let lq: &[u32; C] = sell_window(lens, q * C, "map", 18);
+            let mut accs: [f64; C] = [Default::default(); C];
+            for r in 0..C {
+                let i: usize = pq[r] as usize;
+        chk_equal_len((lq[r] as usize), (lq[r] as usize), 1, "map", 12);
+
+                accs[r] = 0.0f64;
+            }
+            // Columns every row of the chunk has, then the ragged ones, masked by row length.
+            let full: usize = (lq.iter().copied().min().unwrap_or(0) as usize).max(0).min(w);
+            for k in 0..full {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
+                }
+            }
+            for k in full..w {
+let vk0: &[f64; C] = sell_column(vq0, k);
+let vk1: &[u32; C] = sell_column(vq1, k);
+
+                for r in 0..C {
+                    let i: usize = pq[r] as usize;
+                    let x: f64 = ((vk0[r]) * (sell_gather(b3, vk1[r] as usize, xmax)));
+                    let acc: f64 = accs[r];
+                    let next: f64 = ((acc) + (x));
+                    accs[r] = if (k as u32) < lq[r] { next } else { acc };
+                }
+            }
+            for r in 0..C {
+                if lq[r] > 0 {
+                    // SAFETY: the host's layout holds each output row once, below its length.
+                    unsafe { *out.add(pq[r] as usize) = accs[r] };
+                }
+            }
+        }
+    })
+}
+
 
 // ---- end of module m1 ----
 

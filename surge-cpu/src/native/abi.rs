@@ -5,6 +5,7 @@ use super::compile::Loaded;
 use crate::CpuError;
 use surge_codegen::data::Buffer;
 use surge_codegen::emit::cpu::CpuProgram;
+use surge_codegen::policy::sell::SELL_CHUNKS;
 
 /// One slot of the slot table: a buffer's data and length, as kernels read it.
 #[repr(C)]
@@ -42,6 +43,7 @@ pub(super) type ChunkFn =
 pub(super) type RunsFn =
     unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *mut usize, *mut u8) -> i32;
 pub(super) type DiagFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
+pub(super) type SellFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
 pub(super) type TakeErrorFn = unsafe extern "C" fn(*mut u8, usize) -> usize;
 
 /// The resolved functions of one phase in one module.
@@ -58,6 +60,8 @@ pub(super) struct PhaseFns {
     pub(super) chunk: Option<ChunkFn>,
     pub(super) runs: Option<RunsFn>,
     pub(super) diag: Option<DiagFn>,
+    /// `sell<C>` per chunk size of `policy::sell::SELL_CHUNKS`.
+    pub(super) sell: [Option<SellFn>; SELL_CHUNKS.len()],
 }
 impl std::fmt::Debug for PhaseFns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -124,6 +128,7 @@ impl LibraryFns {
                     chunk: sym(&lib.lib, &format!("{p}chunk")),
                     runs: sym(&lib.lib, &format!("{p}runs")),
                     diag: sym(&lib.lib, &format!("{p}diag")),
+                    sell: SELL_CHUNKS.map(|c| sym(&lib.lib, &format!("{p}sell{c}"))),
                 });
             }
             phases.push(per_phase);

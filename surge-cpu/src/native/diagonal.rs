@@ -52,7 +52,8 @@ impl DiagonalLayout {
     }
 }
 
-fn int_at(b: &Buffer, i: usize) -> Option<i64> {
+/// Element `i` of an integer buffer as `i64` (`None` past its end, for floats, or above `i64`).
+pub(super) fn int_at(b: &Buffer, i: usize) -> Option<i64> {
     Some(match b {
         Buffer::U32(v) => i64::from(*v.get(i)?),
         Buffer::U64(v) => i64::try_from(*v.get(i)?).ok()?,

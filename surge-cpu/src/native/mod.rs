@@ -13,6 +13,8 @@ pub mod diagonal;
 mod plan;
 mod run;
 mod runs;
+pub mod sell;
+mod sell_run;
 pub mod skeleton;
 mod workspace;
 

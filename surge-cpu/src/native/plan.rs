@@ -6,6 +6,7 @@ use super::skeleton::LevelPlan;
 use crate::CpuError;
 use surge_codegen::emit::cpu::PhaseAbi;
 use surge_codegen::params::CpuParams;
+use surge_codegen::policy::sell::SellShape;
 use surge_codegen::variant::Variant;
 
 /// The host-side reading of a CPU variant's parameters.
@@ -15,6 +16,8 @@ pub(super) struct HostPlan {
     pub(super) nesting: bool,
     /// `layout1 = diagonals`.
     pub(super) diagonals: bool,
+    /// `layout1 = sell_<C>_<σ>`.
+    pub(super) sell: Option<SellShape>,
     pub(super) levels: Vec<LevelPlan>,
 }
 
@@ -33,6 +36,7 @@ impl HostPlan {
             threads: p.threads,
             nesting: p.nesting,
             diagonals: p.diagonals,
+            sell: p.sell,
             levels,
         })
     }

@@ -29,6 +29,8 @@ pub(super) struct PhaseCall<'a> {
     pub(super) f: PhaseFns,
     pub(super) bufs: Shared<*const Buf>,
     pub(super) plan: PhasePlan,
+    /// The SELL-C-σ layout the phase runs over (`layout1 = sell_<C>_<σ>`), if any.
+    pub(super) sell: Option<&'a super::sell::SellLayout>,
 }
 
 impl NativeKernels {
@@ -81,6 +83,7 @@ impl NativeKernels {
                 }
                 _ => None,
             };
+            let sell = super::sell_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
             let call = PhaseCall {
                 kernels: self,
                 pool: &pool,
@@ -88,6 +91,7 @@ impl NativeKernels {
                 f: fns,
                 bufs: Shared(slots.as_ptr()),
                 plan: plan.phase(abi),
+                sell: sell.as_deref(),
             };
             let r = call.run(ws.take_phase(pi), layout.as_deref())?;
             let s = phase_slot(inputs, pi);
@@ -194,6 +198,13 @@ impl PhaseCall<'_> {
             && l.rows == n
         {
             self.diagonal(l, diag, elems, optr, n)?;
+            return Ok((out, None));
+        }
+        // Over a SELL layout; on an error, the rows below report it as the row layout does.
+        if let (Some(l), false) = (self.sell, coop)
+            && l.rows == n
+            && self.run_sell(l, optr).is_ok()
+        {
             return Ok((out, None));
         }
         for_chunks::<CpuError>(self.pool, n, outer, threads, &|lo, hi| {

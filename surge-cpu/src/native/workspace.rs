@@ -17,6 +17,8 @@ pub struct Workspace {
     phases: Vec<Option<PhaseResult>>,
     last: Option<Last>,
     layouts: Vec<Option<(u64, Option<Arc<DiagonalLayout>>)>>,
+    /// The SELL-C-σ layouts of keyed inputs (`super::sell`).
+    pub(super) sell: super::sell::SellStore,
 }
 
 impl Workspace {

@@ -5,7 +5,7 @@
 //! and passed in as [`Medians`].
 
 use super::cuda::{CudaInputResult, DeviceBandwidth};
-use super::{InputResult, Reference};
+use super::{InputResult, Reference, VariantResult};
 use crate::apps::App;
 use serde_json::{Value, json};
 use surge_cpu::baseline::bandwidth::Bandwidth;
@@ -57,9 +57,33 @@ pub fn spmv_input_json(r: &InputResult) -> Value {
     })
 }
 
+/// The best rate per storage layout (`layout1`; variants without one store rows): how the
+/// layouts compare on one input.
+pub fn best_by_layout(variants: &[VariantResult]) -> std::collections::BTreeMap<String, f64> {
+    let mut best = std::collections::BTreeMap::new();
+    for v in variants {
+        let layout = v
+            .variant
+            .rsplit('/')
+            .next()
+            .and_then(|ps| ps.split(',').find_map(|p| p.strip_prefix("layout1=")))
+            .unwrap_or("rows");
+        let e = best.entry(layout.to_string()).or_insert(f64::NEG_INFINITY);
+        *e = f64::max(*e, v.rate);
+    }
+    best
+}
+
 /// The JSON report of spmv on cpu.
 pub fn cpu_spmv(reference: Reference, runs: usize, results: &[InputResult], m: Medians) -> Value {
-    let inputs: Vec<_> = results.iter().map(spmv_input_json).collect();
+    let inputs: Vec<_> = results
+        .iter()
+        .map(|r| {
+            let mut j = spmv_input_json(r);
+            j["best_by_layout"] = json!(best_by_layout(&r.variants));
+            j
+        })
+        .collect();
     json!({
         "app": "spmv", "platform": "cpu", "reference": reference, "runs": runs,
         "inputs": inputs,

@@ -10,6 +10,7 @@ mod phase;
 mod result;
 mod runs;
 mod scalar;
+mod sell;
 mod shared;
 mod values;
 

@@ -241,6 +241,7 @@ pub(super) fn emit_phase<'a>(
         }),
     );
     let text = render(PHASE, &ctx)?;
+    let text = text + &super::sell::emit_sell(g, diagonal.as_ref(), &env0, &ctx)?;
     // The memo cells of the values this phase computes once per run (`materialized_at`).
     let statics = {
         let mut m = g.memo.borrow_mut();

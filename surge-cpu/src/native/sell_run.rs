@@ -1,0 +1,94 @@
+//! Running a flat phase over a SELL-C-σ layout (`super::sell`): the chunks through the emitted
+//! `sell<C>`, the rows outside the layout through `elems`, the outer level's schedule applied to
+//! chunks of C rows. A failure anywhere is not reported from here: the caller runs the phase
+//! again through `elems`, so that an error is exactly the row layout's.
+
+use super::Workspace;
+use super::abi::{Buf, PhaseFns, SellFn};
+use super::plan::HostPlan;
+use super::run::{PhaseCall, Shared};
+use super::sell::{self, SellLayout};
+use super::skeleton::{LevelPlan, for_chunks};
+use crate::CpuError;
+use std::sync::Arc;
+use surge_codegen::data::Buffer;
+use surge_codegen::emit::cpu::PhaseAbi;
+use surge_codegen::policy::sell::SELL_CHUNKS;
+
+impl PhaseFns {
+    /// The phase's `sell<C>` kernel for chunks of `chunk` rows, if the library exports it.
+    pub(super) fn sell_for(&self, chunk: usize) -> Option<SellFn> {
+        let k = SELL_CHUNKS.iter().position(|&c| c == chunk)?;
+        self.sell[k]
+    }
+}
+
+/// The SELL layout phase `pi` runs over under `plan`, if any (built, or kept in `ws` under `key`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn layout_for(
+    abi: &PhaseAbi,
+    plan: &HostPlan,
+    fns: &PhaseFns,
+    ws: &mut Workspace,
+    pi: usize,
+    key: Option<u64>,
+    buffers: &[Buffer],
+) -> Option<Arc<SellLayout>> {
+    match (&abi.diagonal, plan.sell) {
+        (Some(pat), Some(shape)) if fns.sell_for(shape.chunk).is_some() => {
+            ws.sell
+                .layout(pi, key, shape, || sell::inspect(pat, buffers, shape))
+        }
+        _ => None,
+    }
+}
+
+impl PhaseCall<'_> {
+    /// The phase's `n` rows over `l` into `out`; an error means "run the rows instead".
+    pub(super) fn run_sell(&self, l: &SellLayout, out: Shared<*mut u8>) -> Result<(), CpuError> {
+        let c = l.shape.chunk;
+        let f = self
+            .f
+            .sell_for(c)
+            .expect("internal: a SELL layout without its kernel");
+        let elems = self.f.elems.expect("elems of a flat phase");
+        let mut slots = vec![
+            Buf {
+                ptr: l.perm.as_ptr() as *const u8,
+                len: l.perm.len(),
+            },
+            Buf {
+                ptr: l.lens.as_ptr() as *const u8,
+                len: l.lens.len(),
+            },
+            Buf {
+                ptr: l.starts.as_ptr() as *const u8,
+                len: l.starts.len(),
+            },
+        ];
+        slots.extend(l.values.iter().map(Buf::of));
+        let s = Shared(slots.as_ptr());
+        let by = |per: usize| match self.plan.outer {
+            LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
+                schedule,
+                chunk: chunk.div_ceil(per).max(1),
+            },
+            p => p,
+        };
+        let threads = self.plan.threads;
+        for_chunks::<CpuError>(self.pool, l.chunks(), by(c), threads, &|lo, hi| {
+            let (b, s, o) = (self.bufs, s, out);
+            // SAFETY: the chunks' rows are disjoint rows of the output, within its length
+            // (`l.rows == n`, checked by the caller); the slots outlive the call.
+            self.check(unsafe { f(b.0, s.0, lo, hi, o.0) })
+        })?;
+        for_chunks::<CpuError>(self.pool, l.rest.len(), by(c), threads, &|lo, hi| {
+            let (b, o) = (self.bufs, out);
+            for &(a, e) in &l.rest[lo..hi] {
+                // SAFETY: the runs are disjoint ranges of the output's rows.
+                self.check(unsafe { elems(b.0, a, e, o.0) })?;
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,291 @@
+//! The CPU backend's SELL-C-σ layout (`layout1 = sell_<C>_<σ>`): chunks of C rows, sorted within
+//! windows of σ, compute bit for bit what the interpreter computes on every shared matrix and on
+//! the edge cases (empty rows, one row, a partial last chunk, long rows, -0.0, NaN and ∞ in x,
+//! prefix-less reductions), and a bad index is the row layout's error.
+
+use surge::apps::{matgen, spmv_app};
+use surge::codegen::policy::sell::SellShape;
+use surge::codegen::variant::Variant;
+use surge::mtx::{CsrMatrix, read_mtx};
+use surge::prelude::*;
+use surge::{Buffer, Kernels, Output, Target, Workspace};
+use tests::shared_matrix_files;
+
+fn sell_variants(k: &Kernels) -> Vec<&Variant> {
+    let vs: Vec<_> = k
+        .variants()
+        .iter()
+        .filter(|v| v.id().contains("layout1=sell_"))
+        .collect();
+    assert_eq!(
+        vs.iter()
+            .map(|v| shape_of(v))
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        SellShape::all().len(),
+        "every shape has variants"
+    );
+    vs
+}
+
+fn shape_of(v: &Variant) -> SellShape {
+    let id = v.id();
+    let name = id.split(',').find_map(|p| p.strip_prefix("layout1="));
+    SellShape::parse(name.expect("a layout")).expect("a SELL layout")
+}
+
+/// The row variant that folds each row sequentially (`unroll2=0`), one thread.
+fn row_variant(k: &Kernels) -> &Variant {
+    k.variants()
+        .iter()
+        .find(|v| {
+            let id = v.id();
+            id.contains("independent.sequential/threads=1,")
+                && id.contains("unroll2=0")
+                && id.contains("layout1=rows")
+        })
+        .expect("a sequential row variant")
+}
+
+fn bits(o: Output) -> Vec<u64> {
+    match o {
+        Output::Seq(Buffer::F64(v)) => v.iter().map(|x| x.to_bits()).collect(),
+        Output::Seq(Buffer::I64(v)) => v.iter().map(|x| *x as u64).collect(),
+        other => panic!("expected a flat sequence, got {other:?}"),
+    }
+}
+
+/// Runs every SELL variant of `c` twice in one workspace (the second run reuses the layouts)
+/// and compares each result with `want`, bit for bit.
+fn check_all(name: &str, c: &Computation, k: &Kernels, want: &[u64]) {
+    let mut ws = Workspace::default();
+    for v in sell_variants(k) {
+        for run in 0..2 {
+            k.run_in(c, v, &mut ws)
+                .unwrap_or_else(|e| panic!("{name}: {v}: {e}"));
+            let got = bits(ws.output().unwrap());
+            if got != want {
+                let i = got.iter().zip(want).position(|(a, b)| a != b);
+                panic!("{name}: {v}, run {run}: first difference at row {i:?}");
+            }
+        }
+    }
+}
+
+fn x_for(cols: usize) -> Vec<f64> {
+    (0..cols).map(|j| 0.5 + (j % 11) as f64 * 0.125).collect()
+}
+
+fn spmv(m: &CsrMatrix, x: &[f64]) -> (Computation, Vec<u64>) {
+    let y = spmv_app(m, x).unwrap();
+    let want: Vec<u64> = y.interpret().unwrap().iter().map(|v| v.to_bits()).collect();
+    (Computation::new(&y).unwrap(), want)
+}
+
+#[test]
+fn every_sell_variant_matches_the_interpreter_on_every_shared_matrix() {
+    let mut kernels: Option<Kernels> = None;
+    let mut checked = 0;
+    for path in shared_matrix_files() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let Ok(m) = read_mtx(&path) else {
+            continue; // young1c is complex (see spmv_matrices.rs)
+        };
+        let (c, want) = spmv(&m, &x_for(m.cols));
+        // One library serves every matrix: the kernels take sizes as arguments.
+        let k = kernels.get_or_insert_with(|| Kernels::build(&c, &Target::cpu()).unwrap());
+        check_all(&name, &c, k, &want);
+        checked += 1;
+    }
+    assert!(checked >= 24, "only {checked} matrices checked");
+}
+
+/// A matrix from explicit rows of (column, value).
+fn from_rows(cols: usize, rows: &[Vec<(u32, f64)>]) -> CsrMatrix {
+    let mut m = CsrMatrix {
+        rows: rows.len(),
+        cols,
+        row_offsets: vec![0],
+        col_indices: vec![],
+        values: vec![],
+    };
+    for r in rows {
+        for &(j, v) in r {
+            m.col_indices.push(j);
+            m.values.push(v);
+        }
+        m.row_offsets.push(m.values.len() as u64);
+    }
+    m
+}
+
+#[test]
+fn edge_cases_match_the_interpreter() {
+    let mut cases: Vec<(&str, CsrMatrix)> = vec![
+        (
+            "one row",
+            from_rows(5, &[vec![(0, 1.5), (3, -2.0), (4, 0.25)]]),
+        ),
+        ("one empty row", from_rows(3, &[vec![]])),
+        ("no rows", from_rows(3, &[])),
+        ("random 37 rows", matgen::random(37, 50, 5, 7)),
+        ("power law", matgen::power_law(1000, 1, 1.6, 3)),
+        ("arrowhead", matgen::arrowhead(600, 3, 2)),
+    ];
+    // Empty rows between rows of every length up to 40 (longer than the mean by far, so the
+    // longest are computed outside the layout) in windows wider than σ.
+    let mut rows = Vec::new();
+    for i in 0..700u32 {
+        let len = match i % 9 {
+            0 | 4 => 0,
+            8 => 1 + (i % 41) as usize,
+            _ => (i % 5) as usize,
+        };
+        rows.push(
+            (0..len)
+                .map(|k| ((i as usize * 7 + k * 13) % 300) as u32)
+                .map(|j| (j, 1.0 + f64::from(j % 5) - 2.5))
+                .collect(),
+        );
+    }
+    cases.push(("ragged with empty rows", from_rows(300, &rows)));
+    for (name, m) in &cases {
+        let mut x = x_for(m.cols);
+        // -0.0, NaN and ±∞ pass through the products as IEEE values.
+        for (j, v) in [
+            (1, -0.0),
+            (2, f64::NAN),
+            (3, f64::INFINITY),
+            (4, f64::NEG_INFINITY),
+        ] {
+            if j < x.len() {
+                x[j] = v;
+            }
+        }
+        let (c, want) = spmv(m, &x);
+        let k = Kernels::build(&c, &Target::cpu()).unwrap();
+        check_all(name, &c, &k, &want);
+    }
+}
+
+/// `y[i] = reduce(+, v[i,k] · x[col[i,k]])` without a prefix: the first element starts the fold,
+/// so a row of `-0.0` products is `-0.0` (adding a padding `0.0 · x` would make it `+0.0`), and an
+/// empty row is the interpreter's error.
+fn prefixless(m: &CsrMatrix, x: &[f64]) -> Seq<f64> {
+    let v = Seq::input("v", m.values.clone()).unwrap();
+    let cols = Seq::input("cols", m.col_indices.clone()).unwrap();
+    let offs = Seq::input("offs", m.row_offsets.clone()).unwrap();
+    let x = Seq::input("x", x.to_vec()).unwrap();
+    let rows = nest(&v, &offs).unwrap();
+    let idx = nest(&cols, &offs).unwrap();
+    map(
+        |(row, ix): (Seq<f64>, Seq<u32>)| {
+            let g = gather(&x, &ix)?;
+            let prod = map(|(a, b): (Scalar<f64>, Scalar<f64>)| a * b, (&row, &g))?;
+            reduce(|a: Scalar<f64>, b: Scalar<f64>| a + b, &prod)
+        },
+        (&rows, &idx),
+    )
+    .unwrap()
+}
+
+#[test]
+fn prefixless_reductions_keep_negative_zero_and_report_empty_rows() {
+    // Rows of 1..=20 elements; x holds -0.0 where the short rows read, NaN and ∞ where only
+    // long rows read (their chunk's short rows must not pick them up from padding).
+    let rows: Vec<Vec<(u32, f64)>> = (0..203u32)
+        .map(|i| {
+            let len = 1 + (i * 7 % 20) as usize;
+            (0..len)
+                .map(|k| {
+                    let j = if len < 4 { 0 } else { (k % 3) as u32 + 1 };
+                    (j, if k % 2 == 0 { 1.0 } else { -0.5 })
+                })
+                .collect()
+        })
+        .collect();
+    let m = from_rows(4, &rows);
+    let x = vec![-0.0, f64::NAN, 2.0, f64::INFINITY];
+    let y = prefixless(&m, &x);
+    let want: Vec<u64> = y.interpret().unwrap().iter().map(|v| v.to_bits()).collect();
+    assert!(want.contains(&(-0.0f64).to_bits()));
+    let c = Computation::new(&y).unwrap();
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    check_all("prefix-less", &c, &k, &want);
+
+    // An empty row: the row layout's error, from every SELL variant.
+    let mut rows = rows;
+    rows[150].clear();
+    let m = from_rows(4, &rows);
+    let c = Computation::new(&prefixless(&m, &x)).unwrap();
+    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
+    for v in sell_variants(&k) {
+        let got = k.run(&c, v).unwrap_err().to_string();
+        assert_eq!(got, expected, "{v}");
+    }
+}
+
+#[test]
+fn an_out_of_range_index_is_the_row_layouts_error() {
+    let mut m = matgen::random(500, 400, 6, 11);
+    let k0 = m.row_offsets[321] as usize + 2;
+    m.col_indices[k0] = 5000;
+    let (c, _) = {
+        let y = spmv_app(&m, &x_for(m.cols)).unwrap();
+        let want = y.interpret().unwrap_err().to_string();
+        assert!(want.contains("5000"), "{want}");
+        (Computation::new(&y).unwrap(), want)
+    };
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
+    assert!(
+        expected.contains("5000") && expected.contains("gather"),
+        "{expected}"
+    );
+    for v in sell_variants(&k) {
+        let mut ws = Workspace::default();
+        let got = k.run_in(&c, v, &mut ws).unwrap_err().to_string();
+        assert_eq!(got, expected, "{v}");
+    }
+}
+
+#[test]
+fn the_layout_is_kept_per_shape_and_reports_its_cost() {
+    let m = matgen::power_law(3000, 2, 1.8, 5);
+    let (c, want) = spmv(&m, &x_for(m.cols));
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let mut ws = Workspace::default();
+    for v in sell_variants(&k) {
+        k.run_in(&c, v, &mut ws).unwrap();
+        assert_eq!(bits(ws.output().unwrap()), want, "{v}");
+    }
+    for s in SellShape::all() {
+        let l = ws.sell_layout(0, s).expect("a layout per shape");
+        assert_eq!(l.shape, s);
+        assert_eq!(l.rows, 3000);
+        assert_eq!(l.perm.len(), l.chunks() * s.chunk);
+        assert!(l.inspect_seconds > 0.0);
+        assert!(l.fill() >= 1.0, "{}", l.fill());
+        assert_eq!(l.nnz + rest_nnz(&m, &l.rest), m.nnz());
+    }
+    // Sorting within windows lowers the padding.
+    let f = |c, sigma| {
+        ws.sell_layout(0, SellShape { chunk: c, sigma })
+            .unwrap()
+            .fill()
+    };
+    assert!(f(8, 256) < f(8, 1), "{} vs {}", f(8, 256), f(8, 1));
+    // Another computation's inputs get their own layout.
+    let mut m2 = m.clone();
+    m2.values.iter_mut().for_each(|v| *v *= -3.0);
+    let (c2, want2) = spmv(&m2, &x_for(m2.cols));
+    let v = sell_variants(&k)[0];
+    k.run_in(&c2, v, &mut ws).unwrap();
+    assert_eq!(bits(ws.output().unwrap()), want2);
+}
+
+fn rest_nnz(m: &CsrMatrix, rest: &[(usize, usize)]) -> usize {
+    rest.iter()
+        .map(|&(a, b)| (m.row_offsets[b] - m.row_offsets[a]) as usize)
+        .sum()
+}
