@@ -331,6 +331,22 @@ fn intermediate_phases_of_tuples_and_booleans() -> surge::Result<()> {
     Ok(())
 }
 
+/// Found by the random programs (500-case run): a map whose body is a closed `scan` (an earlier
+/// phase's result) re-emitted the scan in the map's phase, reading the earlier phase's literals
+/// (`lit0` not in scope: rustc failed).
+#[test]
+fn map_whose_body_is_an_earlier_phases_scan() -> surge::Result<()> {
+    let d = Seq::input("d", values(50, 23))?;
+    let e = Seq::input("e", values(50, 24))?;
+    let idx = Seq::input("i", (0..37u32).collect::<Vec<_>>())?;
+    let y = map(
+        |(_, _): (Scalar<f64>, Scalar<f64>)| scan(add, &striding(&idx, 4u64)?),
+        (&d, &reverse(&e)?),
+    )?;
+    check("a map of a closed scan", Computation::new(&y)?);
+    Ok(())
+}
+
 #[test]
 fn reduce_by_key_runs_across_chunks_with_a_prefix() -> surge::Result<()> {
     // Runs of 100 and 37 cross the cooperative variants' chunks of 64 and 4096; the prefix 10 is

@@ -510,8 +510,11 @@ fn write_rows<'a>(
     st: &mut PhaseCtx,
 ) -> R<()> {
     match map {
+        // A scan computed here (not an earlier phase's result, which is copied like any row).
         Some((body, env_i))
-            if matches!(g.c.node(*body).op, Op::Scan { .. }) && st.packed.is_none() =>
+            if matches!(g.c.node(*body).op, Op::Scan { .. })
+                && st.packed.is_none()
+                && !env_i.contains_key(body) =>
         {
             if st.inner != Some(Inner::Scan) {
                 inner_reduce_scan(g, *body, env_i, None, st)?;
