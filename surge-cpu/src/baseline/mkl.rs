@@ -139,6 +139,25 @@ impl Mkl {
         settle_openmp();
     }
 
+    /// MKL's own version string (`mkl_get_version_string`), e.g. "Intel(R) oneAPI Math Kernel
+    /// Library Version 2026.2-Product Build ...": reports name the MKL they timed. `None` when
+    /// the library does not say.
+    pub fn version(&self) -> Option<String> {
+        type GetVersion = unsafe extern "C" fn(*mut std::ffi::c_char, c_int);
+        let f: GetVersion = self.sym("mkl_get_version_string").ok()?;
+        let mut buf = [0u8; 256];
+        // SAFETY: MKL writes at most `len` bytes, NUL-terminated, into the buffer.
+        unsafe {
+            f(
+                buf.as_mut_ptr() as *mut std::ffi::c_char,
+                buf.len() as c_int,
+            )
+        };
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        let v = String::from_utf8_lossy(&buf[..end]).trim().to_string();
+        (!v.is_empty()).then_some(v)
+    }
+
     /// Sets MKL's thread count.
     pub fn set_threads(&self, n: usize) -> Result<(), MklError> {
         let f: SetThreads = self.sym("MKL_Set_Num_Threads")?;
@@ -322,6 +341,14 @@ pub fn settle_openmp() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mkl_names_its_version() {
+        let mkl =
+            Mkl::get().unwrap_or_else(|e| panic!("MKL is required (.ci/run installs it): {e}"));
+        let v = mkl.version().expect("libmkl_rt says its version");
+        assert!(v.contains("Math Kernel Library"), "{v}");
+    }
 
     #[test]
     fn mkl_spmv_and_dgemm() {

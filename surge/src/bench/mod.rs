@@ -268,14 +268,20 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
                     }
                 }
                 let (n, t) = best.expect("at least one thread count");
-                (
-                    if n == 1 {
-                        "mkl, 1 thread".to_string()
-                    } else {
-                        format!("mkl, {n} threads")
+                let threads = if n == 1 {
+                    "1 thread".to_string()
+                } else {
+                    format!("{n} threads")
+                };
+                // Name the MKL that was timed: Debian's 2020.4 and oneMKL 2026 differ.
+                let version = lib.version().map_or_else(
+                    || lib.path.clone(),
+                    |v| {
+                        let short = v.split("Product").next().unwrap_or(&v);
+                        short.trim_end_matches(['-', ' ']).to_string()
                     },
-                    t,
-                )
+                );
+                (format!("mkl, {threads} ({version})"), t)
             }
             Reference::Rayon | Reference::Cusparse | Reference::Cublas | Reference::Copy => {
                 let pool = surge_cpu::native::skeleton::pool(threads);
