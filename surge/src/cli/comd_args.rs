@@ -104,7 +104,7 @@ impl ComdArgs {
 }
 
 /// setfl for `*.alloy` and `*.setfl` files, else funcfl (CoMD's default).
-fn default_format(path: &std::path::Path) -> Format {
+pub(super) fn default_format(path: &std::path::Path) -> Format {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if ext.eq_ignore_ascii_case("alloy") || ext.eq_ignore_ascii_case("setfl") {
         Format::Setfl

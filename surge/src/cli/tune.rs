@@ -154,7 +154,7 @@ pub struct TuneArgs {
 
 /// One (input, variant) pair measured. An input measured again (see `--max-steal`) reports
 /// its variants again, so the bar grows by an input's worth when it would overflow.
-pub(super) fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
+fn advance(bar: &ProgressBar, nv: u64, input: &str, variant: &str) {
     if bar.length().is_some_and(|l| bar.position() >= l) {
         bar.inc_length(nv);
     }
@@ -310,7 +310,7 @@ pub(super) fn options(args: &TuneArgs) -> Result<TuneOptions, CliError> {
 }
 
 /// The progress bar of `runs` measurements (hidden for --json or off a terminal).
-pub(super) fn progress_bar(json: bool, runs: u64) -> ProgressBar {
+fn progress_bar(json: bool, runs: u64) -> ProgressBar {
     let bar = if json || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
     } else {
@@ -357,7 +357,6 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         rows => Some(app.selection_input(rows).map_err(failure)?),
     };
     let workload = app.workload();
-    let bar = progress_bar(args.json, (train.len() + test.len()) as u64 * nv);
     let campaign = Campaign {
         workload: &workload,
         backend,
@@ -369,16 +368,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         selection: selection.as_ref(),
         started,
     };
-    let done = campaign
-        .run(&mut |step| match step {
-            Step::Measured { input, variant } => advance(&bar, nv, input, variant),
-            Step::Testing => {
-                bar.set_prefix("testing");
-                bar.set_length(bar.position() + test.len() as u64 * nv);
-            }
-            Step::Finished => bar.finish_and_clear(),
-        })
-        .map_err(failure)?;
+    let done = run_campaign(&campaign, &mut surge::tune::Local, args.json, nv).map_err(failure)?;
     if args.json {
         print_json(&done.summary);
     } else {
@@ -389,6 +379,26 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// Runs `campaign` (its training inputs measured by `labeller`, `nv` variants each) under a
+/// progress bar, hidden for `json` or off a terminal.
+pub(super) fn run_campaign(
+    campaign: &Campaign<'_>,
+    labeller: &mut dyn surge::tune::Labeller,
+    json: bool,
+    nv: u64,
+) -> surge::Result<CampaignResult> {
+    let (train, test) = (campaign.train.len() as u64, campaign.test.len() as u64);
+    let bar = progress_bar(json, (train + test) * nv);
+    campaign.run_with(labeller, &mut |step| match step {
+        Step::Measured { input, variant } => advance(&bar, nv, input, variant),
+        Step::Testing => {
+            bar.set_prefix("testing");
+            bar.set_length(bar.position() + test * nv);
+        }
+        Step::Finished => bar.finish_and_clear(),
+    })
 }
 
 /// The text report's training half: inputs, features, labelling, model.

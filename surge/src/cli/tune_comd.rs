@@ -3,14 +3,14 @@
 //! every other workload; `surge run comd --tuned` uses the store.
 
 use super::tune::{
-    TuneArgs, advance, failure, options, print_evaluation, print_training, progress_bar, usage,
+    TuneArgs, failure, options, print_evaluation, print_training, run_campaign, usage,
 };
 use super::{CliError, print_json};
 use std::time::Instant;
 use surge::apps::comd::{EamPotential, Format, tuning};
 use surge::tune::TuningBackend;
 use surge::tune::algorithms::AlgorithmBackend;
-use surge::tune::campaign::{Campaign, Step};
+use surge::tune::campaign::Campaign;
 use surge::tune::cpu::CpuBackend;
 
 /// The potential `--potential`/`--format` name.
@@ -23,13 +23,7 @@ fn potential(args: &TuneArgs) -> Result<EamPotential, CliError> {
     };
     let format: Format = match &args.format {
         Some(f) => f.parse()?,
-        None if path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-            e.eq_ignore_ascii_case("alloy") || e.eq_ignore_ascii_case("setfl")
-        }) =>
-        {
-            Format::Setfl
-        }
-        None => Format::Funcfl,
+        None => super::comd_args::default_format(path),
     };
     Ok(EamPotential::read(path, format)?)
 }
@@ -73,7 +67,6 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     eprintln!("compiling both algorithms' variants (two rustc calls the first time)");
     let nv = backend.variants(&train[0]).map_err(failure)?.len() as u64;
     let workload = tuning::workload();
-    let bar = progress_bar(args.json, (train.len() + test.len()) as u64 * nv);
     let campaign = Campaign {
         workload: &workload,
         backend: &backend,
@@ -85,16 +78,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         selection: None,
         started,
     };
-    let done = campaign
-        .run(&mut |step| match step {
-            Step::Measured { input, variant } => advance(&bar, nv, input, variant),
-            Step::Testing => {
-                bar.set_prefix("testing");
-                bar.set_length(bar.position() + test.len() as u64 * nv);
-            }
-            Step::Finished => bar.finish_and_clear(),
-        })
-        .map_err(failure)?;
+    let done = run_campaign(&campaign, &mut surge::tune::Local, args.json, nv).map_err(failure)?;
     if args.json {
         print_json(&done.summary);
     } else {

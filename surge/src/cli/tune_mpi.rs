@@ -4,14 +4,14 @@
 
 use super::CliError;
 use super::tune::{
-    TuneArgs, advance, backend, failure, load_inputs, options, print_evaluation, print_training,
-    progress_bar, usage,
+    TuneArgs, backend, failure, load_inputs, options, print_evaluation, print_training,
+    run_campaign, usage,
 };
 use std::time::Instant;
 use surge::apps::App;
 use surge::mpi::campaign::{self, Ranks};
 use surge::mpi::world::World;
-use surge::tune::campaign::{Campaign, Step};
+use surge::tune::campaign::Campaign;
 use surge::tune::inputs::{Scale, Set};
 
 pub fn run(args: &TuneArgs) -> Result<(), CliError> {
@@ -62,7 +62,6 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         rows => Some(app.selection_input(rows).map_err(failure)?),
     };
     let workload = app.workload();
-    let bar = progress_bar(args.json, (train.len() + test.len()) as u64 * nv);
     let campaign = Campaign {
         workload: &workload,
         backend,
@@ -74,20 +73,11 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         selection: selection.as_ref(),
         started,
     };
-    let done = campaign.run_with(
-        &mut Ranks {
-            world: &world,
-            stop_after: args.stop_after,
-        },
-        &mut |step| match step {
-            Step::Measured { input, variant } => advance(&bar, nv, input, variant),
-            Step::Testing => {
-                bar.set_prefix("testing");
-                bar.set_length(bar.position() + test.len() as u64 * nv);
-            }
-            Step::Finished => bar.finish_and_clear(),
-        },
-    );
+    let mut ranks = Ranks {
+        world: &world,
+        stop_after: args.stop_after,
+    };
+    let done = run_campaign(&campaign, &mut ranks, args.json, nv);
     let done = match done {
         Ok(d) => d,
         Err(e) => {
@@ -105,9 +95,8 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         super::print_json(&summary);
     } else {
         println!(
-            "measured on {} ranks ({} measuring, rank 0 coordinating)",
-            world.size(),
-            world.size().saturating_sub(1).max(1)
+            "measured on {} ranks (rank 0 coordinating, the others measuring)",
+            world.size()
         );
         print_training(&campaign, &done);
         print_evaluation(&campaign, &done);

@@ -100,28 +100,24 @@ pub fn split(id: &str) -> Option<(&str, &str)> {
 pub fn resolve<'i>(input: &'i TuneInput, id: &'i str) -> Result<(&'i Computation, &'i str)> {
     match (input.data::<AlgorithmInputs>(), split(id)) {
         (Some(algos), Some((a, v))) => {
-            Ok((&algorithm_input(&algos.0, &input.name, a)?.computation, v))
+            Ok((&algorithm_input(algos, &input.name, a)?.computation, v))
         }
         _ => Ok((&input.computation, id)),
     }
 }
 
 fn algorithm_input<'i>(
-    algos: &'i [(String, TuneInput)],
+    algos: &'i AlgorithmInputs,
     input: &str,
     algorithm: &str,
 ) -> Result<&'i TuneInput> {
-    algos
-        .iter()
-        .find(|(a, _)| a == algorithm)
-        .map(|(_, i)| i)
-        .ok_or_else(|| {
-            let known: Vec<&str> = algos.iter().map(|(a, _)| a.as_str()).collect();
-            tune_err(format!(
-                "input `{input}` has no algorithm `{algorithm}` (it has {})",
-                known.join(", ")
-            ))
-        })
+    algos.get(algorithm).ok_or_else(|| {
+        let known: Vec<&str> = algos.0.iter().map(|(a, _)| a.as_str()).collect();
+        tune_err(format!(
+            "input `{input}` has no algorithm `{algorithm}` (it has {})",
+            known.join(", ")
+        ))
+    })
 }
 
 /// The structure key of an input with algorithms: every algorithm's structure hash, combined
@@ -171,7 +167,7 @@ impl AlgorithmBackend<'_> {
         let algos = algorithms(input)?;
         let (a, v) = split(id)
             .ok_or_else(|| format!("`{id}` names no algorithm (`ALGORITHM{SEP}VARIANT`)"))?;
-        let i = algorithm_input(&algos.0, &input.name, a).map_err(|e| e.to_string())?;
+        let i = algorithm_input(algos, &input.name, a).map_err(|e| e.to_string())?;
         Ok((i, v))
     }
 }

@@ -110,11 +110,6 @@ impl Journal {
         write_line(&mut self.file, &self.path, record)?;
         self.file.sync_data().map_err(|e| io_err(&self.path, e))
     }
-
-    /// How many records an earlier run left that this campaign has not used yet.
-    pub fn unused(&self) -> usize {
-        self.found.len()
-    }
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> crate::SurgeError {

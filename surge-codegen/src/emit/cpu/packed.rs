@@ -2,19 +2,18 @@
 //! a result whose element is a tuple of scalars (argmin's `(f64, u32)`, CoMD's per-atom
 //! `(e, fx, fy, fz)`) or a boolean, in at most two levels of sequences, is stored as `width`
 //! `u64` words per element: its leaves in order, each as its bits (`f64::to_bits`, integers
-//! widened, booleans 0/1). The element is computed once and all its leaves are written from
-//! that one value; a later phase reads the words back into element code, and the host splits a
+//! widened, booleans 0/1). The element is computed once (a tuple whose items share values is
+//! built once, `shared.rs`) and all its leaves are written from that one value; a later phase reads the words back into element code, and the host splits a
 //! packed final result into [`Output::Composite`](crate::data::Output) parts, one per leaf.
 //!
 //! Why: before, a tuple result was split into one phase per leaf, each computing the whole
 //! element again (`result.rs`, still used for tuples that hold sequences), and an intermediate
 //! phase of tuples or booleans was refused. CoMD's force (a 4-tuple per atom) paid 4×.
 
-use super::code::{Code, Env, Gen, R, SeqCode};
-use super::values::{has_seq, rust_type};
+use super::code::{Code, Gen, R, SeqCode};
+use super::values::rust_type;
 use crate::data::{Buffer, Output};
-use crate::emit::sharing;
-use crate::ir::{Elem, NodeId, ScalarExpr, Type};
+use crate::ir::{Elem, Type};
 use serde::Serialize;
 use std::rc::Rc;
 
@@ -111,22 +110,6 @@ impl<'a> Gen<'a> {
     pub(super) fn pack(&self, code: Code<'a>, p: &Packing) -> R<String> {
         let value = self.to_value(code, &p.item)?;
         Ok(self.words(value, p))
-    }
-
-    /// [`pack`](Self::pack) for the element node `n` (a root map's body): the values its leaves
-    /// share (scalars, and tuples such as a reduction over tuples read through projections) are
-    /// bound once by `let` (`crate::emit::sharing`), so a tuple's items do not each compute them.
-    pub(super) fn pack_node(&self, n: NodeId, env: &Env<'a>, p: &Packing) -> R<String> {
-        let keep = |t: &Type| !has_seq(t);
-        let shared = sharing::shared_values_of(
-            self.c,
-            &ScalarExpr::Value(n),
-            &|m| env.contains_key(&m),
-            &keep,
-        );
-        let (lets, env) = self.bind_shared(&shared, env)?;
-        let value = self.to_value(self.eval(n, &env)?, &p.item)?;
-        Ok(format!("{{ {lets}{} }}", self.words(value, p)))
     }
 
     /// The words of `value`, an expression of type `p.item`.

@@ -311,7 +311,7 @@ fn storable(g: &Gen<'_>, n: NodeId) -> R<Elem> {
 /// The scalar expression of node `n` in `env`: its words (`[u64; width]`) when packed.
 fn element<'a>(g: &Gen<'a>, n: NodeId, env: &Env<'a>, packed: &Option<Packing>) -> R<String> {
     match packed {
-        Some(p) => g.pack_node(n, env, p),
+        Some(p) => g.pack(g.eval(n, env)?, p),
         None => Ok(scalar_of(g.eval(n, env)?)),
     }
 }
@@ -447,10 +447,9 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     if nested {
         write_rows(g, &map, elem_i, e, st)?;
     } else {
-        let elem_i = match (&st.packed, &map) {
-            (Some(p), Some((body, env_i))) => g.pack_node(*body, env_i, p)?,
-            (Some(p), None) => g.pack(elem_i, p)?,
-            (None, _) => scalar_of(elem_i),
+        let elem_i = match &st.packed {
+            Some(p) => g.pack(elem_i, p)?,
+            None => scalar_of(elem_i),
         };
         st.ctx.insert("elem_i", &elem_i);
     }
