@@ -36,6 +36,37 @@ fn both_programs_match_the_interpreter_with_every_variant() -> surge::Result<()>
     Ok(())
 }
 
+/// The recalculation folds its runs in parallel (one output row per run of equal labels); a
+/// bad point index or a ragged last point is still the interpreter's error on every variant.
+#[test]
+fn recalculation_errors_are_the_interpreters_on_every_variant() -> surge::Result<()> {
+    use tests::conformance::Backend;
+    let d = 4;
+    let cases = [
+        // Point 9 does not exist (9 points): the gather names the index.
+        (36, vec![0u32, 3, 6, 1, 4, 9, 2, 5, 8], "index 9"),
+        // 35 values: the last point has 3 values, the sum of its cluster's rows fails.
+        (35, vec![0u32, 3, 6, 1, 4, 7, 2, 5, 8], "length"),
+    ];
+    for (values, order, what) in cases {
+        let sorted = vec![0u32, 0, 0, 1, 1, 1, 2, 2, 2];
+        let points: Vec<f64> = (0..values).map(|v| v as f64).collect();
+        let c = program::recalculate(points, order, sorted, vec![3.0; 3], d)?;
+        let want = c
+            .interpret()
+            .expect_err("the interpreter refuses it")
+            .to_string();
+        assert!(want.contains(what), "{want}");
+        let results = CpuBackend.run_all(&c).expect("kernels build");
+        assert!(results.len() > 1);
+        for (id, r) in results {
+            let e = r.expect_err(&format!("variant {id} accepted it"));
+            assert_eq!(e, want, "variant {id}");
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn surge_lloyd_reaches_the_plain_rust_lloyd() -> surge::Result<()> {
     let p = data::blobs(3000, 8, 6, 11);

@@ -371,6 +371,27 @@ fn prefetch_ahead<T>(s: &[T], at: usize) {
     let _ = (s, at);
 }
 
+/// Prefetches the first `bytes` (at most 512) of the row at `p`: a gathered row read a few
+/// positions later (`emit/cpu/prefetch.rs`).
+#[inline(always)]
+fn prefetch_row(p: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut b = 0;
+        while b < bytes.min(512) {
+            // SAFETY: a prefetch never faults, whatever the address.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(b) as *const i8,
+                )
+            };
+            b += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
+}
+
 // ---- SELL-C-σ (`sell<C>` kernels; see `emit/cpu/README.md`) ----
 
 /// `s[start..start + C]` as an array, checked.

@@ -271,7 +271,14 @@ impl PhaseCall<'_> {
         let optr = Shared(offsets.as_ptr());
         let rows = self.f.rows.expect("rows of a nested phase");
         let size = self.abi.elem.size_bytes() * self.abi.width();
-        for_chunks::<CpuError>(self.pool, n, outer, threads, &|lo, hi| {
+        // Fewer rows than a chunk per thread: each row is much work (a row of a row-valued
+        // `reduce_by_key` folds a whole run), so the rows are spread over the threads.
+        let spread = if n < threads * 64 {
+            outer.spread(n, threads)
+        } else {
+            outer
+        };
+        for_chunks::<CpuError>(self.pool, n, spread, threads, &|lo, hi| {
             let (b, d, o) = (self.bufs, dptr, optr);
             if !coop {
                 // SAFETY: rows `lo..hi` are disjoint ranges of `data` by `offsets`.

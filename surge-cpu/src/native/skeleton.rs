@@ -21,6 +21,21 @@ pub enum LevelPlan {
     },
 }
 
+impl LevelPlan {
+    /// This plan with its chunks cut to at most `n / threads` items (rounded up), so that `n`
+    /// heavy items — the runs of a `reduce_by_key` of rows, ten clusters of k-means — keep every
+    /// thread busy whatever chunk the variant names.
+    pub fn spread(self, n: usize, threads: usize) -> LevelPlan {
+        match self {
+            LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
+                schedule,
+                chunk: chunk.min(n.div_ceil(threads.max(1))).max(1),
+            },
+            LevelPlan::Sequential => LevelPlan::Sequential,
+        }
+    }
+}
+
 /// A cached pool of exactly `threads` workers.
 pub fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();

@@ -37,7 +37,7 @@ impl<'a> Gen<'a> {
     /// map(f, (a, b))` (Listing 5.5's vector sum), as a loop `acc[j] = f(acc[j], x[j])` that
     /// allocates nothing; None for any other combiner. Measured on the k-means recalculation
     /// (10^5 points of 32 values): 66 ms with a new row per element, see the k-means README.
-    fn step_in_place(
+    pub(super) fn step_in_place(
         &self,
         op: &Lambda,
         acc: &str,
@@ -191,8 +191,9 @@ impl<'a> Gen<'a> {
             let (x, _) = self.scalar_of_code(n, ks.at(i)?)?;
             Ok(format!("(({x}) as i128)"))
         };
+        let prefetch = self.prefetch_gathered(input, k, env)?.unwrap_or_default();
         let value = format!(
-            "{{\n{}\n{}\nlet {len}: usize = {};\n{}\nlet {p}: {ty} = {};\nlet mut {out}: Vec<{ty}> = Vec::new();\nlet mut {k} = 0usize;\nwhile {k} < {len} {{\nlet {key} = {};\nlet mut {acc}: {ty} = {p}.clone();\nwhile {k} < {len} && {} == {key} {{\n{}\n{k} += 1;\n}}\n{out}.push({acc});\n}}\n{out}\n}}",
+            "{{\n{}\n{}\nlet {len}: usize = {};\n{}\nlet {p}: {ty} = {};\nlet mut {out}: Vec<{ty}> = Vec::new();\nlet mut {k} = 0usize;\nwhile {k} < {len} {{\nlet {key} = {};\nlet mut {acc}: {ty} = {p}.clone();\nwhile {k} < {len} && {} == {key} {{\n{prefetch}\n{}\n{k} += 1;\n}}\n{out}.push({acc});\n}}\n{out}\n}}",
             s.checks.join("\n"),
             ks.checks.join("\n"),
             s.len,
@@ -275,7 +276,7 @@ impl<'a> Gen<'a> {
     }
 
     /// `chk_pair_len(..)`: two operands that must have one length (the interpreter's message).
-    fn pair_len_check(&self, n: NodeId, a: (&str, &str), b: (&str, &str)) -> String {
+    pub(super) fn pair_len_check(&self, n: NodeId, a: (&str, &str), b: (&str, &str)) -> String {
         format!(
             "chk_pair_len({}, {}, {}, {}, {}, {});",
             a.0,
@@ -288,7 +289,7 @@ impl<'a> Gen<'a> {
     }
 
     /// A scalar element's expression (an internal error for tuples: typing rules them out).
-    fn scalar_of_code(&self, n: NodeId, c: Code<'a>) -> R<(String, crate::ir::Elem)> {
+    pub(super) fn scalar_of_code(&self, n: NodeId, c: Code<'a>) -> R<(String, crate::ir::Elem)> {
         match c {
             Code::Scalar(s, e) => Ok((s, e)),
             _ => Err(self.unsupported(n, "a tuple where a scalar index or key is expected")),

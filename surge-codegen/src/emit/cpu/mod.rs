@@ -4,9 +4,11 @@
 mod code;
 mod diagonal;
 mod folds;
+mod keyed_rows;
 mod lowered;
 mod packed;
 mod phase;
+mod prefetch;
 mod result;
 mod runs;
 mod scalar;

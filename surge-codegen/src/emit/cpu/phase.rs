@@ -21,9 +21,9 @@ pub(super) struct PhaseCtx {
     acc: Option<Elem>,
     /// Statements every function of the phase runs once after binding its buffers: the root's
     /// checks, and the locals its elements read.
-    pre: Vec<String>,
+    pub(super) pre: Vec<String>,
     /// Set when the result is stored as words (`packed.rs`).
-    packed: Option<Packing>,
+    pub(super) packed: Option<Packing>,
 }
 
 /// The element type of a flat sequence type, or of the rows of a nested one.
@@ -415,6 +415,9 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     }) else {
         return Err(unstorable(g, root));
     };
+    if nested && super::keyed_rows::root_keyed_rows(g, root, e, env0, st)? {
+        return Ok((Shape::Nested, e));
+    }
     // Element i: a root map's body with its parameters bound to its inputs' elements, or the
     // root sequence's element. The checks run once per call, before the elements; they may bind
     // names the elements read (a transpose's row count, a materialized input).

@@ -86,26 +86,32 @@ impl<'a> Gen<'a> {
     /// chunk of rows) each run the phase's prelude. Measured on the k-means recalculation
     /// (Listing 5.5's `reduce_by_key` of 10^5 rows of 32): see `apps/kmeans`'s module docs.
     pub(super) fn materialized_at(&self, n: NodeId, value: String, t: &Type) -> Code<'a> {
+        match self.memoized(n, &value, &rust_type(t)) {
+            Some(m) => self.materialized(m, t),
+            None => self.materialized(value, t),
+        }
+    }
+
+    /// `value` (a block of Rust type `ty` computing closed node `n`) computed once per run: a
+    /// `memo` call on a new static cell of the phase. None where memoization is off or `n` reads
+    /// a lambda parameter.
+    pub(super) fn memoized(&self, n: NodeId, value: &str, ty: &str) -> Option<String> {
         let (slot, prefix) = {
             let m = self.memo.borrow();
             (m.run_slot, m.prefix.clone())
         };
-        let Some(slot) = slot.filter(|_| self.closed(n) && !prefix.is_empty()) else {
-            return self.materialized(value, t);
-        };
+        let slot = slot.filter(|_| self.closed(n) && !prefix.is_empty())?;
         let cell = format!(
             "{}MEMO_{}",
             prefix.to_uppercase(),
             self.name("m").to_uppercase()
         );
-        let ty = rust_type(t);
         self.memo.borrow_mut().statics.push(format!(
             "static {cell}: std::sync::Mutex<Option<(u64, {ty})>> = std::sync::Mutex::new(None);"
         ));
-        self.materialized(
-            format!("memo(&{cell}, unsafe {{ run_id(bufs, {slot}) }}, || -> {ty} {{ {value} }})"),
-            t,
-        )
+        Some(format!(
+            "memo(&{cell}, unsafe {{ run_id(bufs, {slot}) }}, || -> {ty} {{ {value} }})"
+        ))
     }
 
     pub(super) fn materialized(&self, value: String, t: &Type) -> Code<'a> {
