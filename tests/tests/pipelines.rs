@@ -146,6 +146,76 @@ fn k_means_assignment_with_argmin_per_point() -> surge::Result<()> {
     Ok(())
 }
 
+/// Argmin over per-centroid distances: the emitter jams two centroids' reductions into one loop
+/// (`emit/cpu/jam.rs`). Odd and even centroid counts (the unjammed tail), one centroid, inner
+/// reductions with and without a prefix, the index read first or second in the zip, and a
+/// ragged point or centroid, whose error must be the interpreter's on every variant.
+#[test]
+fn jammed_argmin_matches_the_interpreter() -> surge::Result<()> {
+    type Best = (Scalar<f64>, Scalar<u32>);
+    let min = |a: Best, b: Best| {
+        let take_a = a.0.le(&b.0);
+        (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
+    };
+    let build = |xs: usize, cs: usize, d: u64, prefix: bool, index_first: bool| {
+        let x = Seq::input("x", values(xs, 8))?;
+        let c = Seq::input("c", values(cs, 9))?;
+        let centroids = split(&c, d)?;
+        let k = cs.div_ceil(d as usize) as u32;
+        let assign = map(
+            |p: Seq<f64>| {
+                let dists = map(
+                    |q: Seq<f64>| {
+                        let sq = map(|(a, b)| (&a - &b) * (&a - &b), (&p, &q))?;
+                        if prefix {
+                            reduce_prefix(add, &sq, 0.0)
+                        } else {
+                            reduce(add, &sq)
+                        }
+                    },
+                    &centroids,
+                )?;
+                let ids = range(0u32, k)?;
+                if index_first {
+                    let best = reduce(
+                        |a: (Scalar<u32>, Scalar<f64>), b: (Scalar<u32>, Scalar<f64>)| {
+                            let (l, r) = min((a.1, a.0), (b.1, b.0));
+                            (r, l)
+                        },
+                        &zip(&ids, &dists)?,
+                    )?;
+                    Ok(best.0)
+                } else {
+                    Ok(reduce(min, &zip(&dists, &ids)?)?.1)
+                }
+            },
+            &split(&x, d)?,
+        )?;
+        Computation::new(&assign)
+    };
+    for (k, d, prefix, index_first) in [
+        (1, 3, true, false),
+        (2, 5, false, false),
+        (7, 4, true, false),
+        (6, 2, false, true),
+    ] {
+        let c = build(40 * d, k * d, d as u64, prefix, index_first)?;
+        check(&format!("argmin over {k} centroids of {d}"), c);
+    }
+    for (xs, cs, what) in [
+        (40 * 4 - 1, 7 * 4, "a ragged point"),
+        (40 * 4, 7 * 4 - 2, "a ragged centroid"),
+    ] {
+        let c = build(xs, cs, 4, true, false)?;
+        let want = c.interpret().expect_err(what).to_string();
+        use tests::conformance::Backend;
+        for (id, r) in CpuBackend.run_all(&c).expect("kernels build") {
+            assert_eq!(r.expect_err(what), want, "{what}: variant {id}");
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn dense_k_means_update_counts_and_sums_per_cluster() -> surge::Result<()> {
     let n = 80usize;

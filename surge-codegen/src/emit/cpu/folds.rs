@@ -129,11 +129,17 @@ impl<'a> Gen<'a> {
                 (self.to_value(s.at("0")?, &t)?, "1")
             }
         };
-        out.push_str(&format!(
-            "let mut {acc}: {} = {init};\nfor {k} in {start}..{len} {{\n{}\n}}\n{acc}\n}}",
-            rust_type(&t),
-            self.step(op, &acc, s.at(&k)?, &t, env)?
-        ));
+        let one = self.step(op, &acc, s.at(&k)?, &t, env)?;
+        let jam = self.jammed_steps(input, &k, &|x| self.step(op, &acc, x, &t, env), env)?;
+        let ty = rust_type(&t);
+        out.push_str(&match jam {
+            Some(two) => format!(
+                "let mut {acc}: {ty} = {init};\nlet mut {k} = {start};\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}"
+            ),
+            None => format!(
+                "let mut {acc}: {ty} = {init};\nfor {k} in {start}..{len} {{\n{one}\n}}\n{acc}\n}}"
+            ),
+        });
         Ok(self.materialized_at(n, out, &t))
     }
 

@@ -4,6 +4,7 @@
 mod code;
 mod diagonal;
 mod folds;
+mod jam;
 mod keyed_rows;
 mod lowered;
 mod packed;

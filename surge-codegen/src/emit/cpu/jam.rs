@@ -1,0 +1,159 @@
+//! Unroll-and-jam of a reduction over a `map` of scalar reductions: k-means' argmin over
+//! `zip(map(|q| reduce(add, map((p - q)²)), centroids), range(0, k))`. Sequentially, each
+//! element's inner reduction is one chain of dependent additions (32 of them for 32 values), so
+//! the core waits on its adder; two consecutive elements' reductions run in one loop instead,
+//! two independent chains, each still adding in its own order: the same bits as the sequential
+//! code, and the outer combiner still takes the elements in order. Measured on 4·10^5 points of
+//! 32 values and 10 centroids, one thread: 93 ms sequential, 71 ms two elements jammed (four
+//! jammed through an array: 101 ms).
+//!
+//! Only where no step can fail: the inner loops, the inner initial values, the other zipped items
+//! and the outer combiner contain no check (`chk_*`, `fail`), so running element `k + 1`'s checks
+//! before element `k`'s loop reports the error the sequential order would.
+
+use super::code::{Code, Env, Gen, R, bind, scalar_of};
+use crate::ir::{Lambda, NodeId, Op};
+
+/// Whether generated code can fail at run time.
+fn fallible(code: &str) -> bool {
+    code.contains("chk_") || code.contains("fail(") || code.contains("int_div(")
+}
+
+/// The jammed reduction's parts: the zip's inputs, which one is the map, and the map's lambda.
+struct Pattern<'l> {
+    inputs: &'l [NodeId],
+    at: usize,
+    f: &'l Lambda,
+    map_inputs: &'l [NodeId],
+    inner: NodeId,
+}
+
+impl<'a> Gen<'a> {
+    fn jam_pattern<'l>(&'l self, input: NodeId, env: &Env<'a>) -> Option<Pattern<'l>> {
+        let Op::Zip { inputs } = &self.c.node(input).op else {
+            return None;
+        };
+        inputs.iter().enumerate().find_map(|(at, m)| {
+            let Op::Map {
+                f,
+                inputs: map_inputs,
+            } = &self.c.node(*m).op
+            else {
+                return None;
+            };
+            let inner = f.body;
+            let scalar_reduce = matches!(self.c.node(inner).op, Op::Reduce { .. })
+                && self.elem_of(inner).is_some()
+                && !env.contains_key(&inner);
+            (scalar_reduce && f.params.len() == map_inputs.len()).then_some(Pattern {
+                inputs,
+                at,
+                f,
+                map_inputs,
+                inner,
+            })
+        })
+    }
+
+    /// Statements that compute element `k` and `k + 1`'s steps of the outer reduction
+    /// (`step(acc, element)`), their inner reductions jammed; None where the pattern does not
+    /// apply or a step could fail.
+    pub(super) fn jammed_steps(
+        &self,
+        input: NodeId,
+        k: &str,
+        step: &dyn Fn(Code<'a>) -> R<String>,
+        env: &Env<'a>,
+    ) -> R<Option<String>> {
+        let Some(p) = self.jam_pattern(input, env) else {
+            return Ok(None);
+        };
+        let Op::Reduce {
+            op,
+            input: inner_input,
+            prefix,
+        } = &self.c.node(p.inner).op
+        else {
+            unreachable!("jam_pattern found a reduce")
+        };
+        let elem = self.elem_of(p.inner).expect("a scalar reduction");
+        let ty = super::code::rust_ty(elem);
+        let mut pre = Vec::new();
+        let mut rows = Vec::new();
+        for m in p.map_inputs {
+            let s = self.seq(*m, env)?;
+            pre.extend(s.checks.clone());
+            rows.push(s);
+        }
+        let (jj, n0, n1) = (self.name("j"), self.name("n"), self.name("n"));
+        let mut lanes = Vec::new();
+        for (lane, at) in [(0usize, k.to_string()), (1, format!("({k} + 1)"))] {
+            let binds =
+                p.f.params
+                    .iter()
+                    .zip(&rows)
+                    .map(|(q, s)| Ok((*q, s.at(&at)?)))
+                    .collect::<R<Vec<_>>>()?;
+            let env_j = bind(env, binds);
+            let s = self.seq(*inner_input, &env_j)?;
+            let acc = self.name("a");
+            let x = self.name("x");
+            let (init, first) = match prefix {
+                Some(pf) => (self.scalar(*pf, &env_j)?.0, "0"),
+                None => (scalar_of(s.at("0")?), "1"),
+            };
+            let body = self.apply2(op, &acc, &x, elem, &env_j)?;
+            let len = if lane == 0 { &n0 } else { &n1 };
+            let one = format!(
+                "{{ let {x}: {ty} = {}; {acc} = {body}; }}",
+                scalar_of(s.at(&jj)?)
+            );
+            if fallible(&one) || fallible(&init) {
+                return Ok(None);
+            }
+            let empty = match prefix {
+                Some(_) => String::new(),
+                None => format!(
+                    "if {len} == 0 {{ {}; }}",
+                    self.fail(
+                        p.inner,
+                        "\"reduction of an empty sequence without a prefix\""
+                    )
+                ),
+            };
+            let head = format!(
+                "{}\nlet {len}: usize = {};\n{empty}\nlet mut {acc}: {ty} = {init};",
+                s.checks.join("\n"),
+                s.len
+            );
+            lanes.push((head, one, first, acc, at));
+        }
+        let mut elems = Vec::new();
+        for (_, _, _, acc, at) in &lanes {
+            let mut items = Vec::new();
+            for (i, inp) in p.inputs.iter().enumerate() {
+                if i == p.at {
+                    items.push(Code::Scalar(acc.clone(), elem));
+                } else {
+                    let s = self.seq(*inp, env)?;
+                    pre.extend(s.checks.clone());
+                    items.push(s.at(at)?);
+                }
+            }
+            elems.push(step(Code::Tuple(items))?);
+        }
+        if elems.iter().any(|e| fallible(e)) {
+            return Ok(None);
+        }
+        let [(h0, s0, f0, ..), (h1, s1, f1, ..)] = &lanes[..] else {
+            unreachable!("two lanes")
+        };
+        debug_assert_eq!(f0, f1);
+        Ok(Some(format!(
+            "{{\n{}\n{h0}\n{h1}\nif {n0} == {n1} {{\nfor {jj} in {f0}..{n0} {{\n{s0}\n{s1}\n}}\n}} else {{\nfor {jj} in {f0}..{n0} {{\n{s0}\n}}\nfor {jj} in {f1}..{n1} {{\n{s1}\n}}\n}}\n{}\n{}\n}}",
+            pre.join("\n"),
+            elems[0],
+            elems[1]
+        )))
+    }
+}
