@@ -340,3 +340,30 @@ fn tune_journal_and_resume() {
         &["--resume continues an exhaustive campaign"],
     );
 }
+
+/// `surge tune gemm`: what it refuses (exit 2, naming the option). The campaign itself is
+/// covered on the simulated backend (`tune::filtered`); a real one times 1,112 GEMM variants on
+/// 12 shapes and takes minutes.
+#[test]
+fn tune_gemm_refuses_what_it_cannot_use() {
+    let d = tmp("gemm");
+    for (args, says) in [
+        (
+            &["tune", "gemm", "--platform", "cuda"][..],
+            "tunes the CPU GEMM family (--platform cuda)",
+        ),
+        (
+            &["tune", "gemm", "--inputs", "x"][..],
+            "it takes no --inputs or --test",
+        ),
+        (
+            &["tune", "gemm", "--incremental"][..],
+            "takes none of --incremental",
+        ),
+    ] {
+        let o = surge(&d, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

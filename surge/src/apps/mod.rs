@@ -3,6 +3,7 @@
 
 pub mod comd;
 mod gemm;
+pub mod gemm_tuning;
 pub mod kmeans;
 pub mod matgen;
 mod reduce;

@@ -18,6 +18,7 @@ mod run_kmeans_mpi;
 mod run_spmv_mpi;
 mod tune;
 mod tune_comd;
+mod tune_gemm;
 #[cfg(feature = "mpi")]
 mod tune_mpi;
 mod variants;

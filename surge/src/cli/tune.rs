@@ -16,8 +16,9 @@ use surge::tune::{TrainingConfig, TuneInput, TuneOptions, TuningBackend};
 
 #[derive(Debug, clap::Args)]
 pub struct TuneArgs {
-    /// The application: reduce, scan, spmv or comd (CoMD's force: two algorithms, each with
-    /// its variants, selected in one query; needs --potential).
+    /// The application: reduce, scan, spmv, kmeans, gemm (the generated GEMM family, per shape)
+    /// or comd (CoMD's force: two algorithms, each with its variants, selected in one query;
+    /// needs --potential).
     pub app: String,
     /// comd: the EAM potential file (funcfl, or setfl for *.alloy / *.setfl), e.g. CoMD's
     /// pots/Cu_u6.eam.
@@ -331,6 +332,9 @@ fn progress_bar(json: bool, runs: u64) -> ProgressBar {
 pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     if args.app == "comd" {
         return super::tune_comd::run(args);
+    }
+    if args.app == "gemm" {
+        return super::tune_gemm::run(args);
     }
     if args.potential.is_some() || args.format.is_some() {
         return Err(usage(format!(

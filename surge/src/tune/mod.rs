@@ -72,6 +72,7 @@ pub mod cover;
 pub mod cpu;
 pub mod cuda;
 pub mod features;
+pub mod filtered;
 pub mod incremental;
 pub mod inputs;
 pub mod journal;
