@@ -14,6 +14,9 @@ pub struct Case {
     pub serial: Box<dyn Fn() + Send + Sync>,
     pub rayon: Box<dyn Fn() + Send + Sync>,
     pub bytes: usize,
+    /// Of `bytes`, those written (a scan's output): a case that writes is held to the copy
+    /// bandwidth (one read and one write), one that only reads to the read bandwidth.
+    pub written: usize,
 }
 
 pub(crate) const N: usize = 10_000_000;
@@ -88,6 +91,7 @@ fn histogram() -> Case {
             black_box(out);
         }),
         bytes: N * 4,
+        written: 0,
     }
 }
 
@@ -125,6 +129,7 @@ fn argmin() -> Case {
             black_box(best);
         }),
         bytes: N * 8,
+        written: 0,
     }
 }
 
@@ -146,6 +151,7 @@ fn l2_norm() -> Case {
             black_box(x3.par_iter().map(|v| v * v).sum::<f64>().sqrt());
         }),
         bytes: N * 8,
+        written: 0,
     }
 }
 
@@ -215,6 +221,7 @@ fn segmented_scan() -> Case {
             black_box(&y[..]);
         }),
         bytes: N * 16,
+        written: N * 8,
     }
 }
 

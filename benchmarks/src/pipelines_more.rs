@@ -58,6 +58,7 @@ pub fn k_means_assignment() -> Case {
             black_box(out);
         }),
         bytes: P * D * 8,
+        written: 0,
     }
 }
 
@@ -106,5 +107,6 @@ pub fn mat_mat() -> Case {
             black_box(c);
         }),
         bytes: 2 * M * M * 8,
+        written: 0,
     }
 }

@@ -329,7 +329,7 @@ pub fn sum_computation(app: App, n: usize) -> Result<(Vec<f64>, Computation, f64
 }
 
 /// Benchmarks the tiled reduce (or scan) on `n` generated values against rayon and the
-/// machine's bandwidth, measured in the same run: a 1 GiB read and triad probe sampled after
+/// machine's bandwidth, measured in the same run: a 1 GiB read, copy and triad probe sampled after
 /// every variant and around the reference (the limit is the best of its samples).
 pub fn bench_reduce_or_scan(
     app: App,

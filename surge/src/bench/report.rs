@@ -24,8 +24,8 @@ pub const CPU_SUMMARY: [&str; 6] = [
     "median_variant_ratio",
     "bandwidth_gbps",
     "fraction_of_bandwidth",
-    "triad_gbps",
-    "fraction_of_triad",
+    "copy_gbps",
+    "fraction_of_copy",
 ];
 
 /// The summary keys printed after the inputs in the text report on cuda, in order.
@@ -93,7 +93,7 @@ pub fn cpu_spmv(reference: Reference, runs: usize, results: &[InputResult], m: M
 }
 
 /// The JSON report of reduce or scan on cpu: against rayon and the machine's bandwidth (reduce:
-/// read bandwidth; scan: triad).
+/// read bandwidth; scan, one read and one write per element: copy).
 pub fn cpu_reduce_or_scan(app: App, runs: usize, r: &InputResult, bw: &Bandwidth) -> Value {
     let mut o = json!({
         "app": app.name(), "platform": "cpu", "n": r.rows, "runs": runs,
@@ -102,12 +102,12 @@ pub fn cpu_reduce_or_scan(app: App, runs: usize, r: &InputResult, bw: &Bandwidth
         "worst_variant": r.worst_variant, "worst_gbps": r.worst_rate,
         "median_variant_gbps": r.median_variant_rate,
         "rayon_gbps": r.reference_rate, "ratio_vs_rayon": r.ratio,
-        "bandwidth_gbps": bw.read_gbps, "triad_gbps": bw.triad_gbps,
+        "bandwidth_gbps": bw.read_gbps, "copy_gbps": bw.copy_gbps, "triad_gbps": bw.triad_gbps,
     });
     if app == App::Reduce {
         o["fraction_of_bandwidth"] = json!(r.best_rate / bw.read_gbps);
     } else {
-        o["fraction_of_triad"] = json!(r.best_rate / bw.triad_gbps);
+        o["fraction_of_copy"] = json!(r.best_rate / bw.copy_gbps);
     }
     o
 }

@@ -136,17 +136,13 @@ pub fn check_platforms(world: &World, platform: &str, allow_mixed: bool) -> Resu
     let mut ok = 1u8;
     let mut why = String::new();
     if world.is_root() {
+        let mut all = vec![platform.to_string()];
         for r in 1..world.size() {
             let (theirs, _) = comm.process_at_rank(r as i32).receive_vec::<u8>();
-            let theirs = String::from_utf8_lossy(&theirs).into_owned();
-            if theirs != platform && !allow_mixed && ok == 1 {
-                ok = 0;
-                why = format!(
-                    "rank {r} measures on `{theirs}` but rank 0 on `{platform}`: a model is kept per \
-                     device, so a campaign over different machines is refused (--allow-mixed-machines \
-                     to measure anyway, keyed by rank 0's)"
-                );
-            }
+            all.push(String::from_utf8_lossy(&theirs).into_owned());
+        }
+        if let Some(w) = super::machines::mixed_machines(&all, allow_mixed) {
+            (ok, why) = (0, w);
         }
     } else {
         root.send(platform.as_bytes());

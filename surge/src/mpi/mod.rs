@@ -10,6 +10,7 @@ pub mod kmeans_local;
 pub mod kmeans_loop;
 pub mod launch;
 pub mod local_spmv;
+pub mod machines;
 pub mod partition;
 pub mod plan;
 pub mod rank_part;
