@@ -404,7 +404,7 @@ fn bench_on_cuda_without_a_gpu_exits_2_saying_why() {
         assert_eq!(out.status.code(), Some(0), "{err}");
         return;
     }
-    for app in ["spmv", "reduce", "scan"] {
+    for app in ["spmv", "reduce", "scan", "gemm"] {
         for extra in [
             &[][..],
             &["--json"][..],
