@@ -138,7 +138,7 @@ impl OsfKernel {
             return Err(format!("{}: a size is zero", self.id()));
         }
         let t = self.threads();
-        if self.blk_m % self.dim_x != 0 || self.blk_n % self.dim_y != 0 {
+        if !self.blk_m.is_multiple_of(self.dim_x) || !self.blk_n.is_multiple_of(self.dim_y) {
             return Err(format!(
                 "{}: the {}x{} block does not tile the {}x{} tile of C",
                 self.id(),
@@ -149,11 +149,11 @@ impl OsfKernel {
             ));
         }
         let a_ok = self.dim_xa * self.dim_ya == t
-            && self.blk_m % self.dim_xa == 0
-            && self.blk_k % self.dim_ya == 0;
+            && self.blk_m.is_multiple_of(self.dim_xa)
+            && self.blk_k.is_multiple_of(self.dim_ya);
         let b_ok = self.dim_xb * self.dim_yb == t
-            && self.blk_k % self.dim_xb == 0
-            && self.blk_n % self.dim_yb == 0;
+            && self.blk_k.is_multiple_of(self.dim_xb)
+            && self.blk_n.is_multiple_of(self.dim_yb);
         if !a_ok || !b_ok {
             return Err(format!(
                 "{}: check 6: the block cannot read the stripes of {} without cleanup code",
