@@ -18,6 +18,7 @@ mod compile;
 mod device;
 pub mod emu;
 mod exec;
+pub mod gemm;
 #[cfg(test)]
 mod literal_tests;
 mod parallel;

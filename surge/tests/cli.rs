@@ -151,7 +151,10 @@ fn bench_gemm_usage_errors_exit_2_naming_the_value() {
             &["--vs", "atlas"][..],
             "unknown GEMM reference `atlas`; use all, openblas, mkl",
         ),
-        (&["--platform", "cuda"][..], "surge bench gemm runs on cpu"),
+        (
+            &["--platform", "tpu"][..],
+            "surge bench gemm runs on cpu or cuda, not `tpu`",
+        ),
     ] {
         let mut all = vec!["bench", "gemm", "--sizes", "64"];
         all.extend_from_slice(args);
@@ -404,7 +407,7 @@ fn bench_on_cuda_without_a_gpu_exits_2_saying_why() {
         assert_eq!(out.status.code(), Some(0), "{err}");
         return;
     }
-    for app in ["spmv", "reduce", "scan"] {
+    for app in ["spmv", "reduce", "scan", "gemm"] {
         for extra in [
             &[][..],
             &["--json"][..],

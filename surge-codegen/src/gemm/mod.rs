@@ -3,8 +3,10 @@
 //! blocking, threads over the MC or the NR-panel loop) whose parameters come from a BEAST space
 //! constrained by the machine (`space.rs`, `machine.rs`). `emit.rs` prints the micro-kernels,
 //! macro-kernels and packing routines of a set of variants as one Rust library;
-//! `surge_cpu::gemm` compiles, loads and drives it. See `README.md`.
+//! `surge_cpu::gemm` compiles, loads and drives it. See `README.md`. [`cuda`] is the CUDA
+//! DGEMM of the one-sided-factorizations paper (its own README).
 
+pub mod cuda;
 mod emit;
 mod machine;
 mod space;

@@ -6,6 +6,7 @@
 
 pub mod cuda;
 pub mod gemm;
+pub mod gemm_cuda;
 pub mod report;
 pub(crate) mod svg;
 mod timing;

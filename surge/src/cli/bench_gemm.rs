@@ -7,12 +7,6 @@ use std::sync::Arc;
 use surge::bench::gemm::{GemmBenchOptions, GemmReport, KINDS, bench_gemm, shapes};
 
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
-    if args.platform != "cpu" {
-        return Err(usage(format!(
-            "surge bench gemm runs on cpu (the CUDA GEMM is not built yet), not `{}`",
-            args.platform
-        )));
-    }
     let sizes = if args.sizes.is_empty() {
         vec![1024, 2048, 4096]
     } else {
@@ -24,6 +18,15 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         args.shapes.clone()
     };
     let shapes = shapes(&kinds, &sizes)?;
+    match args.platform.as_str() {
+        "cpu" => {}
+        "cuda" => return run_cuda(args, shapes),
+        other => {
+            return Err(usage(format!(
+                "surge bench gemm runs on cpu or cuda, not `{other}`"
+            )));
+        }
+    }
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -56,6 +59,57 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         print_json(&serde_json::to_value(&report).expect("a serializable report"));
     } else {
         print_text(&report);
+    }
+    Ok(())
+}
+
+/// `surge bench gemm --platform cuda`: a sample of the seed paper's DGEMM kernels for GPU 0
+/// against cuBLAS `dgemm` (without a GPU: exit 2, `no CUDA device: ...`).
+fn run_cuda(args: &BenchArgs, shapes: Vec<surge::bench::gemm::Shape>) -> Result<(), CliError> {
+    use surge::bench::gemm_cuda::{GemmCudaOptions, SAMPLE, bench_gemm_cuda};
+    if let Some(v) = args.vs.as_deref().filter(|v| *v != "cublas") {
+        return Err(usage(format!(
+            "--vs {v}: on cuda gemm compares with cublas (dgemm), the only reference"
+        )));
+    }
+    let dev =
+        surge::bench::cuda::open_device().map_err(|e| usage(format!("no CUDA device: {e}")))?;
+    let bar = progress_bar(args.json);
+    bar.set_length(shapes.len() as u64);
+    let b2 = bar.clone();
+    let opts = GemmCudaOptions {
+        shapes,
+        runs: args.runs,
+        sample: SAMPLE,
+        progress: Some(Arc::new(move |s| {
+            b2.set_message(s.to_string());
+            b2.inc(1)
+        })),
+    };
+    let report = bench_gemm_cuda(&dev, &opts)?;
+    bar.finish_and_clear();
+    if args.json {
+        print_json(&serde_json::to_value(&report).expect("a serializable report"));
+        return Ok(());
+    }
+    println!(
+        "{}: {} of the {} kernels the seed paper's nine checks keep, checked against cuBLAS \
+         dgemm and timed ({} runs, CUDA events)",
+        report.platform, report.sampled, report.survivors, report.runs
+    );
+    for s in &report.shapes {
+        let t = &s.tuning;
+        let best = t.best.as_ref().map_or("none ran".to_string(), |b| {
+            format!("{} {:.1} GFLOP/s", b.kernel, b.gflops)
+        });
+        println!(
+            "  {:<28} best {best}  cuBLAS {:.1} GFLOP/s  ratio {}  ({} failed, compiled in {:.1} s)",
+            s.shape.label(),
+            t.cublas_gflops,
+            t.ratio_vs_cublas.map_or("-".into(), |r| format!("{r:.2}")),
+            t.failed.len(),
+            t.build_seconds
+        );
     }
     Ok(())
 }
