@@ -133,8 +133,8 @@ impl<'a> Gen<'a> {
         let jam = self.jammed_steps(input, &k, &|x| self.step(op, &acc, x, &t, env), env)?;
         let ty = rust_type(&t);
         out.push_str(&match jam {
-            Some(two) => format!(
-                "let mut {acc}: {ty} = {init};\nlet mut {k} = {start};\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}"
+            Some((once, two)) => format!(
+                "let mut {acc}: {ty} = {init};\n{once}\nlet mut {k} = {start};\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}"
             ),
             None => format!(
                 "let mut {acc}: {ty} = {init};\nfor {k} in {start}..{len} {{\n{one}\n}}\n{acc}\n}}"

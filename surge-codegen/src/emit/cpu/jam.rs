@@ -56,15 +56,17 @@ impl<'a> Gen<'a> {
     }
 
     /// Statements that compute element `k` and `k + 1`'s steps of the outer reduction
-    /// (`step(acc, element)`), their inner reductions jammed; None where the pattern does not
-    /// apply or a step could fail.
+    /// (`step(acc, element)`), their inner reductions jammed, and the statements to run once
+    /// before the loop (the checks of the sequences the elements are read from, binding the
+    /// names they use: checks the outer reduction's input already passed); None where the
+    /// pattern does not apply or a step could fail.
     pub(super) fn jammed_steps(
         &self,
         input: NodeId,
         k: &str,
         step: &dyn Fn(Code<'a>) -> R<String>,
         env: &Env<'a>,
-    ) -> R<Option<String>> {
+    ) -> R<Option<(String, String)>> {
         let Some(p) = self.jam_pattern(input, env) else {
             return Ok(None);
         };
@@ -149,11 +151,12 @@ impl<'a> Gen<'a> {
             unreachable!("two lanes")
         };
         debug_assert_eq!(f0, f1);
-        Ok(Some(format!(
-            "{{\n{}\n{h0}\n{h1}\nif {n0} == {n1} {{\nfor {jj} in {f0}..{n0} {{\n{s0}\n{s1}\n}}\n}} else {{\nfor {jj} in {f0}..{n0} {{\n{s0}\n}}\nfor {jj} in {f1}..{n1} {{\n{s1}\n}}\n}}\n{}\n{}\n}}",
+        Ok(Some((
             pre.join("\n"),
-            elems[0],
-            elems[1]
+            format!(
+                "{{\n{h0}\n{h1}\nif {n0} == {n1} {{\nfor {jj} in {f0}..{n0} {{\n{s0}\n{s1}\n}}\n}} else {{\nfor {jj} in {f0}..{n0} {{\n{s0}\n}}\nfor {jj} in {f1}..{n1} {{\n{s1}\n}}\n}}\n{}\n{}\n}}",
+                elems[0], elems[1]
+            ),
         )))
     }
 }
