@@ -236,22 +236,17 @@ mod tests {
         }
     }
 
-    /// Another process busy on this machine's cores is counted as taken from us; our own
-    /// threads are not.
-    #[test]
-    fn other_processes_busy_time_counts_as_taken() {
-        let b = CpuBackend::new();
-        let (t0, cpus) = b
+    /// Our own busy thread for 300 ms, then a busy child process for 300 ms: the time taken
+    /// from us in each window (seconds).
+    fn own_and_child_windows(b: &CpuBackend) -> (f64, f64) {
+        let (t0, _) = b
             .stolen()
             .expect("/proc/stat is readable (Linux is the test platform)");
-        // Our own busy thread for 300 ms: not taken from us.
         let start = std::time::Instant::now();
         while start.elapsed() < Duration::from_millis(300) {
             std::hint::black_box(0u64.wrapping_add(1));
         }
         let (t1, _) = b.stolen().unwrap();
-        let own_window = t1.saturating_sub(t0).as_secs_f64();
-        // A busy child process for 300 ms (not yet waited for): taken.
         let mut child = std::process::Command::new("sh")
             .args(["-c", "while :; do :; done"])
             .spawn()
@@ -261,14 +256,28 @@ mod tests {
         let (t3, _) = b.stolen().unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
-        let child_window = t3.saturating_sub(t2).as_secs_f64();
-        eprintln!(
-            "{cpus} cpus: own 300 ms -> {own_window:.3} s taken, child -> {child_window:.3} s"
-        );
-        // Tick accounting (10 ms) and the machine's other processes leave some slack.
-        assert!(
-            child_window > own_window + 0.1,
-            "{own_window} vs {child_window}"
-        );
+        (
+            t1.saturating_sub(t0).as_secs_f64(),
+            t3.saturating_sub(t2).as_secs_f64(),
+        )
+    }
+
+    /// Another process busy on this machine's cores is counted as taken from us; our own
+    /// threads are not. Other processes busy during the own window count there too (a build
+    /// beside the test once gave 0.29 s against the child's 0.36), so up to three tries.
+    #[test]
+    fn other_processes_busy_time_counts_as_taken() {
+        let b = CpuBackend::new();
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let (own, child) = own_and_child_windows(&b);
+            eprintln!("own 300 ms -> {own:.3} s taken, child -> {child:.3} s");
+            // Tick accounting (10 ms) and the machine's other processes leave some slack.
+            if child > own + 0.1 {
+                return;
+            }
+            tries.push((own, child));
+        }
+        panic!("a busy child was not counted as taken in three tries (own, child): {tries:?}");
     }
 }
