@@ -22,15 +22,10 @@ pub struct Case {
 pub(crate) const N: usize = 10_000_000;
 
 pub(crate) fn data(n: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect()
+    // Values in [-0.5, 0.5): the shared generator's [-1, 1) halved (exactly).
+    let mut v = surge_codegen::data::uniform_values(n, seed);
+    v.iter_mut().for_each(|x| *x *= 0.5);
+    v
 }
 
 /// The argmin combiner over (distance, index) that k-means uses.

@@ -170,15 +170,7 @@ pub fn check_every(b: &dyn Backend, what: &str, c: &Computation, stride: usize) 
 
 /// `n` pseudo-random values in [-1, 1) (xorshift, seeded): test data for every backend.
 pub fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+    surge_codegen::data::uniform_values(n, seed)
 }
 
 /// Sizes 0, 1, small primes and a large one, with a small tile so that many tiles form.

@@ -219,3 +219,17 @@ pub enum Output {
         parts: Vec<Output>,
     },
 }
+
+/// `len` pseudo-random values in [-1, 1) (xorshift64, seeded): the deterministic test and
+/// tuning data of every layer (conformance tests, tuned GEMM shapes, CUDA GEMM operands).
+pub fn uniform_values(len: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}

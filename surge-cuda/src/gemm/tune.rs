@@ -44,15 +44,7 @@ pub struct GemmTuning {
 
 /// Deterministic operands in [-1, 1] for tuning and benchmarks.
 pub fn operand(len: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+    surge_codegen::data::uniform_values(len, seed)
 }
 
 /// Checks C against cuBLAS's: operands in [-1, 1] bound each entry's rounding error by

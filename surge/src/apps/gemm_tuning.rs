@@ -41,17 +41,7 @@ pub fn workload() -> Workload {
 /// The tuned input of `shape`: `C = A·B` on seeded values in [-1, 1).
 pub fn input(shape: &Shape) -> Result<TuneInput> {
     let (m, n, k) = (shape.m, shape.n, shape.k);
-    let values = |len: usize, seed: u64| -> Vec<f64> {
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-            })
-            .collect()
-    };
+    let values = surge_codegen::data::uniform_values;
     let c = mat_mat(values(m * k, 1), values(k * n, 2), k as u64, n as u64)?;
     let name = format!("{} {m}x{n}x{k}", shape.kind);
     let work = 2.0 * m as f64 * n as f64 * k as f64;

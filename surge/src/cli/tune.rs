@@ -346,11 +346,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let opts = options(args)?;
     let backend = backend(args, app)?;
     let backend: &dyn TuningBackend = backend.as_ref();
-    let scale = if args.scale == "small" {
-        Scale::Small
-    } else {
-        Scale::Full
-    };
+    let scale = scale(args);
     let started = Instant::now();
     let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
     let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
@@ -361,28 +357,69 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         rows => Some(app.selection_input(rows).map_err(failure)?),
     };
     let workload = app.workload();
-    let campaign = Campaign {
-        workload: &workload,
+    let sets = (&train[..], &test[..], selection.as_ref());
+    let campaign = campaign(args, &opts, &workload, backend, sets, started);
+    let done = run_campaign(&campaign, &mut surge::tune::Local, args.json, nv).map_err(failure)?;
+    let hint = format!("surge run {app} --tuned [--input ...]");
+    print_done(
+        args,
+        &campaign,
+        &done,
+        (done.store.key.platform == "cpu").then_some(&hint),
+    );
+    Ok(())
+}
+
+/// The generated inputs' scale `--scale` names.
+pub(super) fn scale(args: &TuneArgs) -> Scale {
+    if args.scale == "small" {
+        Scale::Small
+    } else {
+        Scale::Full
+    }
+}
+
+/// The campaign of `workload` on `backend` over the training and test inputs and the selection
+/// input of `sets`, with the options of `args` (store and report paths) and `opts`.
+pub(super) fn campaign<'a>(
+    args: &'a TuneArgs,
+    opts: &'a TuneOptions,
+    workload: &'a surge::tune::Workload,
+    backend: &'a dyn TuningBackend,
+    sets: (&'a [TuneInput], &'a [TuneInput], Option<&'a TuneInput>),
+    started: Instant,
+) -> Campaign<'a> {
+    let (train, test, selection) = sets;
+    Campaign {
+        workload,
         backend,
-        train: &train,
-        test: &test,
-        options: &opts,
+        train,
+        test,
+        options: opts,
         out: args.out.as_deref(),
         report: args.report.as_deref(),
-        selection: selection.as_ref(),
+        selection,
         started,
-    };
-    let done = run_campaign(&campaign, &mut surge::tune::Local, args.json, nv).map_err(failure)?;
+    }
+}
+
+/// The finished campaign's summary: JSON for `--json`, else the training and the evaluation
+/// and how to use the store (`use`).
+pub(super) fn print_done(
+    args: &TuneArgs,
+    campaign: &Campaign<'_>,
+    done: &CampaignResult,
+    use_it: Option<&String>,
+) {
     if args.json {
         print_json(&done.summary);
-    } else {
-        print_training(&campaign, &done);
-        print_evaluation(&campaign, &done);
-        if done.store.key.platform == "cpu" {
-            println!("  use it: surge run {app} --tuned [--input ...]");
-        }
+        return;
     }
-    Ok(())
+    print_training(campaign, done);
+    print_evaluation(campaign, done);
+    if let Some(u) = use_it {
+        println!("  use it: {u}");
+    }
 }
 
 /// Runs `campaign` (its training inputs measured by `labeller`, `nv` variants each) under a

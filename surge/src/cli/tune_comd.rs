@@ -2,15 +2,12 @@
 //! on generated configurations (`surge::apps::comd::tuning`), through the same campaign as
 //! every other workload; `surge run comd --tuned` uses the store.
 
-use super::tune::{
-    TuneArgs, failure, options, print_evaluation, print_training, run_campaign, usage,
-};
-use super::{CliError, print_json};
+use super::CliError;
+use super::tune::{TuneArgs, campaign, failure, options, print_done, run_campaign, usage};
 use std::time::Instant;
 use surge::apps::comd::{EamPotential, Format, tuning};
 use surge::tune::TuningBackend;
 use surge::tune::algorithms::AlgorithmBackend;
-use surge::tune::campaign::Campaign;
 use surge::tune::cpu::CpuBackend;
 
 /// The potential `--potential`/`--format` name.
@@ -67,24 +64,14 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     eprintln!("compiling both algorithms' variants (two rustc calls the first time)");
     let nv = backend.variants(&train[0]).map_err(failure)?.len() as u64;
     let workload = tuning::workload();
-    let campaign = Campaign {
-        workload: &workload,
-        backend: &backend,
-        train: &train,
-        test: &test,
-        options: &opts,
-        out: args.out.as_deref(),
-        report: args.report.as_deref(),
-        selection: None,
-        started,
-    };
+    let sets = (&train[..], &test[..], None);
+    let campaign = campaign(args, &opts, &workload, &backend, sets, started);
     let done = run_campaign(&campaign, &mut surge::tune::Local, args.json, nv).map_err(failure)?;
-    if args.json {
-        print_json(&done.summary);
-    } else {
-        print_training(&campaign, &done);
-        print_evaluation(&campaign, &done);
-        println!("  use it: surge run comd --potential FILE --tuned");
-    }
+    print_done(
+        args,
+        &campaign,
+        &done,
+        Some(&"surge run comd --potential FILE --tuned".to_string()),
+    );
     Ok(())
 }

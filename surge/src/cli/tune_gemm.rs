@@ -2,14 +2,11 @@
 //! through the same campaign as every other workload. From Rust, the store selects a variant
 //! for a shape with `Tuned::load(&gemm_tuning::workload(), &backend).select(&input)`.
 
-use super::tune::{
-    TuneArgs, failure, options, print_evaluation, print_training, run_campaign, usage,
-};
-use super::{CliError, print_json};
+use super::CliError;
+use super::tune::{TuneArgs, campaign, failure, options, print_done, run_campaign, usage};
 use std::time::Instant;
 use surge::apps::gemm_tuning;
 use surge::tune::TuningBackend;
-use surge::tune::campaign::Campaign;
 use surge::tune::cpu::CpuBackend;
 use surge::tune::filtered::FilteredBackend;
 
@@ -54,26 +51,17 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     eprintln!("compiling the GEMM family's kernels (one rustc call the first time)");
     let nv = backend.variants(&train[0]).map_err(failure)?.len() as u64;
     let workload = gemm_tuning::workload();
-    let campaign = Campaign {
-        workload: &workload,
-        backend: &backend,
-        train: &train,
-        test: &test,
-        options: &opts,
-        out: args.out.as_deref(),
-        report: args.report.as_deref(),
-        selection: None,
-        started,
-    };
+    let sets = (&train[..], &test[..], None);
+    let campaign = campaign(args, &opts, &workload, &backend, sets, started);
     let done = run_campaign(&campaign, &mut surge::tune::Local, args.json, nv).map_err(failure)?;
-    if args.json {
-        print_json(&done.summary);
-    } else {
-        print_training(&campaign, &done);
-        print_evaluation(&campaign, &done);
-        println!(
-            "  use it from Rust: Tuned::load(&gemm_tuning::workload(), &backend).select(&input)"
-        );
-    }
+    print_done(
+        args,
+        &campaign,
+        &done,
+        Some(
+            &"Tuned::load(&gemm_tuning::workload(), &backend).select(&input) (from Rust)"
+                .to_string(),
+        ),
+    );
     Ok(())
 }

@@ -11,8 +11,7 @@ use std::time::Instant;
 use surge::apps::App;
 use surge::mpi::campaign::{self, Ranks};
 use surge::mpi::world::World;
-use surge::tune::campaign::Campaign;
-use surge::tune::inputs::{Scale, Set};
+use surge::tune::inputs::Set;
 
 pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let world = World::init()?;
@@ -43,11 +42,7 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let backend: &dyn surge::tune::TuningBackend = backend.as_ref();
     campaign::check_platforms(&world, &backend.platform(), args.allow_mixed_machines)
         .map_err(|e| said_once(failure(e)))?;
-    let scale = if args.scale == "small" {
-        Scale::Small
-    } else {
-        Scale::Full
-    };
+    let scale = super::tune::scale(args);
     let started = Instant::now();
     let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
     let variants = backend.variants(&train[0]).map_err(failure)?;
@@ -62,17 +57,8 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         rows => Some(app.selection_input(rows).map_err(failure)?),
     };
     let workload = app.workload();
-    let campaign = Campaign {
-        workload: &workload,
-        backend,
-        train: &train,
-        test: &test,
-        options: &opts,
-        out: args.out.as_deref(),
-        report: args.report.as_deref(),
-        selection: selection.as_ref(),
-        started,
-    };
+    let sets = (&train[..], &test[..], selection.as_ref());
+    let campaign = super::tune::campaign(args, &opts, &workload, backend, sets, started);
     let mut ranks = Ranks {
         world: &world,
         stop_after: args.stop_after,

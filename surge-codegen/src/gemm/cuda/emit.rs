@@ -57,10 +57,7 @@ pub fn emit(kernels: &[OsfKernel]) -> Result<OsfProgram, CodegenError> {
             id: k.id(),
             name: k.name(),
             threads: k.threads(),
-            params: format!(
-                "{}, {}, {}, {}, {}, {}, {}, {}, {}",
-                k.blk_m, k.blk_n, k.blk_k, k.dim_x, k.dim_y, k.dim_xa, k.dim_ya, k.dim_xb, k.dim_yb
-            ),
+            params: k.params().map(|p| p.to_string()).join(", "),
         })
         .collect();
     let mut ctx = tera::Context::new();

@@ -54,10 +54,20 @@ impl OsfKernel {
         self.dim_x * self.dim_y
     }
 
-    /// The kernel's symbol: `surge_osf_dgemm_96x64x12_16x8_32x4_4x32`.
+    /// The kernel's symbol: `surge_osf_dgemm_96x64x12_16x8_32x4_4x32` (the id's numbers).
     pub fn name(&self) -> String {
-        format!(
-            "surge_osf_dgemm_{}x{}x{}_{}x{}_{}x{}_{}x{}",
+        let id = self.id();
+        let numbers = id["osf:".len()..]
+            .replace(".a", "_")
+            .replace(".b", "_")
+            .replace('.', "_");
+        format!("surge_osf_dgemm_{numbers}")
+    }
+
+    /// The nine parameters in the paper's (and the template's) order: BLK_M, BLK_N, BLK_K,
+    /// DIM_X, DIM_Y, DIM_XA, DIM_YA, DIM_XB, DIM_YB.
+    pub fn params(&self) -> [u32; 9] {
+        [
             self.blk_m,
             self.blk_n,
             self.blk_k,
@@ -66,24 +76,14 @@ impl OsfKernel {
             self.dim_xa,
             self.dim_ya,
             self.dim_xb,
-            self.dim_yb
-        )
+            self.dim_yb,
+        ]
     }
 
     /// `osf:96x64x12.16x8.a32x4.b4x32` (what reports and errors show).
     pub fn id(&self) -> String {
-        format!(
-            "osf:{}x{}x{}.{}x{}.a{}x{}.b{}x{}",
-            self.blk_m,
-            self.blk_n,
-            self.blk_k,
-            self.dim_x,
-            self.dim_y,
-            self.dim_xa,
-            self.dim_ya,
-            self.dim_xb,
-            self.dim_yb
-        )
+        let [bm, bn, bk, dx, dy, xa, ya, xb, yb] = self.params();
+        format!("osf:{bm}x{bn}x{bk}.{dx}x{dy}.a{xa}x{ya}.b{xb}x{yb}")
     }
 
     /// The kernel an id names ([`OsfKernel::id`]'s form).
@@ -123,17 +123,7 @@ impl OsfKernel {
     /// A and B stripes without cleanup code). The emitted template asserts the same at compile
     /// time. Resource limits (checks 2-5) are the space's business, not this one's.
     pub fn check(&self) -> Result<(), String> {
-        let all = [
-            self.blk_m,
-            self.blk_n,
-            self.blk_k,
-            self.dim_x,
-            self.dim_y,
-            self.dim_xa,
-            self.dim_ya,
-            self.dim_xb,
-            self.dim_yb,
-        ];
+        let all = self.params();
         if all.contains(&0) {
             return Err(format!("{}: a size is zero", self.id()));
         }
