@@ -267,14 +267,17 @@ fn the_layout_is_kept_per_shape_and_reports_its_cost() {
         assert!(l.inspect_seconds > 0.0);
         assert!(l.fill() >= 1.0, "{}", l.fill());
         assert_eq!(l.nnz + rest_nnz(&m, &l.rest), m.nnz());
+        // The kernel gathers unchecked from an input at least this long.
+        assert_eq!(l.gather_len, m.cols);
     }
-    // Sorting within windows lowers the padding.
+    // Sorting within windows lowers the padding, the whole matrix's rows most.
     let f = |c, sigma| {
         ws.sell_layout(0, SellShape { chunk: c, sigma })
             .unwrap()
             .fill()
     };
     assert!(f(8, 256) < f(8, 1), "{} vs {}", f(8, 256), f(8, 1));
+    assert!(f(8, 4096) <= f(8, 256), "{} vs {}", f(8, 4096), f(8, 256));
     // Another computation's inputs get their own layout.
     let mut m2 = m.clone();
     m2.values.iter_mut().for_each(|v| *v *= -3.0);

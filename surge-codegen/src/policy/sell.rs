@@ -9,7 +9,7 @@ use std::fmt;
 /// Rows per chunk (`C`): what the CPU emitter generates a kernel for (`sell<C>`).
 pub const SELL_CHUNKS: [usize; 2] = [8, 16];
 /// Sorting windows (`σ`).
-pub const SELL_SIGMAS: [usize; 2] = [1, 256];
+pub const SELL_SIGMAS: [usize; 3] = [1, 256, 4096];
 
 /// One SELL-C-σ shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,7 +61,7 @@ mod tests {
             assert_eq!(SellShape::parse(&s.to_string()), Some(s));
             assert_eq!(s.chunk % 4, 0, "a multiple of the AVX2 width");
         }
-        assert_eq!(SellShape::all().len(), 4);
+        assert_eq!(SellShape::all().len(), 6);
         assert_eq!(SellShape::parse("sell_12_1"), None);
         assert_eq!(SellShape::parse("sell_8"), None);
         assert_eq!(SellShape::parse("rows"), None);

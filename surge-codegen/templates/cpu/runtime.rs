@@ -452,11 +452,13 @@ fn sell_last(len: usize, op: &str, node: u64) -> usize {
     }
 }
 
-/// `s[min(j, max)]` (`max < s.len()`): the host's inspector stores only valid positions, and the
-/// clamp keeps a wrong one in bounds without a branch that would stop the loop vectorizing.
+/// `s[j]` (`j <= max < s.len()`), unchecked: the host runs a `sell<C>` kernel only over a layout
+/// whose every stored index its inspector validated against a gathered input of at most
+/// `s.len()` elements (`SellLayout::gather_len`, checked before each run). A clamp here (one
+/// compare and move per element) cost 15-30% of the kernel on matrices of 4-40 nonzeros a row.
 #[inline(always)]
 fn sell_gather<T: Copy>(s: &[T], j: usize, max: usize) -> T {
-    debug_assert!(max < s.len());
-    // SAFETY: `max < s.len()` (`sell_last`).
-    unsafe { *s.get_unchecked(j.min(max)) }
+    debug_assert!(j <= max && max < s.len());
+    // SAFETY: `j < s.len()`, the host's invariant above.
+    unsafe { *s.get_unchecked(j) }
 }

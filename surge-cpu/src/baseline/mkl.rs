@@ -1,6 +1,7 @@
 //! Intel MKL through `libmkl_rt.so`, loaded with libloading: the inspector-executor sparse BLAS
 //! (`mkl_sparse_d_create_csr`, `mkl_sparse_set_mv_hint`, `mkl_sparse_optimize`, `mkl_sparse_d_mv`)
-//! and `cblas_dgemm`. Debian's non-free `libmkl-dev` provides the library.
+//! and `cblas_dgemm`. The newest MKL the machine has is loaded first (PyPI's `mkl` wheel, see
+//! `candidates`), else Debian's non-free `libmkl-dev`.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -82,10 +83,19 @@ pub struct Mkl {
     pub path: String,
 }
 
+/// Where MKL is looked for, in order: `SURGE_MKL`, the newest MKL (`SURGE_MKL_NEWEST`, else
+/// PyPI's `mkl` wheel in `~/.cache/surge/mkl-venv`: the strongest reference this machine can
+/// get), then Debian's `libmkl-dev` (2020.4) and oneAPI's usual path.
 fn candidates() -> Vec<String> {
     let mut v = Vec::new();
     if let Ok(p) = std::env::var("SURGE_MKL") {
         v.push(p);
+    }
+    if let Ok(p) = std::env::var("SURGE_MKL_NEWEST") {
+        v.push(p);
+    }
+    if let Ok(home) = std::env::var("HOME") {
+        v.push(format!("{home}/.cache/surge/mkl-venv/lib/libmkl_rt.so.3"));
     }
     v.extend(
         [

@@ -47,6 +47,10 @@ pub struct SellLayout {
     pub rest: Vec<(usize, usize)>,
     /// Elements of the rows in the layout.
     pub nnz: usize,
+    /// Length of the gathered input the inspector validated the stored indices against: the
+    /// kernel gathers without checks, so the layout runs only on a gathered input at least this
+    /// long (`sell_run::layout_for`).
+    pub gather_len: usize,
     /// Seconds the inspector took to build it.
     pub inspect_seconds: f64,
 }
@@ -185,6 +189,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
         values,
         rest,
         nnz,
+        gather_len: buffers[pat.gathered].len(),
         inspect_seconds: t0.elapsed().as_secs_f64(),
     })
 }

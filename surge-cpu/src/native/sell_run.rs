@@ -36,8 +36,11 @@ pub(super) fn layout_for(
 ) -> Option<Arc<SellLayout>> {
     match (&abi.diagonal, plan.sell) {
         (Some(pat), Some(shape)) if fns.sell_for(shape.chunk).is_some() => {
+            // The kernel gathers unchecked: never over a gathered input shorter than the one
+            // the layout's indices were validated against.
             ws.sell
                 .layout(pi, key, shape, || sell::inspect(pat, buffers, shape))
+                .filter(|l| buffers[pat.gathered].len() >= l.gather_len)
         }
         _ => None,
     }

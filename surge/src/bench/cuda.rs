@@ -135,6 +135,7 @@ pub fn time_variants<R: Runtime>(
                 variants.push(VariantResult {
                     variant: name.clone(),
                     seconds,
+                    min_seconds: t.min_ms * 1e-3,
                     rate: work / seconds / 1e9,
                     runs: t.runs,
                 });

@@ -4,18 +4,21 @@
 //! GFLOP/s (2·nnz flops per product), reduce and scan in GB/s of compulsory traffic (reduce reads
 //! 8 bytes per element; scan reads and writes 16).
 
+pub mod confirm;
 pub mod cuda;
 pub mod gemm;
 pub mod gemm_cuda;
 pub mod report;
+mod spmv_cpu;
 pub(crate) mod svg;
 mod timing;
 
 pub use crate::vendor::mkl_csr;
+pub use spmv_cpu::bench_spmv;
 pub use svg::write_svg;
-pub use timing::{Timing, measure};
+pub use timing::{Timing, measure, measure_batched};
 
-use crate::apps::{App, matgen, reduce_app, scan_app, spmv_app, sum_input};
+use crate::apps::{App, matgen, reduce_app, scan_app, sum_input};
 use crate::mtx::CsrMatrix;
 use crate::stats::median;
 use crate::{Computation, Kernels, Result, SurgeError, Target};
@@ -93,7 +96,11 @@ impl Default for BenchOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct VariantResult {
     pub variant: String,
+    /// The median sample's time per run.
     pub seconds: f64,
+    /// The fastest sample's time per run: where other load only slows a run down, the steadier
+    /// figure for ranking variants (`surge bench spmv` picks the ones it confirms by it).
+    pub min_seconds: f64,
     /// GFLOP/s (spmv) or GB/s (reduce, scan).
     pub rate: f64,
     /// Timed runs behind `seconds`: `runs`, or 1 for a CUDA variant whose first run was over
@@ -123,23 +130,28 @@ pub struct InputResult {
     /// median variant / reference.
     pub median_variant_ratio: f64,
     pub variants: Vec<VariantResult>,
+    /// The interleaved rounds behind `best_*`, `reference_rate` and `ratio`, where the input was
+    /// confirmed (spmv against MKL); elsewhere those come from the screening.
+    pub confirmation: Option<confirm::Confirmation>,
 }
 
 /// Times every variant of `c`; `work` converts seconds into the reported rate. With a limit
 /// probe, one sample of it is taken after each variant, so that load during the run lowers the
-/// limit as it lowers the variants.
+/// limit as it lowers the variants. Each sample lasts at least `min_sample` seconds
+/// ([`measure_batched`]).
 fn time_variants(
     c: &Computation,
     k: &Kernels,
     opts: &BenchOptions,
     work: f64,
     mut limit: Option<&mut bandwidth::Probe>,
+    min_sample: f64,
 ) -> Result<Vec<VariantResult>> {
     let mut out = Vec::new();
     let mut ws = crate::Workspace::default();
     for v in k.variants() {
         let mut err = None;
-        let t = measure(opts.warmup, opts.runs, || {
+        let t = measure_batched(opts.warmup, opts.runs, min_sample, || {
             if let Err(e) = k.run_in(c, v, &mut ws) {
                 err = Some(e);
             }
@@ -154,6 +166,7 @@ fn time_variants(
             runs: opts.runs,
             variant: v.id(),
             seconds: t.median,
+            min_seconds: t.min,
             rate: work / t.median / 1e9,
         });
         if let Some(p) = &opts.progress {
@@ -204,6 +217,7 @@ fn summarize(
         ratio: best.rate / reference_rate,
         median_variant_ratio: median_rate / reference_rate,
         variants,
+        confirmation: None,
     }
 }
 
@@ -221,91 +235,6 @@ pub fn dram_matrices() -> Vec<(String, CsrMatrix)> {
             matgen::random(2_000_000, 2_000_000, 10, 42),
         ),
     ]
-}
-
-/// Benchmarks spmv on `inputs` (name, matrix).
-pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result<Vec<InputResult>> {
-    if !matches!(opts.reference, Reference::Mkl | Reference::Rayon) {
-        return Err(SurgeError::Usage(
-            "the cpu spmv bench compares with mkl or rayon".into(),
-        ));
-    }
-    let mut out = Vec::new();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for (name, m) in inputs {
-        let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
-        let c = Computation::new(&spmv_app(m, &x)?)?;
-        let k = Kernels::build(&c, &Target::cpu())?;
-        let flops = 2.0 * m.nnz() as f64;
-        let variants = time_variants(&c, &k, opts, flops, None)?;
-        let mut y = vec![0.0; m.rows];
-        let (reference, t) = match opts.reference {
-            Reference::Mkl => {
-                let a = mkl_csr(m, 1000).map_err(|e| SurgeError::Usage(e.to_string()))?;
-                let lib = surge_cpu::baseline::mkl::Mkl::get()
-                    .map_err(|e| SurgeError::Usage(e.to_string()))?;
-                // MKL at its best thread count, as Surge's best variant is at its own: on small
-                // matrices one thread beats all cores (no fork/join), on large ones not.
-                let mut best: Option<(usize, Timing)> = None;
-                for n in [1, threads] {
-                    if best.as_ref().is_some_and(|(b, _)| *b == n) {
-                        continue;
-                    }
-                    lib.set_threads(n)
-                        .map_err(|e| SurgeError::Usage(e.to_string()))?;
-                    let mut err = None;
-                    let t = measure(opts.warmup, opts.runs, || {
-                        if let Err(e) = a.mv(&x, &mut y) {
-                            err = Some(e);
-                        }
-                    });
-                    if let Some(e) = err {
-                        return Err(SurgeError::Usage(e.to_string()));
-                    }
-                    // The next timing must not share the cores with spinning MKL workers.
-                    lib.settle();
-                    if best.as_ref().is_none_or(|(_, b)| t.median < b.median) {
-                        best = Some((n, t));
-                    }
-                }
-                let (n, t) = best.expect("at least one thread count");
-                let threads = if n == 1 {
-                    "1 thread".to_string()
-                } else {
-                    format!("{n} threads")
-                };
-                // Name the MKL that was timed: Debian's 2020.4 and oneMKL 2026 differ.
-                let version = lib.version().map_or_else(
-                    || lib.path.clone(),
-                    |v| {
-                        let short = v.split("Product").next().unwrap_or(&v);
-                        short.trim_end_matches(['-', ' ']).to_string()
-                    },
-                );
-                (format!("mkl, {threads} ({version})"), t)
-            }
-            Reference::Rayon | Reference::Cusparse | Reference::Cublas | Reference::Copy => {
-                let pool = surge_cpu::native::skeleton::pool(threads);
-                let t = pool.install(|| {
-                    measure(opts.warmup, opts.runs, || {
-                        rayon_ref::spmv(&m.row_offsets, &m.col_indices, &m.values, &x, &mut y)
-                    })
-                });
-                ("rayon".to_string(), t)
-            }
-        };
-        out.push(summarize(
-            name.clone(),
-            m.rows,
-            m.nnz(),
-            "GFLOP/s",
-            variants,
-            k.default_variant().id(),
-            &reference,
-            flops / t.median / 1e9,
-        ));
-    }
-    Ok(out)
 }
 
 /// The generated values, the tiled reduce (or scan) over them, and the bytes one run moves
@@ -342,7 +271,7 @@ pub fn bench_reduce_or_scan(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = surge_cpu::native::skeleton::pool(threads);
     let mut probe = pool.install(|| bandwidth::Probe::new(LIMIT_ELEMS));
-    let variants = pool.install(|| time_variants(&c, &k, opts, bytes, Some(&mut probe)))?;
+    let variants = pool.install(|| time_variants(&c, &k, opts, bytes, Some(&mut probe), 0.0))?;
     let t = match app {
         App::Reduce => pool.install(|| measure(opts.warmup, opts.runs, || rayon_ref::sum(&data))),
         _ => {

@@ -46,7 +46,7 @@ pub fn reference_name(r: Reference) -> String {
 /// One spmv input of the JSON report: best, default, worst and median variant against the
 /// reference, in GFLOP/s.
 pub fn spmv_input_json(r: &InputResult) -> Value {
-    json!({
+    let mut j = json!({
         "name": r.name, "rows": r.rows, "nnz": r.nnz,
         "best_variant": r.best_variant, "best_gflops": r.best_rate,
         "default_variant": r.default_variant, "default_gflops": r.default_rate,
@@ -54,7 +54,13 @@ pub fn spmv_input_json(r: &InputResult) -> Value {
         "median_variant_gflops": r.median_variant_rate,
         "reference": r.reference, "reference_gflops": r.reference_rate,
         "ratio": r.ratio, "median_variant_ratio": r.median_variant_ratio,
-    })
+    });
+    if let Some(c) = &r.confirmation {
+        j["ratio_low"] = json!(c.ratio_low);
+        j["ratio_high"] = json!(c.ratio_high);
+        j["confirmation"] = json!(c);
+    }
+    j
 }
 
 /// The best rate per storage layout (`layout1`; variants without one store rows): how the
@@ -171,11 +177,17 @@ pub fn cuda_reduce_or_scan(
     o
 }
 
-/// One input's lines of the text report: best, default and worst variant against the reference,
-/// then the best variant's id.
+/// One input's lines of the text report: best, default and worst variant against the reference
+/// (with the confirmation rounds' lowest and highest ratio), then the best variant's id.
 pub fn input_text(r: &InputResult) -> String {
+    let spread = r.confirmation.as_ref().map_or(String::new(), |c| {
+        format!(
+            " [{:.2}-{:.2} over {} rounds]",
+            c.ratio_low, c.ratio_high, c.rounds
+        )
+    });
     format!(
-        "{:<34} best {:>8.3} {} ({:.2}x {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x\n    best: {}",
+        "{:<34} best {:>8.3} {} ({:.2}x{spread} {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x\n    best: {}",
         r.name,
         r.best_rate,
         r.unit,

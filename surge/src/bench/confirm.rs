@@ -1,0 +1,284 @@
+//! Interleaved confirmation: a benchmark's headline ratio measured so that load and the
+//! machine's drift fall on both sides alike.
+//!
+//! The screening times each variant one after another, then the reference; it takes tens of
+//! seconds per input, and a busy spell, a clock change or another cache state during one part
+//! of it moved one matrix's ratio between 0.52 and 1.8 from one run to the next. Here the few
+//! fastest variants and the reference's settings (MKL on one thread and on all) are timed in
+//! alternation, round after round: a round is one batch of calls of each contender, each batch
+//! lasting at least [`BATCH`] seconds, in the order given (a multi-threaded MKL last, since it
+//! needs a pause after it). The round's ratio is the fastest reference batch over the fastest
+//! own batch: the two were measured within milliseconds of each other. On this project's
+//! 2-core VMs every contender's speed, MKL's on one thread included, moved by up to 1.5× from one
+//! 0.3 s round to the next, together; ratios of batches a few milliseconds apart moved far less.
+//! A round during which others (the hypervisor, other processes) took more than 10% of the
+//! machine's CPU time is measured again, as the tuner's are ([`guarded`]).
+//!
+//! Each contender's time is a low quantile of its batches ([`QUANTILE`], the 4th fastest of
+//! 20): load, a descheduled vCPU or a cold cache only ever slow a batch down, so the fast end of
+//! the batches is the steadiest estimate of what a contender can do, and one batch that had
+//! both vCPUs to itself while the rest did not does not decide it alone (as the fastest would).
+//! The reported ratio is the reference side's best such time over the own side's; the median,
+//! lowest and highest of the rounds' own ratios are reported beside it as its spread. Measured
+//! on matrices of 75k-950k nonzeros, two consecutive runs: with the median of the rounds'
+//! ratios, per-matrix figures differed by up to 69% and the median over matrices by 9%; with
+//! the fastest batches, by up to 56% and 1% (MKL on two threads ran one batch at 45 µs and its
+//! median at 71 µs on one matrix).
+
+use super::timing::calls_per_sample;
+use crate::Result;
+use crate::stats::median;
+use crate::tune::TuningBackend;
+use crate::tune::training::{TrainingConfig, guarded};
+use serde::Serialize;
+use std::time::Instant;
+
+/// Rounds per confirmation.
+pub const ROUNDS: usize = 30;
+/// The quantile of a contender's batch times that stands for it (0: the fastest).
+pub const QUANTILE: f64 = 0.2;
+/// The least length of one batch, in seconds.
+pub const BATCH: f64 = 3e-3;
+
+/// One side of the comparison: a variant, or a setting of the reference.
+pub struct Contender<'a> {
+    pub name: String,
+    /// On the reference's side of the ratio.
+    pub reference: bool,
+    /// One call of the computation.
+    pub call: Box<dyn FnMut() -> Result<()> + 'a>,
+    /// Run after each of this contender's samples (MKL on several threads: wait until its
+    /// OpenMP workers stop spinning, so that they do not share the cores with the next sample).
+    pub after: Option<Box<dyn Fn() + 'a>>,
+}
+
+impl std::fmt::Debug for Contender<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contender")
+            .field("name", &self.name)
+            .field("reference", &self.reference)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The confirmed comparison of one input.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Confirmation {
+    pub rounds: usize,
+    /// The reference side's time over the own side's (each the lowest [`QUANTILE`] of its
+    /// contenders' batch times).
+    pub ratio: f64,
+    /// The median, lowest and highest of the rounds' ratios (each round's fastest reference
+    /// batch over its fastest own batch).
+    pub ratio_median: f64,
+    pub ratio_low: f64,
+    pub ratio_high: f64,
+    /// Each round's ratio, in the order measured.
+    pub round_ratios: Vec<f64>,
+    /// The own contender with the lowest [`QUANTILE`] of its batch times, and that time per
+    /// call.
+    pub own: String,
+    pub own_seconds: f64,
+    pub reference: String,
+    pub reference_seconds: f64,
+    /// Every contender's batch times.
+    pub contenders: Vec<ContenderTimes>,
+    /// Rounds measured again because others took the machine during them.
+    pub discarded: usize,
+    /// The largest fraction of the machine's CPU time others took during a kept round.
+    pub steal: Option<f64>,
+}
+
+/// One contender's batches, seconds per call.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ContenderTimes {
+    pub name: String,
+    pub reference: bool,
+    pub min_seconds: f64,
+    /// The [`QUANTILE`] of its batch times.
+    pub low_seconds: f64,
+    pub median_seconds: f64,
+}
+
+/// The `q` quantile of `v` (the element at `floor(q * len)` in sorted order).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[((q * s.len() as f64) as usize).min(s.len() - 1)]
+}
+
+/// Times `contenders` in interleaved rounds (see the module's notes); `backend` reads how much
+/// of the machine others took. At least one own and one reference contender are needed.
+pub fn confirm(
+    contenders: &mut [Contender<'_>],
+    backend: &dyn TuningBackend,
+) -> Result<Confirmation> {
+    assert!(
+        contenders.iter().any(|c| c.reference) && contenders.iter().any(|c| !c.reference),
+        "a confirmation compares own contenders with reference ones"
+    );
+    let reps = contenders
+        .iter_mut()
+        .map(calibrate)
+        .collect::<Result<Vec<_>>>()?;
+    let cfg = TrainingConfig::default();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
+    let (mut discarded, mut steal) = (0, None::<f64>);
+    for _ in 0..ROUNDS {
+        let (sample, d) = guarded(backend, &cfg, || one_round(contenders, &reps));
+        for (t, s) in times.iter_mut().zip(sample?) {
+            t.push(s);
+        }
+        discarded += d.discarded;
+        steal = match (steal, d.steal) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    Ok(summarize(contenders, &times, discarded, steal))
+}
+
+/// Calls per batch of one contender, after two warm calls.
+fn calibrate(c: &mut Contender<'_>) -> Result<usize> {
+    (c.call)()?;
+    let t = Instant::now();
+    (c.call)()?;
+    let one = t.elapsed().as_secs_f64();
+    if let Some(after) = &c.after {
+        after();
+    }
+    Ok(calls_per_sample(one, BATCH))
+}
+
+/// One batch of every contender, in order, in seconds per call.
+fn one_round(contenders: &mut [Contender<'_>], reps: &[usize]) -> Result<Vec<f64>> {
+    let mut out = Vec::with_capacity(contenders.len());
+    for (c, &n) in contenders.iter_mut().zip(reps) {
+        let t = Instant::now();
+        for _ in 0..n {
+            (c.call)()?;
+        }
+        out.push(t.elapsed().as_secs_f64() / n as f64);
+        if let Some(after) = &c.after {
+            after();
+        }
+    }
+    Ok(out)
+}
+
+fn summarize(
+    contenders: &[Contender<'_>],
+    times: &[Vec<f64>],
+    discarded: usize,
+    steal: Option<f64>,
+) -> Confirmation {
+    let rounds = times[0].len();
+    let side = |reference: bool| {
+        contenders
+            .iter()
+            .zip(times)
+            .filter(move |(c, _)| c.reference == reference)
+    };
+    let fastest_in = |reference: bool, r: usize| {
+        side(reference)
+            .map(|(_, t)| t[r])
+            .fold(f64::INFINITY, f64::min)
+    };
+    let ratios: Vec<f64> = (0..rounds)
+        .map(|r| fastest_in(true, r) / fastest_in(false, r))
+        .collect();
+    let best = |reference: bool| {
+        side(reference)
+            .map(|(c, t)| (c.name.clone(), quantile(t, QUANTILE)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("a contender on each side")
+    };
+    let (own, own_seconds) = best(false);
+    let (reference, reference_seconds) = best(true);
+    Confirmation {
+        rounds,
+        ratio: reference_seconds / own_seconds,
+        ratio_median: median(&ratios),
+        ratio_low: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratio_high: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        round_ratios: ratios,
+        own,
+        own_seconds,
+        reference,
+        reference_seconds,
+        contenders: contenders
+            .iter()
+            .zip(times)
+            .map(|(c, t)| ContenderTimes {
+                name: c.name.clone(),
+                reference: c.reference,
+                min_seconds: t.iter().copied().fold(f64::INFINITY, f64::min),
+                low_seconds: quantile(t, QUANTILE),
+                median_seconds: median(t),
+            })
+            .collect(),
+        discarded,
+        steal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tune::simulated::SimulatedBackend;
+    use std::time::Duration;
+
+    fn sleeper<'a>(name: &str, reference: bool, micros: u64) -> Contender<'a> {
+        Contender {
+            name: name.into(),
+            reference,
+            call: Box::new(move || {
+                std::thread::sleep(Duration::from_micros(micros));
+                Ok(())
+            }),
+            after: None,
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_the_fastest_reference_over_the_fastest_own() {
+        let mut c = vec![
+            sleeper("slow variant", false, 3000),
+            sleeper("fast variant", false, 1000),
+            sleeper("mkl, 1 thread", true, 2000),
+            sleeper("mkl, 2 threads", true, 4000),
+        ];
+        let backend = SimulatedBackend::sparse("bench");
+        let r = confirm(&mut c, &backend).unwrap();
+        assert_eq!(r.rounds, ROUNDS);
+        assert_eq!(r.own, "fast variant");
+        assert_eq!(r.reference, "mkl, 1 thread");
+        // Sleeps overshoot by tens of microseconds, more on a loaded machine.
+        assert!((1.5..2.2).contains(&r.ratio), "{r:?}");
+        assert!(
+            r.ratio_low <= r.ratio_median && r.ratio_median <= r.ratio_high,
+            "{r:?}"
+        );
+        assert_eq!(r.round_ratios.len(), ROUNDS);
+        assert_eq!(r.contenders.len(), 4);
+        assert!(
+            r.own_seconds >= 1e-3 && r.reference_seconds >= 2e-3,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn an_error_of_a_contender_is_returned() {
+        let mut c = vec![
+            Contender {
+                name: "failing".into(),
+                reference: false,
+                call: Box::new(|| Err(crate::SurgeError::Usage("broken".into()))),
+                after: None,
+            },
+            sleeper("reference", true, 10),
+        ];
+        let e = confirm(&mut c, &SimulatedBackend::sparse("bench")).unwrap_err();
+        assert!(e.to_string().contains("broken"), "{e}");
+    }
+}
