@@ -39,6 +39,11 @@ pub const ROUNDS: usize = 30;
 pub const QUANTILE: f64 = 0.2;
 /// The least length of one batch, in seconds.
 pub const BATCH: f64 = 3e-3;
+/// Untimed calls before each batch, in seconds: the steady state of a loop of calls. After the
+/// pause that follows MKL's multi-threaded batch, a 2-thread SpMV on EX5 ran its first 3 ms at
+/// 140 µs per call against 93 µs in a loop (the idle vCPU wakes slowly); after 2 ms of untimed
+/// calls, at 95 µs.
+pub const WARM: f64 = 3e-3;
 
 /// One side of the comparison: a variant, or a setting of the reference.
 pub struct Contender<'a> {
@@ -150,10 +155,15 @@ fn calibrate(c: &mut Contender<'_>) -> Result<usize> {
     Ok(calls_per_sample(one, BATCH))
 }
 
-/// One batch of every contender, in order, in seconds per call.
+/// One batch of every contender, in order, each after [`WARM`] of untimed calls, in seconds
+/// per call.
 fn one_round(contenders: &mut [Contender<'_>], reps: &[usize]) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(contenders.len());
     for (c, &n) in contenders.iter_mut().zip(reps) {
+        let w = Instant::now();
+        while w.elapsed().as_secs_f64() < WARM {
+            (c.call)()?;
+        }
         let t = Instant::now();
         for _ in 0..n {
             (c.call)()?;
