@@ -500,3 +500,86 @@ fn an_unknown_run_platform_is_a_usage_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn bench_spmv_confirms_the_best_against_mkl_in_interleaved_rounds() {
+    if surge_cpu::baseline::mkl::Mkl::get().is_err() {
+        eprintln!("skipped: no MKL on this machine (Debian's libmkl-dev, or the mkl wheel)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("surge_bench_spmv_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let m = surge::apps::matgen::laplacian_2d(40);
+    surge::mtx::write_mtx(&dir.join("lap40.mtx"), &m).unwrap();
+    let v = json(&surge(&[
+        "bench",
+        "spmv",
+        "--inputs",
+        dir.to_str().unwrap(),
+        "--json",
+    ]));
+    let i = &v["inputs"][0];
+    let c = &i["confirmation"];
+    assert_eq!(c["rounds"], 30);
+    assert_eq!(c["round_ratios"].as_array().unwrap().len(), 30);
+    let (lo, med, hi) = (
+        c["ratio_low"].as_f64().unwrap(),
+        c["ratio_median"].as_f64().unwrap(),
+        c["ratio_high"].as_f64().unwrap(),
+    );
+    assert!(lo > 0.0 && lo <= med && med <= hi, "{c}");
+    // The headline is the confirmation's, and names the MKL it timed.
+    assert_eq!(i["ratio"], c["ratio"]);
+    assert!(
+        i["reference"]
+            .as_str()
+            .unwrap()
+            .contains("Math Kernel Library"),
+        "{i}"
+    );
+    assert!(
+        i["best_variant"].as_str().unwrap().starts_with("cpu:"),
+        "{i}"
+    );
+    // Both sides are in the confirmation: the own variants (two per thread count) and MKL.
+    let contenders = c["contenders"].as_array().unwrap();
+    assert!(contenders.iter().any(|t| t["reference"] == true));
+    assert!(
+        contenders
+            .iter()
+            .filter(|t| t["reference"] == false)
+            .count()
+            >= 2
+    );
+    for t in contenders {
+        let (min, low) = (
+            t["min_seconds"].as_f64().unwrap(),
+            t["low_seconds"].as_f64().unwrap(),
+        );
+        assert!(
+            min > 0.0 && min <= low && low <= t["median_seconds"].as_f64().unwrap(),
+            "{t}"
+        );
+    }
+    // A store that is not there is refused naming it; --tuned is for spmv only.
+    let missing = dir.join("no_store.json");
+    let out = surge(&[
+        "bench",
+        "spmv",
+        "--inputs",
+        dir.to_str().unwrap(),
+        "--tuned",
+        missing.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("no_store.json") && err.contains("no tuning store"),
+        "{err}"
+    );
+    let out = surge(&["bench", "reduce", "--size", "1000", "--tuned", "x.json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--tuned is for spmv"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -259,6 +259,7 @@ pub fn check_emulated(
         reference: opts.reference,
         progress: opts.progress.clone(),
         total: opts.total.clone(),
+        tuned: None,
     };
     let timed = time_variants(emu, c, &once, 1.0)?;
     Ok(EmulatedInput {

@@ -9,7 +9,7 @@ pub mod cuda;
 pub mod gemm;
 pub mod gemm_cuda;
 pub mod report;
-mod spmv_cpu;
+pub mod spmv_cpu;
 pub(crate) mod svg;
 mod timing;
 
@@ -68,6 +68,9 @@ pub struct BenchOptions {
     pub progress: Option<Progress>,
     /// Called with the number of runs `progress` will report, once it is known (bar length).
     pub total: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
+    /// spmv on cpu: a tuning store (`surge tune spmv --out`) whose model picks a variant per
+    /// input, confirmed beside the best with its selection cost ([`spmv_cpu::TunedResult`]).
+    pub tuned: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for BenchOptions {
@@ -88,6 +91,7 @@ impl Default for BenchOptions {
             reference: Reference::Mkl,
             progress: None,
             total: None,
+            tuned: None,
         }
     }
 }
@@ -133,6 +137,8 @@ pub struct InputResult {
     /// The interleaved rounds behind `best_*`, `reference_rate` and `ratio`, where the input was
     /// confirmed (spmv against MKL); elsewhere those come from the screening.
     pub confirmation: Option<confirm::Confirmation>,
+    /// The model's pick and its cost, with `--tuned`.
+    pub tuned: Option<spmv_cpu::TunedResult>,
 }
 
 /// Times every variant of `c`; `work` converts seconds into the reported rate. With a limit
@@ -218,6 +224,7 @@ fn summarize(
         median_variant_ratio: median_rate / reference_rate,
         variants,
         confirmation: None,
+        tuned: None,
     }
 }
 

@@ -19,8 +19,9 @@ pub struct Medians {
 }
 
 /// The summary keys printed after the inputs in the text report on cpu, in order.
-pub const CPU_SUMMARY: [&str; 6] = [
+pub const CPU_SUMMARY: [&str; 7] = [
     "median_ratio",
+    "median_tuned_ratio",
     "median_variant_ratio",
     "bandwidth_gbps",
     "fraction_of_bandwidth",
@@ -60,6 +61,10 @@ pub fn spmv_input_json(r: &InputResult) -> Value {
         j["ratio_high"] = json!(c.ratio_high);
         j["confirmation"] = json!(c);
     }
+    if let Some(t) = &r.tuned {
+        j["tuned_ratio"] = json!(t.ratio);
+        j["tuned"] = json!(t);
+    }
     j
 }
 
@@ -90,12 +95,20 @@ pub fn cpu_spmv(reference: Reference, runs: usize, results: &[InputResult], m: M
             j
         })
         .collect();
-    json!({
+    let mut o = json!({
         "app": "spmv", "platform": "cpu", "reference": reference, "runs": runs,
         "inputs": inputs,
         "median_ratio": m.ratio,
         "median_variant_ratio": m.variant_ratio,
-    })
+    });
+    let tuned: Vec<f64> = results
+        .iter()
+        .filter_map(|r| r.tuned.as_ref().map(|t| t.ratio))
+        .collect();
+    if !tuned.is_empty() {
+        o["median_tuned_ratio"] = json!(crate::stats::median(&tuned));
+    }
+    o
 }
 
 /// The JSON report of reduce or scan on cpu: against rayon and the machine's bandwidth (reduce:
@@ -186,8 +199,24 @@ pub fn input_text(r: &InputResult) -> String {
             c.ratio_low, c.ratio_high, c.rounds
         )
     });
+    let tuned = r.tuned.as_ref().map_or(String::new(), |t| {
+        format!(
+            "\n    tuned: {:.3} {} ({:.2}x; selection {:.1} calls, first call {:.1} calls{}) {}",
+            t.gflops,
+            r.unit,
+            t.ratio,
+            t.selection_calls,
+            t.first_call_calls,
+            if t.from_model {
+                ""
+            } else {
+                ", the model's default"
+            },
+            t.variant
+        )
+    });
     format!(
-        "{:<34} best {:>8.3} {} ({:.2}x{spread} {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x\n    best: {}",
+        "{:<34} best {:>8.3} {} ({:.2}x{spread} {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x\n    best: {}{tuned}",
         r.name,
         r.best_rate,
         r.unit,

@@ -13,6 +13,7 @@ use super::{BenchOptions, InputResult, Reference, measure_batched, summarize, ti
 use crate::apps::spmv_app;
 use crate::mtx::CsrMatrix;
 use crate::tune::cpu::CpuBackend;
+use crate::tune::{TuneInput, Tuned};
 use crate::{Computation, Kernels, Result, SurgeError, Target, Workspace};
 use surge_cpu::baseline::mkl::Mkl;
 use surge_cpu::baseline::rayon_ref;
@@ -22,6 +23,30 @@ pub const SCREEN_SAMPLE: f64 = 1e-3;
 /// Variants of each thread count that go on from the screening to the confirmation.
 pub const CONFIRMED: usize = 2;
 
+/// The variant a tuning store's model picked for one input (`--tuned`), confirmed beside the
+/// best variants against MKL.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TunedResult {
+    pub variant: String,
+    /// Whether the model picked it (false: the store could not be used for this input and the
+    /// default variant ran, see `warnings`).
+    pub from_model: bool,
+    pub warnings: Vec<String>,
+    /// Its time per call in the confirmation (the same statistic as the best's and MKL's).
+    pub seconds: f64,
+    pub gflops: f64,
+    /// MKL's time over its time.
+    pub ratio: f64,
+    /// The model's selection: the feature pass plus the query, in seconds and in calls of the
+    /// picked variant.
+    pub selection_seconds: f64,
+    pub selection_calls: f64,
+    /// The picked variant's first call on a fresh workspace (its layout's inspector, page
+    /// faults), in seconds and in calls.
+    pub first_call_seconds: f64,
+    pub first_call_calls: f64,
+}
+
 /// Benchmarks spmv on `inputs` (name, matrix).
 pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result<Vec<InputResult>> {
     if !matches!(opts.reference, Reference::Mkl | Reference::Rayon) {
@@ -29,8 +54,18 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
             "the cpu spmv bench compares with mkl or rayon".into(),
         ));
     }
+    if opts.tuned.is_some() && opts.reference != Reference::Mkl {
+        return Err(SurgeError::Usage(
+            "--tuned confirms the model's pick against mkl; drop --vs rayon".into(),
+        ));
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let backend = CpuBackend::new();
+    let workload = crate::apps::App::Spmv.workload();
+    let tuned = match &opts.tuned {
+        Some(path) => Some(Tuned::open_from(path, &workload, &backend)?),
+        None => None,
+    };
     let mut out = Vec::new();
     for (name, m) in inputs {
         let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
@@ -41,8 +76,21 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         let default = k.default_variant().id();
         let r = match opts.reference {
             Reference::Mkl => {
-                let ids = candidates(&variants);
+                let mut ids = candidates(&variants);
+                let pick = match &tuned {
+                    Some(t) => Some(t.select(&TuneInput::spmv(name.clone(), m.clone())?)?),
+                    None => None,
+                };
+                if let Some(p) = &pick
+                    && !ids.contains(&p.variant)
+                {
+                    ids.push(p.variant.clone());
+                }
                 let (reference, conf) = vs_mkl(&c, &k, &ids, m, &x, threads, &backend)?;
+                let tuned_result = match pick {
+                    Some(p) => Some(tuned_result(&c, &k, p, &conf, flops)?),
+                    None => None,
+                };
                 let mut r = summarize(
                     name.clone(),
                     m.rows,
@@ -57,6 +105,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
                 r.best_rate = flops / conf.own_seconds / 1e9;
                 r.ratio = conf.ratio;
                 r.confirmation = Some(conf);
+                r.tuned = tuned_result;
                 r
             }
             _ => {
@@ -83,6 +132,39 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         out.push(r);
     }
     Ok(out)
+}
+
+/// The model's pick `p` with its confirmed time (from `conf`) and its costs.
+fn tuned_result(
+    c: &Computation,
+    k: &Kernels,
+    p: crate::tune::Selection,
+    conf: &Confirmation,
+    flops: f64,
+) -> Result<TunedResult> {
+    let seconds = conf
+        .contenders
+        .iter()
+        .find(|t| t.name == p.variant)
+        .map(|t| t.low_seconds)
+        .expect("internal: the pick was confirmed");
+    let mut ws = Workspace::default();
+    let t = std::time::Instant::now();
+    k.run_in(c, k.variant(&p.variant)?, &mut ws)?;
+    let first = t.elapsed().as_secs_f64();
+    let selection = p.feature_seconds + p.query_seconds;
+    Ok(TunedResult {
+        from_model: p.from_model,
+        warnings: p.warnings,
+        seconds,
+        gflops: flops / seconds / 1e9,
+        ratio: conf.reference_seconds / seconds,
+        selection_seconds: selection,
+        selection_calls: selection / seconds,
+        first_call_seconds: first,
+        first_call_calls: first / seconds,
+        variant: p.variant,
+    })
 }
 
 /// The variants the confirmation times: per `threads=` value, the [`CONFIRMED`] with the fastest

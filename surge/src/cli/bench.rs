@@ -54,6 +54,11 @@ pub struct BenchArgs {
     /// Also write a bar chart (best, default, worst variant and the reference per input).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// spmv on cpu: a tuning store (`surge tune spmv --out FILE`); its model picks a variant per
+    /// matrix, which is confirmed against MKL beside the best (`tuned_ratio`), with the cost of
+    /// its selection and of its first call (layout inspector) in calls of the picked variant.
+    #[arg(long, value_name = "FILE")]
+    pub tuned: Option<PathBuf>,
 }
 
 pub(super) fn usage(m: String) -> CliError {
@@ -171,6 +176,7 @@ fn run_cuda(args: &BenchArgs, app: App) -> Result<(), CliError> {
         reference,
         progress: Some(Arc::new(move |_| b2.inc(1))),
         total: Some(Arc::new(move |n| b3.inc_length(n))),
+        tuned: None,
     };
     let platform = format!("cuda:{}", dev.info.name);
     let (results, bandwidth) = match app {
@@ -253,6 +259,7 @@ fn run_cuda_emu(args: &BenchArgs, app: App) -> Result<(), CliError> {
         reference: Reference::Copy,
         progress: Some(Arc::new(move |_| b2.inc(1))),
         total: Some(Arc::new(move |n| b3.inc_length(n))),
+        tuned: None,
     };
     let mut results = Vec::new();
     for (name, c) in &inputs {
@@ -345,6 +352,11 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         }
     }
     let reference = cpu_reference(args, app)?;
+    if args.tuned.is_some() && app != App::Spmv {
+        return Err(usage(format!(
+            "--tuned is for spmv on cpu; {app} has no tuned comparison"
+        )));
+    }
     let bar = progress_bar(args.json);
     let b2 = bar.clone();
     let opts = BenchOptions {
@@ -353,6 +365,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         reference,
         progress: Some(Arc::new(move |_| b2.inc(1))),
         total: None,
+        tuned: args.tuned.clone(),
     };
     let mut limit = None;
     let results: Vec<InputResult> = match app {
