@@ -1,10 +1,12 @@
 //! Input features: what the model sees of an input. Surge's own three (inferred from the
 //! computation), the CUSP features of the dissertation's Table 2.3 for spmv, and any user-defined
 //! feature functions. Evaluation is timed, because at run time the feature pass is part of the
-//! selection cost, and groups are evaluated in parallel (rayon).
+//! selection cost. Groups are evaluated one after another on the calling thread: each is cheap
+//! (the CUSP pass reads the row offsets and a sample of the rows, see `cusp`), and a rayon
+//! fork-join over three groups cost more than the cheap ones together.
 
 use super::TuneInput;
-use crate::mtx::CsrMatrix;
+pub use super::cusp::CuspFeatures;
 use crate::{Result, SurgeError};
 use rayon::prelude::*;
 use std::fmt;
@@ -97,7 +99,7 @@ impl FeatureSet {
         let start = Instant::now();
         let results: Vec<Result<(Vec<f64>, Duration)>> = self
             .groups
-            .par_iter()
+            .iter()
             .map(|g| {
                 let t = Instant::now();
                 let v = (g.eval)(input).map_err(|e| {
@@ -219,72 +221,5 @@ pub fn cusp_group() -> FeatureGroup {
                 c.ell_fill_in,
             ])
         }),
-    }
-}
-
-/// The sparse-matrix features CUSP's format selection uses (dissertation Table 2.3).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct CuspFeatures {
-    pub avg_nnz_per_row: f64,
-    pub row_length_std_dev: f64,
-    /// max over rows of |row length − average|.
-    pub max_deviation: f64,
-    /// DIA storage (occupied diagonals × rows) over nnz: how much padding DIA would add.
-    pub dia_fill_in: f64,
-    /// ELL storage (longest row × rows) over nnz.
-    pub ell_fill_in: f64,
-}
-
-impl CuspFeatures {
-    /// One parallel pass over the rows (rayon): on a large matrix the feature pass is most of
-    /// the selection cost, so it is spread over the cores.
-    pub fn of(m: &CsrMatrix) -> CuspFeatures {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let rows = m.rows.max(1) as f64;
-        let nnz = m.nnz();
-        let avg = nnz as f64 / rows;
-        const CHUNK: usize = 16 * 1024;
-        // Occupied diagonals: column − row + rows indexes a bitmap of rows + cols.
-        let diag: Vec<AtomicBool> = (0..m.rows + m.cols)
-            .map(|_| AtomicBool::new(false))
-            .collect();
-        let (sq, max_dev, max_len) = (0..m.rows.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|chunk| {
-                let (lo, hi) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(m.rows));
-                let (mut sq, mut max_dev, mut max_len) = (0.0f64, 0.0f64, 0usize);
-                for r in lo..hi {
-                    let (b, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
-                    let d = (e - b) as f64 - avg;
-                    sq += d * d;
-                    max_dev = max_dev.max(d.abs());
-                    max_len = max_len.max(e - b);
-                    for &c in &m.col_indices[b..e] {
-                        let slot = &diag[c as usize + m.rows - r];
-                        // Load first: most entries hit an already marked diagonal, and a
-                        // read keeps the cache line shared between cores.
-                        if !slot.load(Ordering::Relaxed) {
-                            slot.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-                (sq, max_dev, max_len)
-            })
-            .reduce(
-                || (0.0, 0.0, 0),
-                |a, b| (a.0 + b.0, a.1.max(b.1), a.2.max(b.2)),
-            );
-        let ndiag = diag
-            .par_iter()
-            .filter(|d| d.load(Ordering::Relaxed))
-            .count();
-        let nnzf = nnz.max(1) as f64;
-        CuspFeatures {
-            avg_nnz_per_row: avg,
-            row_length_std_dev: (sq / rows).sqrt(),
-            max_deviation: max_dev,
-            dia_fill_in: ndiag as f64 * m.rows as f64 / nnzf,
-            ell_fill_in: max_len as f64 * m.rows as f64 / nnzf,
-        }
     }
 }

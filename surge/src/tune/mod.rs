@@ -71,6 +71,7 @@ pub mod campaign;
 pub mod cover;
 pub mod cpu;
 pub mod cuda;
+mod cusp;
 pub mod features;
 pub mod filtered;
 pub mod incremental;
