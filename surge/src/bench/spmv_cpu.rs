@@ -74,64 +74,95 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         let flops = 2.0 * m.nnz() as f64;
         let variants = time_variants(&c, &k, opts, flops, None, SCREEN_SAMPLE)?;
         let default = k.default_variant().id();
-        let r = match opts.reference {
+        let (reference, seconds, confirmed) = match opts.reference {
             Reference::Mkl => {
-                let mut ids = candidates(&variants);
-                let pick = match &tuned {
-                    Some(t) => Some(t.select(&TuneInput::spmv(name.clone(), m.clone())?)?),
-                    None => None,
+                let input = Input {
+                    c: &c,
+                    k: &k,
+                    m,
+                    x: &x,
+                    name,
+                    flops,
                 };
-                if let Some(p) = &pick
-                    && !ids.contains(&p.variant)
-                {
-                    ids.push(p.variant.clone());
-                }
-                let (reference, conf) = vs_mkl(&c, &k, &ids, m, &x, threads, &backend)?;
-                let tuned_result = match pick {
-                    Some(p) => Some(tuned_result(&c, &k, p, &conf, flops)?),
-                    None => None,
-                };
-                let mut r = summarize(
-                    name.clone(),
-                    m.rows,
-                    m.nnz(),
-                    "GFLOP/s",
-                    variants,
-                    default,
-                    &reference,
-                    flops / conf.reference_seconds / 1e9,
-                );
-                r.best_variant = conf.own.clone();
-                r.best_rate = flops / conf.own_seconds / 1e9;
-                r.ratio = conf.ratio;
-                r.confirmation = Some(conf);
-                r.tuned = tuned_result;
-                r
+                let (reference, conf, tuned) =
+                    confirm_vs_mkl(&input, &variants, tuned.as_ref(), threads, &backend)?;
+                (reference, conf.reference_seconds, Some((conf, tuned)))
             }
-            _ => {
-                let mut y = vec![0.0; m.rows];
-                let pool = surge_cpu::native::skeleton::pool(threads);
-                let t = pool.install(|| {
-                    measure_batched(opts.warmup, opts.runs, SCREEN_SAMPLE, || {
-                        rayon_ref::spmv(&m.row_offsets, &m.col_indices, &m.values, &x, &mut y)
-                    })
-                });
-                let rate = flops / t.median / 1e9;
-                summarize(
-                    name.clone(),
-                    m.rows,
-                    m.nnz(),
-                    "GFLOP/s",
-                    variants,
-                    default,
-                    "rayon",
-                    rate,
-                )
-            }
+            _ => (
+                "rayon".to_string(),
+                rayon_seconds(m, &x, threads, opts),
+                None,
+            ),
         };
+        let mut r = summarize(
+            name.clone(),
+            m.rows,
+            m.nnz(),
+            "GFLOP/s",
+            variants,
+            default,
+            &reference,
+            flops / seconds / 1e9,
+        );
+        if let Some((conf, tuned)) = confirmed {
+            r.best_variant = conf.own.clone();
+            r.best_rate = flops / conf.own_seconds / 1e9;
+            r.ratio = conf.ratio;
+            r.confirmation = Some(conf);
+            r.tuned = tuned;
+        }
         out.push(r);
     }
     Ok(out)
+}
+
+/// One benchmarked matrix and what was built for it.
+struct Input<'a> {
+    c: &'a Computation,
+    k: &'a Kernels,
+    m: &'a CsrMatrix,
+    x: &'a [f64],
+    name: &'a str,
+    flops: f64,
+}
+
+/// The screening's candidates (and the model's pick, with `tuned`) confirmed against MKL:
+/// MKL's name, the confirmation, the pick's result.
+fn confirm_vs_mkl(
+    i: &Input<'_>,
+    variants: &[super::VariantResult],
+    tuned: Option<&Tuned<'_>>,
+    threads: usize,
+    backend: &CpuBackend,
+) -> Result<(String, Confirmation, Option<TunedResult>)> {
+    let mut ids = candidates(variants);
+    let pick = match tuned {
+        Some(t) => Some(t.select(&TuneInput::spmv(i.name, i.m.clone())?)?),
+        None => None,
+    };
+    if let Some(p) = &pick
+        && !ids.contains(&p.variant)
+    {
+        ids.push(p.variant.clone());
+    }
+    let (reference, conf) = vs_mkl(i.c, i.k, &ids, i.m, i.x, threads, backend)?;
+    let result = match pick {
+        Some(p) => Some(tuned_result(i.c, i.k, p, &conf, i.flops)?),
+        None => None,
+    };
+    Ok((reference, conf, result))
+}
+
+/// Plain rayon CSR SpMV on `threads`: seconds per call (median of batched samples).
+fn rayon_seconds(m: &CsrMatrix, x: &[f64], threads: usize, opts: &BenchOptions) -> f64 {
+    let mut y = vec![0.0; m.rows];
+    let pool = surge_cpu::native::skeleton::pool(threads);
+    pool.install(|| {
+        measure_batched(opts.warmup, opts.runs, SCREEN_SAMPLE, || {
+            rayon_ref::spmv(&m.row_offsets, &m.col_indices, &m.values, x, &mut y)
+        })
+    })
+    .median
 }
 
 /// The model's pick `p` with its confirmed time (from `conf`) and its costs.
