@@ -139,6 +139,9 @@ pub struct InputResult {
     pub confirmation: Option<confirm::Confirmation>,
     /// The model's pick and its cost, with `--tuned`.
     pub tuned: Option<spmv_cpu::TunedResult>,
+    /// spmv on cpu: the best variant's traffic against the memory's, where the matrix does not
+    /// fit the last-level cache.
+    pub traffic: Option<spmv_cpu::Traffic>,
 }
 
 /// Times every variant of `c`; `work` converts seconds into the reported rate. With a limit
@@ -225,6 +228,7 @@ fn summarize(
         variants,
         confirmation: None,
         tuned: None,
+        traffic: None,
     }
 }
 

@@ -65,6 +65,12 @@ pub fn spmv_input_json(r: &InputResult) -> Value {
         j["tuned_ratio"] = json!(t.ratio);
         j["tuned"] = json!(t);
     }
+    if let Some(t) = &r.traffic {
+        j["bytes"] = json!(t.bytes);
+        j["best_gbps"] = json!(t.best_gbps);
+        j["bandwidth_gbps"] = json!(t.bandwidth_gbps);
+        j["fraction_of_bandwidth"] = json!(t.fraction_of_bandwidth);
+    }
     j
 }
 
@@ -215,8 +221,19 @@ pub fn input_text(r: &InputResult) -> String {
             t.variant
         )
     });
+    let traffic = r.traffic.as_ref().map_or(String::new(), |t| {
+        t.fraction_of_bandwidth.map_or(
+            format!("\n    {:.1} GB/s (fits the last-level cache)", t.best_gbps),
+            |f| {
+                format!(
+                    "\n    {:.1} GB/s of {:.1} measured: {f:.2} of the bandwidth",
+                    t.best_gbps, t.bandwidth_gbps
+                )
+            },
+        )
+    });
     format!(
-        "{:<34} best {:>8.3} {} ({:.2}x{spread} {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x\n    best: {}{tuned}",
+        "{:<34} best {:>8.3} {} ({:.2}x{spread} {})  default {:>8.3}  worst {:>8.3}  median variant {:.2}x\n    best: {}{tuned}{traffic}",
         r.name,
         r.best_rate,
         r.unit,

@@ -47,6 +47,32 @@ pub struct TunedResult {
     pub first_call_calls: f64,
 }
 
+/// The best variant's memory traffic: the bytes any storage of the matrix must move per SpMV
+/// (its values, x read once, y written once) over its confirmed time, against the machine's
+/// read bandwidth (`bench::bandwidth`, best of 5 passes over 256 MiB arrays, probed once per
+/// run). CSR's column indices and row offsets are not counted, since the diagonal layout reads
+/// none: a CSR or SELL variant's fraction understates its use of the bandwidth by up to a
+/// third. A matrix whose CSR bytes fit the last-level cache has no DRAM limit
+/// (`fraction_of_bandwidth` is null). Probing around each input's confirmation instead, with
+/// 1 GiB arrays idle for minutes between samples, read 5.7-15.8 GB/s on a machine that reads 35.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Traffic {
+    pub bytes: f64,
+    pub best_gbps: f64,
+    pub bandwidth_gbps: f64,
+    pub fraction_of_bandwidth: Option<f64>,
+}
+
+/// One SpMV's bytes in CSR: values, u32 column indices, u64 row offsets, x and y.
+pub fn csr_bytes(m: &CsrMatrix) -> f64 {
+    (12 * m.nnz() + 8 * (m.rows + 1) + 8 * m.cols + 8 * m.rows) as f64
+}
+
+/// The bytes any storage must move per SpMV (see [`Traffic`]).
+pub fn min_bytes(m: &CsrMatrix) -> f64 {
+    (8 * m.nnz() + 8 * m.cols + 8 * m.rows) as f64
+}
+
 /// Benchmarks spmv on `inputs` (name, matrix).
 pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result<Vec<InputResult>> {
     if !matches!(opts.reference, Reference::Mkl | Reference::Rayon) {
@@ -66,8 +92,14 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         Some(path) => Some(Tuned::open_from(path, &workload, &backend)?),
         None => None,
     };
+    let l3 = surge_codegen::gemm::Machine::query().l3_bytes as f64;
+    let limit = inputs
+        .iter()
+        .any(|(_, m)| csr_bytes(m) > l3)
+        .then(|| super::bandwidth().read_gbps);
     let mut out = Vec::new();
     for (name, m) in inputs {
+        let in_dram = csr_bytes(m) > l3;
         let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
         let c = Computation::new(&spmv_app(m, &x)?)?;
         let k = Kernels::build(&c, &Target::cpu())?;
@@ -111,6 +143,13 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
             r.confirmation = Some(conf);
             r.tuned = tuned;
         }
+        let best_gbps = min_bytes(m) * r.best_rate / flops;
+        r.traffic = Some(Traffic {
+            bytes: min_bytes(m),
+            best_gbps,
+            bandwidth_gbps: limit.unwrap_or(f64::NAN),
+            fraction_of_bandwidth: limit.filter(|_| in_dram).map(|l| best_gbps / l),
+        });
         out.push(r);
     }
     Ok(out)
