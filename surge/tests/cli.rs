@@ -561,6 +561,10 @@ fn bench_spmv_confirms_the_best_against_mkl_in_interleaved_rounds() {
             "{t}"
         );
     }
+    // A matrix that fits the cache reports its traffic, but no fraction of DRAM bandwidth.
+    assert!(i["best_gbps"].as_f64().unwrap() > 0.0, "{i}");
+    assert_eq!(i["bytes"], (8 * (m.nnz() + m.rows + m.cols)) as f64);
+    assert!(i["fraction_of_bandwidth"].is_null(), "{i}");
     // A store that is not there is refused naming it; --tuned is for spmv only.
     let missing = dir.join("no_store.json");
     let out = surge(&[
