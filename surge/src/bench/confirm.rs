@@ -6,7 +6,7 @@
 //! of it moved one matrix's ratio between 0.52 and 1.8 from one run to the next. Here the few
 //! fastest variants and the reference's settings (MKL on one thread and on all) are timed in
 //! alternation, round after round: a round is one batch of calls of each contender, each batch
-//! lasting at least [`BATCH`] seconds, in the order given (a multi-threaded MKL last, since it
+//! lasting at least [`BATCH`] seconds after [`WARM`] seconds of untimed calls, in the order given (a multi-threaded MKL last, since it
 //! needs a pause after it). The round's ratio is the fastest reference batch over the fastest
 //! own batch: the two were measured within milliseconds of each other. On this project's
 //! 2-core VMs every contender's speed, MKL's on one thread included, moved by up to 1.5× from one
@@ -14,8 +14,8 @@
 //! A round during which others (the hypervisor, other processes) took more than 10% of the
 //! machine's CPU time is measured again, as the tuner's are ([`guarded`]).
 //!
-//! Each contender's time is a low quantile of its batches ([`QUANTILE`], the 4th fastest of
-//! 20): load, a descheduled vCPU or a cold cache only ever slow a batch down, so the fast end of
+//! Each contender's time is a low quantile of its batches ([`QUANTILE`], the 7th fastest of
+//! 30): load, a descheduled vCPU or a cold cache only ever slow a batch down, so the fast end of
 //! the batches is the steadiest estimate of what a contender can do, and one batch that had
 //! both vCPUs to itself while the rest did not does not decide it alone (as the fastest would).
 //! The reported ratio is the reference side's best such time over the own side's; the median,
@@ -23,7 +23,8 @@
 //! on matrices of 75k-950k nonzeros, two consecutive runs: with the median of the rounds'
 //! ratios, per-matrix figures differed by up to 69% and the median over matrices by 9%; with
 //! the fastest batches, by up to 56% and 1% (MKL on two threads ran one batch at 45 µs and its
-//! median at 71 µs on one matrix).
+//! median at 71 µs on one matrix); with this quantile, 30 rounds and a warm-up before each
+//! batch ([`WARM`]), by up to 37% (15 of 20 matrices within 15%) and 3%.
 
 use super::timing::calls_per_sample;
 use crate::Result;
