@@ -25,6 +25,17 @@ pub fn median_of_sorted(v: &[f64]) -> f64 {
     }
 }
 
+/// The `q` quantile of `v` (0: the least; the element at `floor(q · len)` in sorted order; NaN
+/// when `v` is empty); `v` is left as it was.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n => s[((q * n as f64) as usize).min(n - 1)],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,9 +28,9 @@
 
 use super::timing::calls_per_sample;
 use crate::Result;
-use crate::stats::median;
+use crate::stats::{median, quantile};
 use crate::tune::TuningBackend;
-use crate::tune::training::{TrainingConfig, guarded};
+use crate::tune::training::{Disturbance, TrainingConfig, guarded};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -106,13 +106,6 @@ pub struct ContenderTimes {
     pub median_seconds: f64,
 }
 
-/// The `q` quantile of `v` (the element at `floor(q * len)` in sorted order).
-fn quantile(v: &[f64], q: f64) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s[((q * s.len() as f64) as usize).min(s.len() - 1)]
-}
-
 /// Times `contenders` in interleaved rounds (see the module's notes); `backend` reads how much
 /// of the machine others took. At least one own and one reference contender are needed.
 pub fn confirm(
@@ -129,19 +122,15 @@ pub fn confirm(
         .collect::<Result<Vec<_>>>()?;
     let cfg = TrainingConfig::default();
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
-    let (mut discarded, mut steal) = (0, None::<f64>);
+    let mut disturbance = Disturbance::default();
     for _ in 0..ROUNDS {
         let (sample, d) = guarded(backend, &cfg, || one_round(contenders, &reps));
         for (t, s) in times.iter_mut().zip(sample?) {
             t.push(s);
         }
-        discarded += d.discarded;
-        steal = match (steal, d.steal) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        disturbance.absorb(d);
     }
-    Ok(summarize(contenders, &times, discarded, steal))
+    Ok(summarize(contenders, &times, disturbance))
 }
 
 /// Calls per batch of one contender, after two warm calls.
@@ -177,59 +166,52 @@ fn one_round(contenders: &mut [Contender<'_>], reps: &[usize]) -> Result<Vec<f64
     Ok(out)
 }
 
-fn summarize(
-    contenders: &[Contender<'_>],
-    times: &[Vec<f64>],
-    discarded: usize,
-    steal: Option<f64>,
-) -> Confirmation {
-    let rounds = times[0].len();
-    let side = |reference: bool| {
+fn summarize(contenders: &[Contender<'_>], times: &[Vec<f64>], d: Disturbance) -> Confirmation {
+    let each: Vec<ContenderTimes> = contenders
+        .iter()
+        .zip(times)
+        .map(|(c, t)| ContenderTimes {
+            name: c.name.clone(),
+            reference: c.reference,
+            min_seconds: quantile(t, 0.0),
+            low_seconds: quantile(t, QUANTILE),
+            median_seconds: median(t),
+        })
+        .collect();
+    let fastest_in = |reference: bool, r: usize| {
         contenders
             .iter()
             .zip(times)
-            .filter(move |(c, _)| c.reference == reference)
-    };
-    let fastest_in = |reference: bool, r: usize| {
-        side(reference)
+            .filter(|(c, _)| c.reference == reference)
             .map(|(_, t)| t[r])
             .fold(f64::INFINITY, f64::min)
     };
-    let ratios: Vec<f64> = (0..rounds)
+    let ratios: Vec<f64> = (0..times[0].len())
         .map(|r| fastest_in(true, r) / fastest_in(false, r))
         .collect();
     let best = |reference: bool| {
-        side(reference)
-            .map(|(c, t)| (c.name.clone(), quantile(t, QUANTILE)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
+        each.iter()
+            .filter(|t| t.reference == reference)
+            .min_by(|a, b| a.low_seconds.total_cmp(&b.low_seconds))
+            .map(|t| (t.name.clone(), t.low_seconds))
             .expect("a contender on each side")
     };
     let (own, own_seconds) = best(false);
     let (reference, reference_seconds) = best(true);
     Confirmation {
-        rounds,
+        rounds: ratios.len(),
         ratio: reference_seconds / own_seconds,
         ratio_median: median(&ratios),
-        ratio_low: ratios.iter().copied().fold(f64::INFINITY, f64::min),
-        ratio_high: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ratio_low: quantile(&ratios, 0.0),
+        ratio_high: quantile(&ratios, 1.0),
         round_ratios: ratios,
         own,
         own_seconds,
         reference,
         reference_seconds,
-        contenders: contenders
-            .iter()
-            .zip(times)
-            .map(|(c, t)| ContenderTimes {
-                name: c.name.clone(),
-                reference: c.reference,
-                min_seconds: t.iter().copied().fold(f64::INFINITY, f64::min),
-                low_seconds: quantile(t, QUANTILE),
-                median_seconds: median(t),
-            })
-            .collect(),
-        discarded,
-        steal,
+        contenders: each,
+        discarded: d.discarded,
+        steal: d.steal,
     }
 }
 
@@ -252,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn the_ratio_is_the_fastest_reference_over_the_fastest_own() {
+    fn the_ratio_is_the_reference_sides_time_over_the_own_sides() {
         let mut c = vec![
             sleeper("slow variant", false, 3000),
             sleeper("fast variant", false, 1000),

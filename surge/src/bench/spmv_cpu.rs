@@ -5,8 +5,8 @@
 //! each. The reported best, reference and ratio are the confirmation's: for each thread count,
 //! the [`CONFIRMED`] variants with the fastest screening samples, against MKL on one thread and
 //! on all cores, alternately. Per thread count, since a screening of one sample set per variant
-//! ranked 1-thread variants first on a matrix where 2-thread ones were 1.6× faster. Against rayon the reference is timed once after the
-//! screening, as before.
+//! ranked 1-thread variants first on a matrix where 2-thread ones were 1.6× faster. Against
+//! rayon the reference is timed once after the screening, as before.
 
 use super::confirm::{Confirmation, Contender, confirm};
 use super::{BenchOptions, InputResult, Reference, measure_batched, summarize, time_variants};
@@ -50,9 +50,9 @@ pub struct TunedResult {
 /// The best variant's memory traffic: the bytes any storage of the matrix must move per SpMV
 /// (its values, x read once, y written once) over its confirmed time, against the machine's
 /// read bandwidth (`bench::bandwidth`, best of 5 passes over 256 MiB arrays, probed before each
-/// such input, the best over the run kept). CSR's column indices and row offsets are not counted, since the diagonal layout reads
-/// none: a CSR or SELL variant's fraction understates its use of the bandwidth by up to a
-/// third. A matrix whose CSR bytes fit the last-level cache has no DRAM limit
+/// such input, the best over the run kept). CSR's column indices and row offsets are not
+/// counted, since the diagonal layout reads none: a CSR or SELL variant's fraction understates
+/// its use of the bandwidth by up to a third. A matrix whose CSR bytes fit the last-level cache has no DRAM limit
 /// (`fraction_of_bandwidth` is null). Probing around each input's confirmation instead, with
 /// 1 GiB arrays idle for minutes between samples, read 5.7-15.8 GB/s on a machine that reads 35.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -195,7 +195,7 @@ fn confirm_vs_mkl(
     {
         ids.push(p.variant.clone());
     }
-    let (reference, conf) = vs_mkl(i.c, i.k, &ids, i.m, i.x, threads, backend)?;
+    let (reference, conf) = vs_mkl(i, &ids, threads, backend)?;
     let result = match pick {
         Some(p) => Some(tuned_result(i.c, i.k, p, &conf, i.flops)?),
         None => None,
@@ -254,11 +254,10 @@ fn candidates(variants: &[super::VariantResult]) -> Vec<String> {
     let mut by_min: Vec<&super::VariantResult> = variants.iter().collect();
     by_min.sort_by(|a, b| a.min_seconds.total_cmp(&b.min_seconds));
     let threads = |id: &str| {
-        id.rsplit('/')
-            .next()
-            .and_then(|ps| ps.split(',').find_map(|p| p.strip_prefix("threads=")))
-            .unwrap_or("")
-            .to_string()
+        id.parse::<surge_codegen::variant::Variant>()
+            .ok()
+            .and_then(|v| v.get("threads").map(|t| t.to_string()))
+            .unwrap_or_default()
     };
     let mut taken: std::collections::HashMap<String, usize> = Default::default();
     by_min
@@ -272,18 +271,16 @@ fn candidates(variants: &[super::VariantResult]) -> Vec<String> {
         .collect()
 }
 
-/// The variants `ids` of `k` against MKL on one thread and on `threads`, in interleaved rounds;
+/// The variants `ids` of `i.k` against MKL on one thread and on `threads`, in interleaved rounds;
 /// returns the reference's name (thread count of its fastest setting, MKL's version) and the
 /// confirmation.
 fn vs_mkl(
-    c: &Computation,
-    k: &Kernels,
+    i: &Input<'_>,
     ids: &[String],
-    m: &CsrMatrix,
-    x: &[f64],
     threads: usize,
     backend: &CpuBackend,
 ) -> Result<(String, Confirmation)> {
+    let (c, k, m, x) = (i.c, i.k, i.m, i.x);
     let usage = |e: surge_cpu::baseline::mkl::MklError| SurgeError::Usage(e.to_string());
     let a = crate::vendor::mkl_csr(m, 1000).map_err(usage)?;
     let lib = Mkl::get().map_err(usage)?;
@@ -334,4 +331,46 @@ fn version(lib: &Mkl) -> String {
             short.trim_end_matches(['-', ' ']).to_string()
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_candidates_are_the_fastest_of_each_thread_count() {
+        let m = crate::apps::matgen::laplacian_2d(4);
+        let c = Computation::new(&spmv_app(&m, &vec![1.0; m.cols]).unwrap()).unwrap();
+        let set = c.variants(&Target::cpu().platform().unwrap()).unwrap();
+        // Faster the later in the list, so the last two of each thread count are picked.
+        let variants: Vec<super::super::VariantResult> = set
+            .variants()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| super::super::VariantResult {
+                variant: v.id(),
+                seconds: 1.0 / (i + 1) as f64,
+                min_seconds: 1.0 / (i + 1) as f64,
+                rate: 0.0,
+                runs: 1,
+            })
+            .collect();
+        let picked = candidates(&variants);
+        let counts: std::collections::BTreeSet<String> = set
+            .variants()
+            .iter()
+            .filter_map(|v| v.get("threads").map(|t| t.to_string()))
+            .collect();
+        assert!(!counts.is_empty());
+        assert_eq!(picked.len(), CONFIRMED * counts.len(), "{picked:?}");
+        for t in &counts {
+            let of_t: Vec<&String> = picked
+                .iter()
+                .filter(|id| id.contains(&format!("threads={t},")))
+                .collect();
+            assert_eq!(of_t.len(), CONFIRMED, "threads={t}: {picked:?}");
+        }
+        // The fastest variant of all comes first.
+        assert_eq!(picked[0], variants.last().unwrap().variant);
+    }
 }

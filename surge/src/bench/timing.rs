@@ -16,18 +16,22 @@ pub fn measure<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> Timin
     for _ in 0..warmup {
         std::hint::black_box(f());
     }
-    let mut times: Vec<f64> = (0..runs.max(1))
+    let times: Vec<f64> = (0..runs.max(1))
         .map(|_| {
             let t = Instant::now();
             std::hint::black_box(f());
             t.elapsed().as_secs_f64()
         })
         .collect();
+    timing_of(times)
+}
+
+/// The statistics of at least one sample.
+fn timing_of(mut times: Vec<f64>) -> Timing {
     times.sort_by(f64::total_cmp);
     let n = times.len();
-    let median = crate::stats::median_of_sorted(&times);
     Timing {
-        median,
+        median: crate::stats::median_of_sorted(&times),
         min: times[0],
         max: times[n - 1],
         runs: n,
@@ -50,7 +54,7 @@ pub fn measure_batched<T>(
     let t = Instant::now();
     std::hint::black_box(f());
     let reps = calls_per_sample(t.elapsed().as_secs_f64(), min_sample);
-    let mut times: Vec<f64> = (0..runs.max(1))
+    let times: Vec<f64> = (0..runs.max(1))
         .map(|_| {
             let t = Instant::now();
             for _ in 0..reps {
@@ -59,14 +63,7 @@ pub fn measure_batched<T>(
             t.elapsed().as_secs_f64() / reps as f64
         })
         .collect();
-    times.sort_by(f64::total_cmp);
-    let n = times.len();
-    Timing {
-        median: crate::stats::median_of_sorted(&times),
-        min: times[0],
-        max: times[n - 1],
-        runs: n,
-    }
+    timing_of(times)
 }
 
 /// Calls of `one` seconds that make a sample of at least `min_sample` seconds (1 to 10,000).

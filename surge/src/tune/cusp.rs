@@ -51,7 +51,7 @@ impl CuspFeatures {
     /// The features with the occupied diagonals counted over every nonzero (for tests and
     /// studies of the estimate).
     pub fn exact(m: &CsrMatrix) -> CuspFeatures {
-        CuspFeatures::with_diagonals(m, diagonals_of_rows(m, 0..m.rows, 1))
+        CuspFeatures::with_diagonals(m, all_diagonals(m))
     }
 
     fn with_diagonals(m: &CsrMatrix, ndiag: f64) -> CuspFeatures {
@@ -141,19 +141,25 @@ fn row_stats_portable(offsets: &[u64]) -> RowStats {
 }
 
 /// Occupied diagonals (`col − row`) of every row.
-fn diagonals_of_rows(m: &CsrMatrix, rows: std::ops::Range<usize>, step: usize) -> f64 {
-    diagonal_counts(m, rows, step).0
+fn all_diagonals(m: &CsrMatrix) -> f64 {
+    let (all, _) = diagonal_counts(m, 1, false);
+    all
 }
 
-/// Occupied diagonals of the rows `rows` stepping by `step` (the fine sample) and of every other
-/// one of those (the coarse sample, nested in it), in one pass: a bitmap over the `rows + cols`
-/// possible diagonals per sample, counted as bits are first set (a sort of the sampled
-/// diagonals cost about as much as the rest of the features together).
-fn diagonal_counts(m: &CsrMatrix, rows: std::ops::Range<usize>, step: usize) -> (f64, f64) {
+/// Occupied diagonals of every `step`-th row (the fine sample) and, with `coarse`, of every other
+/// one of those (the coarse sample, nested in it; 0 without), in one pass: a bitmap over the
+/// `rows + cols` possible diagonals per sample, counted as bits are first set (a sort of the
+/// sampled diagonals cost about as much as the rest of the features together).
+fn diagonal_counts(m: &CsrMatrix, step: usize, coarse: bool) -> (f64, f64) {
     let words = (m.rows + m.cols).div_ceil(64).max(1);
-    let (mut fine, mut coarse) = (vec![0u64; words], vec![0u64; words]);
+    let mut fine = vec![0u64; words];
+    let mut half = if coarse {
+        vec![0u64; words]
+    } else {
+        Vec::new()
+    };
     let (mut nf, mut nc) = (0usize, 0usize);
-    for (k, r) in rows.step_by(step.max(1)).enumerate() {
+    for (k, r) in (0..m.rows).step_by(step.max(1)).enumerate() {
         let (a, b) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
         for &c in &m.col_indices[a..b] {
             // col − row + rows, in 0..rows + cols.
@@ -161,9 +167,9 @@ fn diagonal_counts(m: &CsrMatrix, rows: std::ops::Range<usize>, step: usize) -> 
             let (w, bit) = (d / 64, 1u64 << (d % 64));
             nf += usize::from(fine[w] & bit == 0);
             fine[w] |= bit;
-            if k % 2 == 0 {
-                nc += usize::from(coarse[w] & bit == 0);
-                coarse[w] |= bit;
+            if coarse && k % 2 == 0 {
+                nc += usize::from(half[w] & bit == 0);
+                half[w] |= bit;
             }
         }
     }
@@ -177,9 +183,9 @@ fn sampled_diagonals(m: &CsrMatrix) -> f64 {
     let budget = ((nnz as f64 * SAMPLE_FRACTION) as usize).clamp(MIN_SAMPLE, MAX_SAMPLE);
     let step = ((nnz as f64 / budget as f64).ceil() as usize).max(1);
     if step <= 2 || m.rows < 64 {
-        return diagonals_of_rows(m, 0..m.rows, 1);
+        return all_diagonals(m);
     }
-    let (fine, coarse) = diagonal_counts(m, 0..m.rows, step);
+    let (fine, coarse) = diagonal_counts(m, step, true);
     let possible = (m.rows + m.cols).saturating_sub(1) as f64;
     estimate_diagonals(fine, coarse, step as f64).min(possible)
 }
