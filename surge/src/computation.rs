@@ -34,23 +34,27 @@ impl Computation {
     /// A lambda's parameter used outside its lambda (a closure that stored its argument, or a
     /// value computed from it, somewhere that outlives the call) is an error naming the line
     /// that used it and the lambda's line.
+    ///
+    /// A program without a data-parallel operator (an input returned as it is, scalar code over
+    /// `len` and `at` of the inputs) is given one that computes the same result
+    /// ([`ir::anchored`]: a copy, or one element), so that every backend runs it natively.
     #[track_caller]
     pub fn new<S: Sym>(root: &S) -> Result<Self> {
         let (ir, buffers) = lower(&root.to_node())?;
         Ok(Computation {
-            ir,
+            ir: ir::anchored(&ir).unwrap_or(ir),
             buffers,
             id: next_id(),
             analysis: std::sync::OnceLock::new(),
         })
     }
 
-    /// A computation from raw IR and buffers (validated).
+    /// A computation from raw IR and buffers (validated; anchored as in [`new`](Self::new)).
     pub fn from_ir(ir: ir::Computation, buffers: Vec<Buffer>) -> Result<Self> {
         ir.validate()?;
         analysis::check_buffers(&ir, &buffers)?;
         Ok(Computation {
-            ir,
+            ir: ir::anchored(&ir).unwrap_or(ir),
             buffers,
             id: next_id(),
             analysis: std::sync::OnceLock::new(),

@@ -10,6 +10,7 @@
 //! family's file under `ops/`; [`interpret`] (the correctness oracle) is the engine that runs
 //! those semantics over a whole computation.
 
+mod anchor;
 pub mod data;
 mod infer;
 pub mod interpret;
@@ -24,6 +25,7 @@ mod types;
 mod validate;
 mod value;
 
+pub use anchor::anchored;
 pub use infer::{Typing, ValueInfo, lengths_differ, range_len};
 pub use interpret::interpret;
 pub use literals::{

@@ -175,6 +175,9 @@ impl PhaseCode {
         if is_nested_producer(c, phase) {
             return nested_root(tr, phase);
         }
+        if is_scalar_over_map(c, phase) {
+            return scalar_root(tr, phase);
+        }
         if !SUPPORTED.contains(&sequence.as_str()) {
             return Err(unsupported_sequence(p, &sequence));
         }
@@ -317,6 +320,26 @@ fn flat_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
         elem: seq.elem.stored(),
     };
     Ok(PhaseCode::of(&tr, seq.len, Vec::new(), inner))
+}
+
+/// A phase whose root is scalar code over its one `map` (`at(map(f, x), k)`; a program without
+/// a data-parallel operator, anchored as `at(map(|_| r, range(0, 1)), 0)`).
+fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
+    phase.levels.len() == 1
+        && phase.levels[0].op == OpKind::Map
+        && c.node(phase.root).ty.as_scalar().is_some()
+}
+
+/// Scalar code over a map at the root: one element, the root itself, in which the map is read
+/// lazily (element `k` computed where the code reads it, as any element-wise producer is).
+fn scalar_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let elem = tr.c.node(phase.root).ty.as_scalar().expect("a scalar root");
+    let value = tr.scalar(phase.root, &Env::new())?;
+    let inner = Inner::None {
+        result: store(elem, value),
+        elem: elem.stored(),
+    };
+    Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
 }
 
 /// A phase whose root is a `nest`, `split` or `transpose` of scalars: its two levels walk the
