@@ -8,6 +8,7 @@
 use super::checks::equal_lengths;
 use super::{ArgSlot, cuda_type};
 use crate::CodegenError;
+use crate::emit::lower::{Flat, Operand};
 use crate::emit::sharing;
 use crate::ir::{
     BinaryOp, Computation, Elem, Literal, LiteralCursor, LiteralTable, NodeId, Op, ScalarExpr,
@@ -81,6 +82,16 @@ pub(super) enum RowForm {
     /// Row `@R@` is element `@R@` of every row of a uniformly nested sequence (`transpose`;
     /// its row count is the checked common row length).
     Columns(Box<RowsV>),
+    /// Row `@R@` is row `index` of `inner`, `index` a template over `@I@` (= `@R@`): the rows
+    /// of a `reverse`, `striding` or `gather` of a nested sequence (lowered by
+    /// `emit::lower` over the row numbers). A source row out of range reads as empty (a
+    /// gathered one has recorded its error).
+    Mapped { inner: Box<RowsV>, index: String },
+    /// Every row is the same flat sequence (a `replicate` of one).
+    Same(SeqV),
+    /// Row `@R@` is a flat sequence whose length and element templates mention `@R@` (a
+    /// `map` whose body is a sequence, its parameters bound to element `@R@` of its inputs).
+    Each(SeqV),
 }
 
 /// Rows as (begin, length) ranges of a flat sequence.
@@ -128,7 +139,37 @@ impl RowsV {
                     elem: row_i.elem,
                 }
             }
+            RowForm::Mapped { inner, index } => {
+                let m = index.replace(I, &format!("({r})"));
+                let ok = format!("({m}) < {}", inner.rows);
+                let ok = match r_ok {
+                    Some(r_ok) => format!("({r_ok}) && {ok}"),
+                    None => ok,
+                };
+                inner.row(&m, Some(ok))
+            }
+            RowForm::Same(seq) => guarded(seq.clone(), r_ok),
+            RowForm::Each(seq) => {
+                let sub = |t: &str| t.replace(R, &format!("({r})"));
+                let seq = SeqV {
+                    len: sub(&seq.len),
+                    at: sub(&seq.at),
+                    elem: seq.elem,
+                };
+                guarded(seq, r_ok)
+            }
         }
+    }
+}
+
+/// `seq`, read as empty unless `ok` holds.
+fn guarded(seq: SeqV, ok: Option<String>) -> SeqV {
+    match ok {
+        Some(ok) => SeqV {
+            len: format!("(({ok}) ? {} : 0ULL)", seq.len),
+            ..seq
+        },
+        None => seq,
     }
 }
 
@@ -570,7 +611,75 @@ impl Tr<'_> {
                     form: RowForm::Columns(Box::new(input)),
                 })
             }
-            _ => Err(self.unsupported(n, "as a nested sequence")),
+            Op::Replicate { value, len } if self.ty(*value).depth() == 1 => {
+                let count = format!(
+                    "surge_len((i64)({}), {}, surge_err)",
+                    self.scalar(*len, env)?,
+                    n.0
+                );
+                Ok(RowsV {
+                    rows: count,
+                    form: RowForm::Same(self.seq(*value, env)?),
+                })
+            }
+            Op::Map { f, inputs } if !inputs.is_empty() => self.map_rows(n, f, inputs, env),
+            op => match crate::emit::lower::flat(op) {
+                Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
+                    self.lowered_rows(n, &f, env)
+                }
+                _ => Err(self.unsupported(n, "as a nested sequence")),
+            },
         }
+    }
+
+    /// A `map` whose body is a flat sequence, as rows: row `@R@` is the body with the
+    /// parameters bound to element (or row) `@R@` of the inputs, whose lengths are checked
+    /// equal.
+    fn map_rows(
+        &self,
+        n: NodeId,
+        f: &crate::ir::Lambda,
+        inputs: &[NodeId],
+        env: &Env,
+    ) -> Result<RowsV, CodegenError> {
+        let mut inner = env.clone();
+        let mut lens = Vec::new();
+        for (p, i) in f.params.iter().zip(inputs) {
+            let (len, b) = if self.ty(*i).depth() == 2 {
+                let rows = self.rows(*i, env)?;
+                let row = rows.row(R, None);
+                (rows.rows, Bound::Seq(row))
+            } else {
+                self.element(*i, env, R)?
+            };
+            inner.insert(*p, b);
+            lens.push(len);
+        }
+        Ok(RowsV {
+            rows: equal_lengths(&lens, n),
+            form: RowForm::Each(self.seq(f.body, &inner)?),
+        })
+    }
+
+    /// A `reverse`, `striding` or `gather` of a nested sequence: the lowering of `emit::lower`
+    /// over the source's row numbers gives each result row's source row.
+    fn lowered_rows(&self, n: NodeId, f: &Flat, env: &Env) -> Result<RowsV, CodegenError> {
+        let Some(Operand::Seq(source)) = f.operands.first() else {
+            unreachable!("internal: checked by the caller")
+        };
+        let src = self.rows(*source, env)?;
+        let numbers = SeqV {
+            len: src.rows.clone(),
+            at: I.to_string(),
+            elem: Elem::U64,
+        };
+        let index = self.lowered_with(n, f, Some(numbers), Elem::U64, env)?;
+        Ok(RowsV {
+            rows: index.len,
+            form: RowForm::Mapped {
+                inner: Box::new(src),
+                index: index.at,
+            },
+        })
     }
 }

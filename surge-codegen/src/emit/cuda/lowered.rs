@@ -114,10 +114,27 @@ impl Tr<'_> {
         elem: Elem,
         env: &Env,
     ) -> Result<SeqV, CodegenError> {
+        self.lowered_with(n, f, None, elem, env)
+    }
+
+    /// [`lowered`](Self::lowered) with operand 0 given (`first`) instead of translated: the
+    /// row numbers of a nested source, whose rows the result then maps.
+    pub(super) fn lowered_with(
+        &self,
+        n: NodeId,
+        f: &Flat,
+        first: Option<SeqV>,
+        elem: Elem,
+        env: &Env,
+    ) -> Result<SeqV, CodegenError> {
         let args = f
             .operands
             .iter()
-            .map(|o| match o {
+            .enumerate()
+            .map(|(k, o)| match o {
+                Operand::Seq(_) if k == 0 && first.is_some() => {
+                    Ok(Arg::Seq(first.clone().expect("checked")))
+                }
                 Operand::Seq(m) => self.seq(*m, env).map(Arg::Seq),
                 Operand::Value(m) | Operand::Int(m) => self.scalar(*m, env).map(Arg::Scalar),
             })

@@ -178,7 +178,7 @@ impl PhaseCode {
         if is_scalar_over_map(c, phase) {
             return scalar_root(tr, phase);
         }
-        if !SUPPORTED.contains(&sequence.as_str()) {
+        if !SUPPORTED.contains(&sequence.as_str()) && !is_map_of_rows(c, phase) {
             return Err(unsupported_sequence(p, &sequence));
         }
         match sequence.as_str() {
@@ -197,6 +197,7 @@ impl PhaseCode {
         let n_expr = equal_lengths(&outer.lens, phase.root);
         let inner = match phase.levels.get(1) {
             None => map_body(&tr, f, &outer.env)?,
+            Some(_) if is_map_of_rows(c, phase) => map_body(&tr, f, &outer.env)?,
             Some(level) => reduce_or_scan(&tr, f, &outer.env, level)?,
         };
         Ok(PhaseCode::of(&tr, n_expr, outer.bind, inner))
@@ -281,7 +282,7 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
 fn bind_row(rows: &RowsV, k: usize, bind: &mut Vec<String>) -> SeqV {
     match &rows.form {
         RowForm::Slices(s) => bind_slice(s, k, bind),
-        RowForm::Columns(_) => rows.row("i", None),
+        _ => rows.row("i", None),
     }
 }
 
@@ -349,7 +350,13 @@ fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
     phase.levels.len() == 1
         && matches!(
             node.op,
-            Op::Nest { .. } | Op::Split { .. } | Op::Transpose { .. }
+            Op::Nest { .. }
+                | Op::Split { .. }
+                | Op::Transpose { .. }
+                | Op::Reverse { .. }
+                | Op::Striding { .. }
+                | Op::Gather { .. }
+                | Op::Replicate { .. }
         )
         && node.ty.depth() == 2
 }
@@ -383,17 +390,36 @@ fn root_level(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     Ok(PhaseCode::of(&tr, "(u64)1".into(), Vec::new(), inner))
 }
 
-/// A `map` without an inner level: its scalar body is the output element.
+/// A `map` whose body is a sequence producer (`map.reverse`, `map.gather`, `map.map`, ..):
+/// each element's row is the body, read lazily as any element-wise producer is.
+fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
+    let Op::Map { f, .. } = &c.node(phase.root).op else {
+        return false;
+    };
+    matches!(phase.levels.as_slice(), [_, l] if l.node == f.body
+        && !matches!(l.op, OpKind::Reduce | OpKind::Scan))
+        && c.node(f.body).ty.depth() == 1
+}
+
+/// A `map` without an inner level: its scalar body is the output element, or its flat
+/// sequence body the output row (copied out as a nested producer's rows are).
 fn map_body(tr: &Tr<'_>, f: &Lambda, env: &Env) -> Result<Inner, CodegenError> {
-    let elem =
-        tr.c.node(f.body)
-            .ty
-            .as_scalar()
-            .ok_or_else(|| tr.unsupported(f.body, "as a map body (not a scalar)"))?;
-    Ok(Inner::None {
-        result: store(elem, tr.scalar(f.body, env)?),
-        elem: elem.stored(),
-    })
+    let ty = &tr.c.node(f.body).ty;
+    if let Some(elem) = ty.as_scalar() {
+        return Ok(Inner::None {
+            result: store(elem, tr.scalar(f.body, env)?),
+            elem: elem.stored(),
+        });
+    }
+    if ty.depth() == 1 && !seq_of_tuples(ty) {
+        return Ok(Inner::Copy {
+            seq: tr.seq(f.body, env)?,
+        });
+    }
+    Err(tr.unsupported(
+        f.body,
+        "as a map body (not a scalar or a flat sequence of scalars)",
+    ))
 }
 
 /// The expression `x` of element type `e` as it is stored.

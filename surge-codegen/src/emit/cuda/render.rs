@@ -319,7 +319,10 @@ impl PhaseCode {
         } else {
             2
         };
-        if v.schedule.depth() != levels {
+        // Copied rows come from a nested producer's or a map body's one level (`map` over a
+        // sequence-valued body) or two (`map.reverse`): the outer resource copies either way.
+        let copy_any = matches!(self.inner, Inner::Copy { .. }) && v.schedule.depth() <= 2;
+        if v.schedule.depth() != levels && !copy_any {
             return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
                 v.schedule,

@@ -1,0 +1,101 @@
+//! Forms the CUDA emitter generates since issue 19's CUDA work: each program's every CUDA
+//! variant is emitted, compiled with NVRTC (where it can be loaded: `.ci/run` installs it) and
+//! run in the CUDA emulator against the interpreter; the CPU backend is checked beside it.
+
+use surge::Computation;
+use surge::prelude::*;
+use surge_codegen::target::Platform;
+use tests::conformance::{CpuBackend, CudaEmuBackend, check_all};
+
+/// Every CUDA variant of `c` compiles with NVRTC and agrees with the interpreter in the
+/// emulator; every CPU variant too.
+fn on_cuda(what: &str, c: &Computation) {
+    let platform = Platform::from_names("cuda", Some("h200")).unwrap();
+    let set = c.variants(&platform).unwrap();
+    let analysis = c.analyze().unwrap();
+    let program = surge_codegen::emit::cuda::emit(c.ir(), &analysis, set.phases())
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    match surge_cuda::nvrtc_available() {
+        Ok(()) => {
+            surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH)
+                .unwrap_or_else(|e| panic!("{what}: NVRTC: {e}"));
+        }
+        Err(e) => eprintln!("{what}: NVRTC cannot be loaded here, not compiled: {e}"),
+    }
+    assert!(check_all(&CudaEmuBackend { full: true }, what, c) > 1);
+    assert!(check_all(&CpuBackend, what, c) > 1);
+}
+
+fn xs(n: usize) -> Seq<f64> {
+    Seq::input("x", tests::conformance::values(n, n as u64)).unwrap()
+}
+
+#[test]
+fn map_bodies_that_are_sequences_give_nested_results() {
+    let x = xs(23);
+    let rows = split(&x, 4u64).unwrap();
+    let y = map(|r: Seq<f64>| reverse(&r), &rows).unwrap();
+    on_cuda("reversed rows", &Computation::new(&y).unwrap());
+    let y: Seq<Seq<f64>> = map(|v: Scalar<f64>| replicate(&v, 3u64), &x).unwrap();
+    on_cuda("replicated elements", &Computation::new(&y).unwrap());
+    let k = Seq::input("k", vec![0u32, 3, 1, 0, 5]).unwrap();
+    let y = map(|n: Scalar<u32>| range(0u32, n), &k).unwrap();
+    on_cuda("ranges", &Computation::new(&y).unwrap());
+    let x2 = x.clone();
+    let y = map(move |_n: Scalar<u32>| x2.clone(), &k).unwrap();
+    on_cuda("an input per element", &Computation::new(&y).unwrap());
+}
+
+#[test]
+fn rows_reversed_strided_gathered_and_replicated() {
+    let x = xs(29);
+    let off = Seq::input("off", vec![0u32, 3, 3, 10, 17, 29]).unwrap();
+    let rows = nest(&x, &off).unwrap();
+    let idx = Seq::input("idx", vec![4u32, 0, 2, 2, 1]).unwrap();
+    let sum = |r: Seq<f64>| reduce_prefix(add, &r, 0.0);
+    let cases: Vec<(&str, Seq<Seq<f64>>)> = vec![
+        ("reverse", reverse(&rows).unwrap()),
+        ("striding", striding(&rows, 2u64).unwrap()),
+        ("gather", gather(&rows, &idx).unwrap()),
+        ("replicate", replicate(&x, 2u64).unwrap()),
+        ("replicate none", replicate(&x, 0u64).unwrap()),
+    ];
+    for (what, r) in cases {
+        on_cuda(what, &Computation::new(&r).unwrap());
+        let sums = map(sum, &r).unwrap();
+        on_cuda(
+            &format!("sums of {what}"),
+            &Computation::new(&sums).unwrap(),
+        );
+    }
+    let row = at(&split(&x, 5u64).unwrap(), 2u32).unwrap();
+    let r: Seq<Seq<f64>> = replicate(&row, 3u64).unwrap();
+    on_cuda(
+        "replicate a row",
+        &Computation::new(&map(sum, &r).unwrap()).unwrap(),
+    );
+    let inner = map(|r: Seq<f64>| reverse(&r), &rows).unwrap();
+    let y = map(|r: Seq<f64>| reduce_prefix(max, &r, -1.0), &inner).unwrap();
+    on_cuda(
+        "a map of rows read by a map",
+        &Computation::new(&y).unwrap(),
+    );
+}
+
+#[test]
+fn a_gathered_row_out_of_range_is_the_interpreters_error() {
+    let x = xs(12);
+    let rows = split(&x, 4u64).unwrap();
+    let idx = Seq::input("idx", vec![1u32, 3]).unwrap();
+    let y = map(
+        |r: Seq<f64>| reduce_prefix(add, &r, 0.0),
+        &gather(&rows, &idx).unwrap(),
+    )
+    .unwrap();
+    let c = Computation::new(&y).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    let got = surge::execute(&c, &surge::Target::cuda_emulated())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(got, want);
+}
