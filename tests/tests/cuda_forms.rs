@@ -99,3 +99,37 @@ fn a_gathered_row_out_of_range_is_the_interpreters_error() {
         .to_string();
     assert_eq!(got, want);
 }
+
+#[test]
+fn reductions_inside_element_expressions_fold_sequentially() {
+    let x = xs(40);
+    let off = Seq::input("off", vec![0u32, 7, 7, 20, 40]).unwrap();
+    let rows = nest(&x, &off).unwrap();
+    // Two reductions in one body: one is the phase's inner level, the other folded in place.
+    let y = map(
+        |r: Seq<f64>| -> surge::Result<_> {
+            Ok(reduce_prefix(add, &r, 0.0)? * 2.0 + reduce_prefix(max, &r, -9.0)?)
+        },
+        &rows,
+    )
+    .unwrap();
+    on_cuda("two reductions per row", &Computation::new(&y).unwrap());
+    // A reduction over elements that are reductions of another sequence's rows.
+    let tiles = split(&x, 6u64).unwrap();
+    let y = reduce(
+        add,
+        &map(|t: Seq<f64>| reduce(|a, b| a * b, &t), &tiles).unwrap(),
+    )
+    .unwrap();
+    on_cuda("a sum of tile products", &Computation::new(&y).unwrap());
+    // Without a prefix, an empty row is the interpreter's error on every variant.
+    let y = map(
+        |r: Seq<f64>| -> surge::Result<_> { Ok(reduce(add, &r)? + reduce(min, &r)?) },
+        &rows,
+    )
+    .unwrap();
+    let c = Computation::new(&y).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    let got = surge::execute(&c, &surge::Target::cuda_emulated()).unwrap_err().to_string();
+    assert_eq!(got, want);
+}

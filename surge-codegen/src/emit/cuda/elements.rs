@@ -301,8 +301,51 @@ impl Tr<'_> {
                 (_, Op::Tuple { items }) if *index < items.len() => self.scalar(items[*index], env),
                 _ => Err(self.unsupported(n, "(a projection of a computed tuple)")),
             },
+            Op::Reduce { op, input, prefix } => self.fold(n, op, *input, *prefix, env),
             _ => Err(self.unsupported(n, "as a scalar in an element expression")),
         }
+    }
+
+    /// A `reduce` inside an element expression (not one of the phase's levels: a second
+    /// reduction in a map's body, a reduction in a reduction's elements), folded sequentially
+    /// from the first element as the interpreter folds (so the bits are its bits); an empty
+    /// sequence without a prefix records the node's error and reads 0.
+    fn fold(
+        &self,
+        n: NodeId,
+        op: &crate::ir::Lambda,
+        input: NodeId,
+        prefix: Option<NodeId>,
+        env: &Env,
+    ) -> Result<String, CodegenError> {
+        let seq = self.seq(input, env)?;
+        let [a, b] = op.params.as_slice() else {
+            return Err(self.unsupported(n, "(its operator does not take two values)"));
+        };
+        let k = n.0;
+        let mut op_env = env.clone();
+        op_env.insert(*a, Bound::Scalar(format!("surge_a{k}")));
+        op_env.insert(*b, Bound::Scalar(format!("surge_b{k}")));
+        let body = self.scalar(op.body, &op_env)?;
+        let t = cuda_type(seq.elem);
+        let (init, from) = match prefix {
+            Some(p) => (self.scalar(p, env)?, "0"),
+            None => (seq.at("0"), "1"),
+        };
+        let empty = match prefix {
+            Some(_) => String::new(),
+            None => format!(
+                "if (surge_n{k} == 0) {{ surge_fail(surge_err, {k}, SURGE_EMPTY_REDUCE, 0, 0, 0); return ({t})0; }} "
+            ),
+        };
+        Ok(format!(
+            "([&]() -> {t} {{ const u64 surge_n{k} = {len}; {empty}{t} surge_acc{k} = {init}; \
+             for (u64 surge_j{k} = {from}; surge_j{k} < surge_n{k}; ++surge_j{k}) {{ \
+             const {t} surge_a{k} = surge_acc{k}; const {t} surge_b{k} = {at}; \
+             surge_acc{k} = {body}; }} return surge_acc{k}; }}())",
+            len = seq.len,
+            at = seq.at(&format!("surge_j{k}")),
+        ))
     }
 
     /// Scalar node `n` (expression `e`) with the values it reaches more than once
