@@ -14,6 +14,7 @@ use crate::runtime::{KArg, Runtime};
 use std::collections::HashMap;
 use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
+use surge_codegen::emit::cpu::ResultParts;
 use surge_codegen::emit::cuda::{
     ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error, emit,
 };
@@ -133,7 +134,10 @@ struct Kernel<R: Runtime> {
 pub struct DeviceKernels<R: Runtime = Device> {
     ir: Computation,
     rt: R,
+    /// Every phase the program runs: the computation's, then (for a result stored in parts)
+    /// one more per further part, run with the final phase's variant.
     plans: Vec<PhasePlan>,
+    result: Option<ResultParts>,
     /// Per phase: the shape kernel and, for nested results, the row-length kernel.
     shapes: Vec<(Kernel<R>, Option<Kernel<R>>)>,
     variants: Vec<Vec<Variant>>,
@@ -204,10 +208,12 @@ impl<R: Runtime> DeviceKernels<R> {
                 kernels.insert((k.phase, k.variant.id()), (load(&k.name)?, k.launch));
             }
         }
+        let first = programs.swap_remove(0);
         Ok(Self {
             ir: ir.clone(),
             rt: dev.clone(),
-            plans: programs.swap_remove(0).phases,
+            plans: first.phases,
+            result: first.result,
             shapes,
             variants: variants.to_vec(),
             kernels,
@@ -222,6 +228,12 @@ impl<R: Runtime> DeviceKernels<R> {
     /// The runtime these kernels run on.
     pub fn runtime(&self) -> &R {
         &self.rt
+    }
+
+    /// The computation phase whose variant program phase `p` runs: itself, or the final phase
+    /// for the further parts of a result stored in parts.
+    fn variant_index(&self, p: usize) -> usize {
+        p.min(self.variants.len().saturating_sub(1))
     }
 
     fn kernel(&self, p: usize, v: &Variant) -> Result<&(Kernel<R>, Launch), CudaError> {
@@ -257,11 +269,11 @@ impl<R: Runtime> DeviceKernels<R> {
             )));
         }
         check_buffers(ir, buffers)?;
-        if shape_with.len() != self.plans.len() {
+        if shape_with.len() != self.variants.len() {
             return Err(CudaError::Input(format!(
                 "{} variants given for a computation of {} phases",
                 shape_with.len(),
-                self.plans.len()
+                self.variants.len()
             )));
         }
         let rt = &self.rt;
@@ -289,7 +301,7 @@ impl<R: Runtime> DeviceKernels<R> {
                 len: total,
                 offsets,
             });
-            p.launch_phase(i, shape_with[i])?;
+            p.launch_phase(i, shape_with[self.variant_index(i)])?;
             p.check()?;
         }
         Ok(p)
@@ -491,15 +503,15 @@ impl<R: Runtime> Prepared<'_, R> {
 
     /// Launches every phase with its variant (`variants[p]`), asynchronously, without checking.
     pub fn launch(&self, variants: &[&Variant]) -> Result<(), CudaError> {
-        if variants.len() != self.phases.len() {
+        if variants.len() != self.k.variants.len() {
             return Err(CudaError::Input(format!(
                 "{} variants given for a computation of {} phases",
                 variants.len(),
-                self.phases.len()
+                self.k.variants.len()
             )));
         }
-        for (p, v) in variants.iter().enumerate() {
-            self.launch_phase(p, v)?;
+        for p in 0..self.phases.len() {
+            self.launch_phase(p, variants[self.k.variant_index(p)])?;
         }
         Ok(())
     }
@@ -554,28 +566,21 @@ impl<R: Runtime> Prepared<'_, R> {
     /// root). A result with boolean elements (stored as `u32` 0/1) is an [`Output::Composite`]
     /// of its type, as the CPU backend returns it.
     pub fn output(&self) -> Result<Output, CudaError> {
-        let last = self
-            .phases
-            .last()
-            .ok_or_else(|| CudaError::Input("a computation without phases".into()))?;
-        let data = self.k.rt.download(&last.data, last.len as usize)?;
-        let out = match &last.offsets {
-            Some((_, off)) => Output::Nested {
-                data,
-                offsets: off.clone(),
-            },
-            None => Output::Seq(data),
-        };
+        if self.phases.is_empty() {
+            return Err(CudaError::Input("a computation without phases".into()));
+        }
+        if let Some(r) = &self.k.result {
+            let first = self.phases.len() - r.parts;
+            let parts = (first..self.phases.len())
+                .map(|p| self.phase_output(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Output::Composite {
+                ty: r.ty.clone(),
+                parts,
+            });
+        }
+        let out = self.phase_output(self.phases.len() - 1)?;
         let ty = &self.k.ir.node(self.k.ir.root).ty;
-        // A scalar result (a reduction at the root) is the phase's one element; a flat result
-        // stored as rows (a scan at the root: one row) is its data.
-        let out = match (ty, out) {
-            (Type::Scalar(_), Output::Seq(b)) => Output::Scalar(b.get(0).ok_or_else(|| {
-                CudaError::Input("internal: a scalar result phase wrote no element".into())
-            })?),
-            (t, Output::Nested { data, .. }) if t.depth() == 1 => Output::Seq(data),
-            (_, out) => out,
-        };
         Ok(if ty.has_bool() {
             Output::Composite {
                 ty: ty.clone(),
@@ -583,6 +588,29 @@ impl<R: Runtime> Prepared<'_, R> {
             }
         } else {
             out
+        })
+    }
+}
+
+impl<R: Runtime> Prepared<'_, R> {
+    /// Phase `p`'s result as its type reads: a scalar is the phase's one element; a flat
+    /// sequence stored as rows (a scan at the root: one row) is its data.
+    fn phase_output(&self, p: usize) -> Result<Output, CudaError> {
+        let r = &self.phases[p];
+        let data = self.k.rt.download(&r.data, r.len as usize)?;
+        let out = match &r.offsets {
+            Some((_, off)) => Output::Nested {
+                data,
+                offsets: off.clone(),
+            },
+            None => Output::Seq(data),
+        };
+        Ok(match (&self.k.plans[p].ty, out) {
+            (Type::Scalar(_), Output::Seq(b)) => Output::Scalar(b.get(0).ok_or_else(|| {
+                CudaError::Input("internal: a scalar result phase wrote no element".into())
+            })?),
+            (t, Output::Nested { data, .. }) if t.depth() == 1 => Output::Seq(data),
+            (_, out) => out,
         })
     }
 }

@@ -130,6 +130,45 @@ fn reductions_inside_element_expressions_fold_sequentially() {
     .unwrap();
     let c = Computation::new(&y).unwrap();
     let want = c.interpret().unwrap_err().to_string();
-    let got = surge::execute(&c, &surge::Target::cuda_emulated()).unwrap_err().to_string();
+    let got = surge::execute(&c, &surge::Target::cuda_emulated())
+        .unwrap_err()
+        .to_string();
     assert_eq!(got, want);
+}
+
+#[test]
+fn results_that_hold_tuples_are_stored_in_parts() {
+    let x = xs(30);
+    let k = Seq::input("k", (0..30u32).map(|i| i % 7).collect()).unwrap();
+    let z = zip(&x, &k).unwrap();
+    on_cuda("a zip", &Computation::new(&z).unwrap());
+    on_cuda(
+        "a reversed zip",
+        &Computation::new(&reverse(&z).unwrap()).unwrap(),
+    );
+    let small = Seq::input("s", vec![1.5f32, -2.0]).unwrap();
+    on_cuda(
+        "a join",
+        &Computation::new(&join(&small, &k).unwrap()).unwrap(),
+    );
+    let rows = split(&x, 4u64).unwrap();
+    let y = map(
+        |r: Seq<f64>| -> surge::Result<_> {
+            Ok((reduce_prefix(add, &r, 0.0)?, reduce_prefix(max, &r, -5.0)?))
+        },
+        &rows,
+    )
+    .unwrap();
+    on_cuda("a (sum, max) per row", &Computation::new(&y).unwrap());
+    let y = map(
+        |(v, j): (Scalar<f64>, Scalar<u32>)| (v * 2.0, j.clone().lt(3u32)),
+        &z,
+    )
+    .unwrap();
+    on_cuda(
+        "a tuple with a boolean per element",
+        &Computation::new(&y).unwrap(),
+    );
+    let t = (reduce(add, &x).unwrap(), reduce(max, &k).unwrap());
+    on_cuda("a tuple of reductions", &Computation::new(&t).unwrap());
 }

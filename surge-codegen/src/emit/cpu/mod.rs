@@ -24,7 +24,7 @@ use crate::variant::Variant;
 use code::{Gen, R};
 pub use packed::{Packing, packing};
 use phase::emit_phase;
-pub use result::{ResultParts, storable};
+pub use result::{ResultParts, split_parts, storable};
 pub use scalar::literal_slot;
 use serde::Serialize;
 use std::collections::HashMap;

@@ -113,10 +113,22 @@ fn project(c: &mut Computation, n: NodeId, path: &[Step]) -> NodeId {
 /// result type, when the result is not storable as it is (`None` when it is, or when a leaf
 /// still is not: three levels of sequences, which the emitter then refuses by name).
 pub fn split_result(c: &Computation, a: &Analysis) -> Option<(Computation, Analysis, ResultParts)> {
-    let ty = c.node(c.root).ty.clone();
-    if storable(&ty) || super::packed::packing(&ty).is_some() {
+    let ty = &c.node(c.root).ty;
+    if storable(ty) || super::packed::packing(ty).is_some() {
         return None;
     }
+    split_parts(c, a, storable)
+}
+
+/// The split of [`split_result`] for any result, by a backend's own rule of what a phase
+/// stores (`None` when a part is not `keep`): the CUDA emitter splits every result that holds
+/// a tuple.
+pub fn split_parts(
+    c: &Computation,
+    a: &Analysis,
+    keep: fn(&Type) -> bool,
+) -> Option<(Computation, Analysis, ResultParts)> {
+    let ty = c.node(c.root).ty.clone();
     let mut paths = Vec::new();
     leaves(&ty, &mut Vec::new(), &mut paths);
     let mut c2 = c.clone();
@@ -124,7 +136,7 @@ pub fn split_result(c: &Computation, a: &Analysis) -> Option<(Computation, Analy
     let mut phases: Vec<Phase> = a.phases[..a.phases.len() - 1].to_vec();
     for path in &paths {
         let root = project(&mut c2, c.root, path);
-        if !storable(&c2.node(root).ty) {
+        if !keep(&c2.node(root).ty) {
             return None;
         }
         phases.push(Phase {

@@ -274,6 +274,21 @@ impl Tr<'_> {
                 Bound::Tuple(_) => Err(self.unsupported(n, "as a scalar (it is a tuple)")),
             };
         }
+        if self.ty(n).depth() == 0
+            && let Some((k, elem, _)) = self.phase_result(n)
+        {
+            // An earlier phase's scalar result (a reduction read by a later phase's elements).
+            let a = self.arg(ArgSlot::Phase {
+                phase: k,
+                elem: elem.stored(),
+                nested: false,
+            });
+            return Ok(if elem == Elem::Bool {
+                format!("({a}[0] != 0u)")
+            } else {
+                format!("{a}[0]")
+            });
+        }
         match &self.c.node(n).op {
             Op::Scalar { expr } => self.shared_expr(n, expr, env),
             Op::Index { seq, index } => {
@@ -548,8 +563,28 @@ impl Tr<'_> {
     /// A flat sequence of tuples of scalars: `zip` (inputs of one length, checked) and `join`
     /// (the Cartesian product, the last input varying fastest).
     pub(super) fn tuples(&self, n: NodeId, env: &Env) -> Result<TupleSeqV, CodegenError> {
-        let (Op::Zip { inputs } | Op::Join { inputs }) = &self.c.node(n).op else {
-            return Err(self.unsupported(n, "as a sequence of tuples (only zip and join are)"));
+        let op = &self.c.node(n).op;
+        if let Op::Map { f, inputs } = op {
+            return self.map_tuples(n, f, inputs, env);
+        }
+        if let Some(f) = crate::emit::lower::flat(op)
+            && let Some(Operand::Seq(source)) = f.operands.first()
+        {
+            // A `reverse`, `striding` or `gather` of tuples: the lowering once per component.
+            let src = self.tuples(*source, env)?;
+            let parts = src
+                .parts
+                .into_iter()
+                .map(|p| {
+                    let elem = p.elem;
+                    self.lowered_with(n, &f, Some(p), elem, env)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let len = parts.first().map(|p| p.len.clone()).unwrap_or_default();
+            return Ok(TupleSeqV { len, parts });
+        }
+        let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
+            return Err(self.unsupported(n, "as a sequence of tuples"));
         };
         let parts = inputs
             .iter()
@@ -582,6 +617,50 @@ impl Tr<'_> {
             len: format!("({})", lens.join(" * ")),
             parts,
         })
+    }
+
+    /// A `map` whose body is a tuple of scalars, one element template per component.
+    fn map_tuples(
+        &self,
+        n: NodeId,
+        f: &crate::ir::Lambda,
+        inputs: &[NodeId],
+        env: &Env,
+    ) -> Result<TupleSeqV, CodegenError> {
+        let mut inner = env.clone();
+        let mut lens = Vec::new();
+        for (p, i) in f.params.iter().zip(inputs) {
+            let (len, b) = self.element(*i, env, I)?;
+            inner.insert(*p, b);
+            lens.push(len);
+        }
+        let items: Vec<String> = match (inner.get(&f.body), &self.c.node(f.body).op) {
+            (Some(Bound::Tuple(parts)), _) => parts.clone(),
+            (_, Op::Tuple { items }) => items
+                .iter()
+                .map(|i| self.scalar(*i, &inner))
+                .collect::<Result<_, _>>()?,
+            _ => return Err(self.unsupported(f.body, "as a tuple of scalars")),
+        };
+        let Type::Tuple(tys) = self.ty(f.body) else {
+            return Err(self.unsupported(f.body, "as a tuple of scalars"));
+        };
+        let len = equal_lengths(&lens, n);
+        let parts = items
+            .into_iter()
+            .zip(tys)
+            .map(|(at, t)| {
+                let elem = t
+                    .as_scalar()
+                    .ok_or_else(|| self.unsupported(f.body, "as a tuple of scalars"))?;
+                Ok(SeqV {
+                    len: len.clone(),
+                    at,
+                    elem,
+                })
+            })
+            .collect::<Result<Vec<_>, CodegenError>>()?;
+        Ok(TupleSeqV { len, parts })
     }
 
     /// A nested sequence (depth 2) as rows over a flat sequence.

@@ -20,7 +20,8 @@ pub use checks::{ERROR_WORDS, check, decode_error};
 
 use crate::CodegenError;
 use crate::analysis::Analysis;
-use crate::ir::{Computation, Elem, LiteralTable, NodeId};
+use crate::emit::cpu::ResultParts;
+use crate::ir::{Computation, Elem, LiteralTable, NodeId, Type};
 use crate::variant::Variant;
 use phase::PhaseCode;
 use std::collections::BTreeMap;
@@ -83,6 +84,9 @@ pub struct OutputShape {
 pub struct PhasePlan {
     pub phase: usize,
     pub root: NodeId,
+    /// The type of the phase's value (a scalar is stored as one element, a flat sequence
+    /// computed as one row, a root scan, as that row).
+    pub ty: Type,
     pub sequence: String,
     pub args: Vec<ArgSlot>,
     pub output: OutputShape,
@@ -132,6 +136,9 @@ pub struct CudaProgram {
     pub source: String,
     pub phases: Vec<PhasePlan>,
     pub kernels: Vec<CudaKernel>,
+    /// Set when the result is stored in parts: the last `parts` phases, each run with the
+    /// variant of the computation's final phase.
+    pub result: Option<ResultParts>,
 }
 
 impl CudaProgram {
@@ -153,12 +160,55 @@ pub fn kernel_name(phase: usize, variant: &Variant) -> String {
     format!("surge_p{phase}_{:016x}", (h as u64) ^ ((h >> 64) as u64))
 }
 
+/// Whether a CUDA phase stores values of type `t`: numbers and booleans (as `u32`) in at most
+/// two levels of sequences.
+fn cuda_storable(t: &Type) -> bool {
+    let mut t = t;
+    let mut depth = 0;
+    while let Type::Seq(i) = t {
+        t = i;
+        depth += 1;
+    }
+    depth <= 2 && t.as_scalar().is_some()
+}
+
 /// Emits one program with a kernel for every (phase, variant) in `variants`, where
 /// `variants[p]` lists the variants of phase `p` (an empty list emits only the shape kernels).
+///
+/// A result that holds tuples is stored in parts, one phase per leaf of its type (the CPU
+/// emitter's `split_parts`): the final phase is emitted once per part, each part with the
+/// final phase's variants, and the host puts the parts together ([`CudaProgram::result`]).
 pub fn emit(
     c: &Computation,
     analysis: &Analysis,
     variants: &[Vec<Variant>],
+) -> Result<CudaProgram, CodegenError> {
+    let ty = &c.node(c.root).ty;
+    if cuda_storable(ty) {
+        return emit_program(c, analysis, variants, None);
+    }
+    let Some((c2, a2, parts)) = crate::emit::cpu::split_parts(c, analysis, cuda_storable) else {
+        return Err(CodegenError::EmitVariant {
+            what: "cuda program".into(),
+            message: format!(
+                "the CUDA emitter cannot store a result of type {ty} (numbers and booleans in at \
+                 most two levels of sequences, and tuples of them, can)"
+            ),
+        });
+    };
+    let mut lists = variants.to_vec();
+    if lists.len() == analysis.phases.len() {
+        let last = lists.last().cloned().unwrap_or_default();
+        lists.extend(std::iter::repeat_n(last, parts.parts - 1));
+    }
+    emit_program(&c2, &a2, &lists, Some(parts))
+}
+
+fn emit_program(
+    c: &Computation,
+    analysis: &Analysis,
+    variants: &[Vec<Variant>],
+    result: Option<ResultParts>,
 ) -> Result<CudaProgram, CodegenError> {
     if variants.len() > analysis.phases.len() {
         return Err(CodegenError::EmitVariant {
@@ -191,7 +241,7 @@ pub fn emit(
     let mut kernels = Vec::new();
     for (p, phase) in analysis.phases.iter().enumerate() {
         let code = PhaseCode::translate(c, &roots, &lits, p, phase)?;
-        let plan = code.plan(p, phase);
+        let plan = code.plan(c, p, phase);
         source.push('\n');
         source.push_str(&code.render_shape(&tera, &plan)?);
         for v in variants.get(p).map(Vec::as_slice).unwrap_or(&[]) {
@@ -211,6 +261,7 @@ pub fn emit(
         source,
         phases,
         kernels,
+        result,
     })
 }
 

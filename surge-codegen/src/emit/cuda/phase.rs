@@ -178,6 +178,12 @@ impl PhaseCode {
         if is_scalar_over_map(c, phase) {
             return scalar_root(tr, phase);
         }
+        if is_lazy_root(c, phase) {
+            return match c.node(phase.root).ty.depth() {
+                1 => flat_root(tr, phase),
+                _ => nested_root(tr, phase),
+            };
+        }
         if !SUPPORTED.contains(&sequence.as_str()) && !is_map_of_rows(c, phase) {
             return Err(unsupported_sequence(p, &sequence));
         }
@@ -187,7 +193,7 @@ impl PhaseCode {
             "scatter" => return super::keyed::scatter(tr, phase),
             _ => {}
         }
-        let Op::Map { f, inputs } = &c.node(phase.root).op else {
+        let Some((f, inputs, post)) = top_map(c, phase) else {
             return Err(unsupported_sequence(p, &sequence));
         };
         let outer = bind_outer(&tr, f, inputs)?;
@@ -195,10 +201,14 @@ impl PhaseCode {
             return Err(unsupported_sequence(p, &sequence));
         }
         let n_expr = equal_lengths(&outer.lens, phase.root);
+        let body = Body {
+            value: f.body,
+            post,
+        };
         let inner = match phase.levels.get(1) {
-            None => map_body(&tr, f, &outer.env)?,
-            Some(_) if is_map_of_rows(c, phase) => map_body(&tr, f, &outer.env)?,
-            Some(level) => reduce_or_scan(&tr, f, &outer.env, level)?,
+            None => map_body(&tr, &body, &outer.env)?,
+            Some(_) if is_map_of_rows(c, phase) => map_body(&tr, &body, &outer.env)?,
+            Some(level) => reduce_or_scan(&tr, &body, &outer.env, level)?,
         };
         Ok(PhaseCode::of(&tr, n_expr, outer.bind, inner))
     }
@@ -228,11 +238,12 @@ impl PhaseCode {
         }
     }
 
-    pub(super) fn plan(&self, p: usize, phase: &Phase) -> PhasePlan {
+    pub(super) fn plan(&self, c: &Computation, p: usize, phase: &Phase) -> PhasePlan {
         let output = self.output();
         PhasePlan {
             phase: p,
             root: phase.root,
+            ty: c.node(phase.root).ty.clone(),
             sequence: self.sequence.clone(),
             args: self.args.clone(),
             output,
@@ -385,9 +396,81 @@ fn root_level(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
         scan(&tr, &Env::new(), level)?
     } else {
         // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
-        reduce(&tr, &Env::new(), level, phase.root)?
+        reduce(&tr, &Env::new(), level, &Body::root(phase.root))?
     };
     Ok(PhaseCode::of(&tr, "(u64)1".into(), Vec::new(), inner))
+}
+
+/// The map a phase's levels start at: its root, or for one part of a result stored in parts
+/// (`map(|t| t.j, m)` over the phase's top map `m`, from `split_parts`) `m` with the
+/// projection to apply to its body's value.
+fn top_map<'c>(
+    c: &'c Computation,
+    phase: &Phase,
+) -> Option<(&'c Lambda, &'c [NodeId], Option<&'c Lambda>)> {
+    let Op::Map { f, inputs } = &c.node(phase.root).op else {
+        return None;
+    };
+    let top = phase.levels.first()?.node;
+    if phase.root != top
+        && inputs.as_slice() == [top]
+        && let Op::Map { f: g, inputs: gi } = &c.node(top).op
+    {
+        return Some((g, gi, Some(f)));
+    }
+    Some((f, inputs, None))
+}
+
+/// A map's body as the phase stores it: the body's value, or its projection `post` (a
+/// lambda over the body's tuple) for one part of a tuple result.
+struct Body<'c> {
+    /// The body (or the phase's root, for scalar code at the root).
+    value: NodeId,
+    post: Option<&'c Lambda>,
+}
+
+impl Body<'_> {
+    fn root(value: NodeId) -> Body<'static> {
+        Body { value, post: None }
+    }
+
+    /// The node whose type the stored value has.
+    fn node(&self) -> NodeId {
+        self.post.map_or(self.value, |p| p.body)
+    }
+
+    /// The value in `env`: the body, or the projection of the body's tuple (its items bound
+    /// as a tuple of scalars).
+    fn value(&self, tr: &Tr<'_>, env: &Env) -> Result<String, CodegenError> {
+        let Some(post) = self.post else {
+            return tr.scalar(self.value, env);
+        };
+        let parts = match (env.get(&self.value), &tr.c.node(self.value).op) {
+            (Some(Bound::Tuple(parts)), _) => parts.clone(),
+            (_, Op::Tuple { items }) => items
+                .iter()
+                .map(|i| tr.scalar(*i, env))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => return Err(tr.unsupported(self.value, "as a tuple of scalars")),
+        };
+        let mut env = env.clone();
+        env.insert(post.params[0], Bound::Tuple(parts));
+        tr.scalar(post.body, &env)
+    }
+}
+
+/// A phase of one level whose root is a sequence the translator reads lazily over the level
+/// (one part of a tuple-valued `zip`, `join` or other producer: `map(|t| t.j, zip(a, b))`),
+/// stored element by element, or row by row.
+fn is_lazy_root(c: &Computation, phase: &Phase) -> bool {
+    let [level] = phase.levels.as_slice() else {
+        return false;
+    };
+    let ty = &c.node(phase.root).ty;
+    phase.root != level.node
+        && !matches!(c.node(level.node).op, Op::Map { .. })
+        && (1..=2).contains(&ty.depth())
+        && !seq_of_tuples(ty)
 }
 
 /// A `map` whose body is a sequence producer (`map.reverse`, `map.gather`, `map.map`, ..):
@@ -403,21 +486,21 @@ fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
 
 /// A `map` without an inner level: its scalar body is the output element, or its flat
 /// sequence body the output row (copied out as a nested producer's rows are).
-fn map_body(tr: &Tr<'_>, f: &Lambda, env: &Env) -> Result<Inner, CodegenError> {
-    let ty = &tr.c.node(f.body).ty;
+fn map_body(tr: &Tr<'_>, body: &Body<'_>, env: &Env) -> Result<Inner, CodegenError> {
+    let ty = &tr.c.node(body.node()).ty;
     if let Some(elem) = ty.as_scalar() {
         return Ok(Inner::None {
-            result: store(elem, tr.scalar(f.body, env)?),
+            result: store(elem, body.value(tr, env)?),
             elem: elem.stored(),
         });
     }
-    if ty.depth() == 1 && !seq_of_tuples(ty) {
+    if ty.depth() == 1 && !seq_of_tuples(ty) && body.post.is_none() {
         return Ok(Inner::Copy {
-            seq: tr.seq(f.body, env)?,
+            seq: tr.seq(body.value, env)?,
         });
     }
     Err(tr.unsupported(
-        f.body,
+        body.node(),
         "as a map body (not a scalar or a flat sequence of scalars)",
     ))
 }
@@ -435,16 +518,16 @@ fn store(e: Elem, x: String) -> String {
 /// (bound to `acc`); a scan must be the map's body itself.
 fn reduce_or_scan(
     tr: &Tr<'_>,
-    f: &Lambda,
+    body: &Body<'_>,
     env: &Env,
     level: &Level,
 ) -> Result<Inner, CodegenError> {
     if level.op != OpKind::Scan {
-        return reduce(tr, env, level, f.body);
+        return reduce(tr, env, level, body);
     }
-    if f.body != level.node {
+    if body.value != level.node || body.post.is_some() {
         return Err(tr.unsupported(
-            f.body,
+            body.node(),
             "as the body of a map over scans (the body must be the scan itself)",
         ));
     }
@@ -469,7 +552,7 @@ fn scan(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Inner, CodegenError> {
 
 /// A reduce level whose result is `body`: the reduction itself, or scalar code around the
 /// reduced value (bound to `acc`), applied once per element by lane 0.
-fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: NodeId) -> Result<Inner, CodegenError> {
+fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: &Body<'_>) -> Result<Inner, CodegenError> {
     let node = level.node;
     let Operator {
         seq,
@@ -478,15 +561,15 @@ fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: NodeId) -> Result<Inner, 
         prefix,
     } = operator(tr, env, level)?;
     let out_elem =
-        tr.c.node(body)
+        tr.c.node(body.node())
             .ty
             .as_scalar()
-            .ok_or_else(|| tr.unsupported(body, "as a reduction's result (not a scalar)"))?;
+            .ok_or_else(|| tr.unsupported(body.node(), "as a reduction's result (not a scalar)"))?;
     let mut res_env = env.clone();
     res_env.insert(node, Bound::Scalar("acc".into()));
     Ok(Inner::Reduce {
         node,
-        result: store(out_elem, tr.scalar(body, &res_env)?),
+        result: store(out_elem, body.value(tr, &res_env)?),
         seq,
         op_body,
         ident,

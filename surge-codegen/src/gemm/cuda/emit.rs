@@ -26,6 +26,7 @@ impl OsfProgram {
             source: self.source.clone(),
             phases: Vec::new(),
             kernels: Vec::new(),
+            result: None,
         }
     }
 }
