@@ -172,3 +172,69 @@ fn results_that_hold_tuples_are_stored_in_parts() {
     let t = (reduce(add, &x).unwrap(), reduce(max, &k).unwrap());
     on_cuda("a tuple of reductions", &Computation::new(&t).unwrap());
 }
+
+/// Argmin's operator: the smaller value, the first on a tie.
+fn argmin_op(
+    a: (Scalar<f64>, Scalar<u32>),
+    b: (Scalar<f64>, Scalar<u32>),
+) -> (Scalar<f64>, Scalar<u32>) {
+    let take_a = a.0.le(&b.0);
+    (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
+}
+
+#[test]
+fn tuple_reductions_and_operators_without_identity_fold_in_order() {
+    // Ties on purpose (values repeat): the first index wins, as in the interpreter.
+    let d = Seq::input("d", (0..300).map(|i| ((i * 37) % 11) as f64).collect()).unwrap();
+    let best = reduce(argmin_op, &zip(&d, &range(0u32, 300u32).unwrap()).unwrap()).unwrap();
+    on_cuda("argmin", &Computation::new(&best).unwrap());
+    on_cuda("argmin index", &Computation::new(&best.1).unwrap());
+    // k-means assignment: per point, the distances to every centroid, then their argmin.
+    let (k, d) = (5u32, 3u64);
+    let x = Seq::input("x", tests::conformance::values(40 * 3, 4)).unwrap();
+    let c = Seq::input("c", tests::conformance::values(5 * 3, 5)).unwrap();
+    let centroids = split(&c, d).unwrap();
+    let assign = map(
+        |p: Seq<f64>| {
+            let dists = map(
+                |q: Seq<f64>| {
+                    reduce_prefix(add, &map(|(a, b)| (&a - &b) * (&a - &b), (&p, &q))?, 0.0)
+                },
+                &centroids,
+            )?;
+            Ok(reduce(argmin_op, &zip(&dists, &range(0u32, k)?)?)?.1)
+        },
+        &split(&x, d).unwrap(),
+    )
+    .unwrap();
+    on_cuda("k-means assignment", &Computation::new(&assign).unwrap());
+    // An operator without an identity: the sequential order is the result.
+    let w = Seq::input("w", tests::conformance::values(50, 6)).unwrap();
+    let y = map(
+        |r: Seq<f64>| reduce_prefix(|a: Scalar<f64>, b: Scalar<f64>| a * 0.5 + b, &r, 1.0),
+        &split(&w, 7u64).unwrap(),
+    )
+    .unwrap();
+    on_cuda("a decaying sum per row", &Computation::new(&y).unwrap());
+    // An empty row without a prefix: the interpreter's error on every variant.
+    let off = Seq::input("off", vec![0u32, 3, 3, 5]).unwrap();
+    let y = map(
+        |r: Seq<f64>| reduce(|a: Scalar<f64>, b: Scalar<f64>| a * 0.5 + b, &r),
+        &nest(&w, &off).unwrap(),
+    )
+    .unwrap();
+    let c = Computation::new(&y).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    let got = surge::execute(&c, &surge::Target::cuda_emulated())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_row_of_a_nested_phase_is_one_row_copied() {
+    let x = xs(12);
+    let off = Seq::input("off", vec![0u32, 4, 8, 12]).unwrap();
+    let y = at(&transpose(&nest(&x, &off).unwrap()).unwrap(), 1u32).unwrap();
+    on_cuda("a column", &Computation::new(&y).unwrap());
+}

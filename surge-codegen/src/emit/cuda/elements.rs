@@ -515,16 +515,26 @@ impl Tr<'_> {
                 if inputs.is_empty() {
                     return Err(self.unsupported(n, "(a map without inputs)"));
                 }
+                // Element `@E<node>@` of each input (a row, for a nested one), renamed `@I@`
+                // once the body has consumed the rows' own element placeholders (one name per
+                // map: a map nested in the body has its own).
+                let e = format!("@E{}@", n.0);
                 let mut inner = env.clone();
                 let mut lens = Vec::new();
                 for (p, i) in f.params.iter().zip(inputs) {
-                    let (len, b) = self.element(*i, env, I)?;
+                    let (len, b) = if self.ty(*i).depth() == 2 {
+                        let rows = self.rows(*i, env)?;
+                        let row = rows.row(&e, None);
+                        (rows.rows, Bound::Seq(row))
+                    } else {
+                        self.element(*i, env, &e)?
+                    };
                     inner.insert(*p, b);
                     lens.push(len);
                 }
                 Ok(SeqV {
                     len: equal_lengths(&lens, n),
-                    at: self.scalar(f.body, &inner)?,
+                    at: self.scalar(f.body, &inner)?.replace(&e, I),
                     elem,
                 })
             }
@@ -619,6 +629,16 @@ impl Tr<'_> {
         })
     }
 
+    /// A tuple of scalars as one expression per component: a bound tuple (a parameter), a
+    /// `tuple` of scalars.
+    pub(super) fn parts(&self, n: NodeId, env: &Env) -> Result<Vec<String>, CodegenError> {
+        match (env.get(&n), &self.c.node(n).op) {
+            (Some(Bound::Tuple(parts)), _) => Ok(parts.clone()),
+            (_, Op::Tuple { items }) => items.iter().map(|i| self.scalar(*i, env)).collect(),
+            _ => Err(self.unsupported(n, "as a tuple of scalars")),
+        }
+    }
+
     /// A `map` whose body is a tuple of scalars, one element template per component.
     fn map_tuples(
         &self,
@@ -634,14 +654,7 @@ impl Tr<'_> {
             inner.insert(*p, b);
             lens.push(len);
         }
-        let items: Vec<String> = match (inner.get(&f.body), &self.c.node(f.body).op) {
-            (Some(Bound::Tuple(parts)), _) => parts.clone(),
-            (_, Op::Tuple { items }) => items
-                .iter()
-                .map(|i| self.scalar(*i, &inner))
-                .collect::<Result<_, _>>()?,
-            _ => return Err(self.unsupported(f.body, "as a tuple of scalars")),
-        };
+        let items = self.parts(f.body, &inner)?;
         let Type::Tuple(tys) = self.ty(f.body) else {
             return Err(self.unsupported(f.body, "as a tuple of scalars"));
         };

@@ -9,6 +9,7 @@
 
 mod checks;
 mod elements;
+mod fold;
 mod keyed;
 mod lowered;
 mod phase;

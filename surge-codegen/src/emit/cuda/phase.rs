@@ -36,6 +36,10 @@ pub(super) enum Inner {
     },
     /// Rows copied out (a `nest`, `split` or `transpose` at the phase's root): row `i` is `seq`.
     Copy { seq: SeqV },
+    /// A reduction whose operator has no identity this emitter knows, or whose elements are
+    /// tuples (argmin): lane 0 of the element's resource folds the row sequentially in the
+    /// interpreter's order (`fold.rs`) and writes `out[i]`, whatever the inner schedule.
+    Fold { code: String, out_elem: Elem },
     /// A root `reduce_by_key` (`keyed.rs`): the checked length, element and key templates over
     /// `@I@`, the element type, operator, identity and prefix.
     Runs {
@@ -71,7 +75,12 @@ pub(super) struct PhaseCode {
 }
 
 /// The identity of a binary operator lambda `|a, b| a ⊕ b` for ⊕ in + * min max && ||.
-fn identity(c: &Computation, params: &[NodeId], body: NodeId, elem: Elem) -> Option<String> {
+pub(super) fn identity(
+    c: &Computation,
+    params: &[NodeId],
+    body: NodeId,
+    elem: Elem,
+) -> Option<String> {
     let Op::Scalar {
         expr: ScalarExpr::Binary(op, x, y),
     } = &c.node(body).op
@@ -179,7 +188,9 @@ impl PhaseCode {
             return scalar_root(tr, phase);
         }
         if is_lazy_root(c, phase) {
+            let level_depth = c.node(phase.levels[0].node).ty.depth();
             return match c.node(phase.root).ty.depth() {
+                1 if level_depth == 2 => single_row_root(tr, phase),
                 1 => flat_root(tr, phase),
                 _ => nested_root(tr, phase),
             };
@@ -219,7 +230,7 @@ impl PhaseCode {
                 elem: *elem,
                 nested: false,
             },
-            Inner::Reduce { out_elem, .. } => OutputShape {
+            Inner::Reduce { out_elem, .. } | Inner::Fold { out_elem, .. } => OutputShape {
                 elem: *out_elem,
                 nested: false,
             },
@@ -354,6 +365,18 @@ fn scalar_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
 }
 
+/// A flat sequence read lazily from a phase whose level is nested (`at(transpose(m), k)`): one
+/// row copied out (the level's schedule has two levels, as a row copy's may).
+fn single_row_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let seq = tr.seq(phase.root, &Env::new())?;
+    Ok(PhaseCode::of(
+        &tr,
+        "1ULL".into(),
+        Vec::new(),
+        Inner::Copy { seq },
+    ))
+}
+
 /// A phase whose root is a `nest`, `split` or `transpose` of scalars: its two levels walk the
 /// rows and their elements.
 fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
@@ -423,7 +446,7 @@ fn top_map<'c>(
 
 /// A map's body as the phase stores it: the body's value, or its projection `post` (a
 /// lambda over the body's tuple) for one part of a tuple result.
-struct Body<'c> {
+pub(super) struct Body<'c> {
     /// The body (or the phase's root, for scalar code at the root).
     value: NodeId,
     post: Option<&'c Lambda>,
@@ -435,24 +458,17 @@ impl Body<'_> {
     }
 
     /// The node whose type the stored value has.
-    fn node(&self) -> NodeId {
+    pub(super) fn node(&self) -> NodeId {
         self.post.map_or(self.value, |p| p.body)
     }
 
     /// The value in `env`: the body, or the projection of the body's tuple (its items bound
     /// as a tuple of scalars).
-    fn value(&self, tr: &Tr<'_>, env: &Env) -> Result<String, CodegenError> {
+    pub(super) fn value(&self, tr: &Tr<'_>, env: &Env) -> Result<String, CodegenError> {
         let Some(post) = self.post else {
             return tr.scalar(self.value, env);
         };
-        let parts = match (env.get(&self.value), &tr.c.node(self.value).op) {
-            (Some(Bound::Tuple(parts)), _) => parts.clone(),
-            (_, Op::Tuple { items }) => items
-                .iter()
-                .map(|i| tr.scalar(*i, env))
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => return Err(tr.unsupported(self.value, "as a tuple of scalars")),
-        };
+        let parts = tr.parts(self.value, env)?;
         let mut env = env.clone();
         env.insert(post.params[0], Bound::Tuple(parts));
         tr.scalar(post.body, &env)
@@ -506,7 +522,7 @@ fn map_body(tr: &Tr<'_>, body: &Body<'_>, env: &Env) -> Result<Inner, CodegenErr
 }
 
 /// The expression `x` of element type `e` as it is stored.
-fn store(e: Elem, x: String) -> String {
+pub(super) fn store(e: Elem, x: String) -> String {
     if e == Elem::Bool {
         format!("(u32)({x})")
     } else {
@@ -554,6 +570,9 @@ fn scan(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Inner, CodegenError> {
 /// reduced value (bound to `acc`), applied once per element by lane 0.
 fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: &Body<'_>) -> Result<Inner, CodegenError> {
     let node = level.node;
+    if super::fold::needs_fold(tr, level)? {
+        return super::fold::fold_level(tr, env, level, body);
+    }
     let Operator {
         seq,
         op_body,

@@ -399,6 +399,10 @@ impl PhaseCode {
                 ctx.insert("elem_expr", &seq.at("j"));
                 ("copy", seq.elem)
             }
+            Inner::Fold { code, out_elem } => {
+                ctx.insert("fold", code);
+                ("fold", *out_elem)
+            }
             Inner::Runs {
                 len,
                 elem,
