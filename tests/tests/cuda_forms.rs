@@ -171,6 +171,22 @@ fn results_that_hold_tuples_are_stored_in_parts() {
     );
     let t = (reduce(add, &x).unwrap(), reduce(max, &k).unwrap());
     on_cuda("a tuple of reductions", &Computation::new(&t).unwrap());
+    let pair = (at(&x, 3u32).unwrap(), at(&k, 4u32).unwrap());
+    let r: Seq<(f64, u32)> = replicate(&pair, 3u64).unwrap();
+    on_cuda("a replicated tuple", &Computation::new(&r).unwrap());
+    // Per row, a tuple whose first item folds a map over the row (a map in a fold's elements).
+    let y = map(
+        |r: Seq<f64>| -> surge::Result<_> {
+            let sq = map(|v: Scalar<f64>| &v * &v, &r)?;
+            Ok((reduce_prefix(add, &sq, 0.0)?, len(&r)))
+        },
+        &rows,
+    )
+    .unwrap();
+    on_cuda(
+        "(sum of squares, length) per row",
+        &Computation::new(&y).unwrap(),
+    );
 }
 
 /// Argmin's operator: the smaller value, the first on a tie.

@@ -515,23 +515,7 @@ impl Tr<'_> {
                 if inputs.is_empty() {
                     return Err(self.unsupported(n, "(a map without inputs)"));
                 }
-                // Element `@E<node>@` of each input (a row, for a nested one), renamed `@I@`
-                // once the body has consumed the rows' own element placeholders (one name per
-                // map: a map nested in the body has its own).
-                let e = format!("@E{}@", n.0);
-                let mut inner = env.clone();
-                let mut lens = Vec::new();
-                for (p, i) in f.params.iter().zip(inputs) {
-                    let (len, b) = if self.ty(*i).depth() == 2 {
-                        let rows = self.rows(*i, env)?;
-                        let row = rows.row(&e, None);
-                        (rows.rows, Bound::Seq(row))
-                    } else {
-                        self.element(*i, env, &e)?
-                    };
-                    inner.insert(*p, b);
-                    lens.push(len);
-                }
+                let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
                 Ok(SeqV {
                     len: equal_lengths(&lens, n),
                     at: self.scalar(f.body, &inner)?.replace(&e, I),
@@ -593,6 +577,15 @@ impl Tr<'_> {
             let len = parts.first().map(|p| p.len.clone()).unwrap_or_default();
             return Ok(TupleSeqV { len, parts });
         }
+        if let Op::Replicate { value, len } = op {
+            let len = format!(
+                "surge_len((i64)({}), {}, surge_err)",
+                self.scalar(*len, env)?,
+                n.0
+            );
+            let items = self.parts(*value, env)?;
+            return self.tuple_seq(*value, len, items);
+        }
         let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
             return Err(self.unsupported(n, "as a sequence of tuples"));
         };
@@ -647,25 +640,33 @@ impl Tr<'_> {
         inputs: &[NodeId],
         env: &Env,
     ) -> Result<TupleSeqV, CodegenError> {
-        let mut inner = env.clone();
-        let mut lens = Vec::new();
-        for (p, i) in f.params.iter().zip(inputs) {
-            let (len, b) = self.element(*i, env, I)?;
-            inner.insert(*p, b);
-            lens.push(len);
-        }
-        let items = self.parts(f.body, &inner)?;
-        let Type::Tuple(tys) = self.ty(f.body) else {
-            return Err(self.unsupported(f.body, "as a tuple of scalars"));
+        let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
+        let items = self
+            .parts(f.body, &inner)?
+            .into_iter()
+            .map(|x| x.replace(&e, I))
+            .collect();
+        self.tuple_seq(f.body, equal_lengths(&lens, n), items)
+    }
+
+    /// A sequence of `len` tuples whose components are `items` (templates over `@I@`), typed
+    /// by tuple node `t`.
+    fn tuple_seq(
+        &self,
+        t: NodeId,
+        len: String,
+        items: Vec<String>,
+    ) -> Result<TupleSeqV, CodegenError> {
+        let Type::Tuple(tys) = self.ty(t) else {
+            return Err(self.unsupported(t, "as a tuple of scalars"));
         };
-        let len = equal_lengths(&lens, n);
         let parts = items
             .into_iter()
             .zip(tys)
-            .map(|(at, t)| {
-                let elem = t
+            .map(|(at, ty)| {
+                let elem = ty
                     .as_scalar()
-                    .ok_or_else(|| self.unsupported(f.body, "as a tuple of scalars"))?;
+                    .ok_or_else(|| self.unsupported(t, "as a tuple of scalars"))?;
                 Ok(SeqV {
                     len: len.clone(),
                     at,
@@ -777,23 +778,44 @@ impl Tr<'_> {
         inputs: &[NodeId],
         env: &Env,
     ) -> Result<RowsV, CodegenError> {
+        let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
+        let row = self.seq(f.body, &inner)?;
+        Ok(RowsV {
+            rows: equal_lengths(&lens, n),
+            form: RowForm::Each(SeqV {
+                len: row.len.replace(&e, R),
+                at: row.at.replace(&e, R),
+                elem: row.elem,
+            }),
+        })
+    }
+
+    /// Binds the parameters of map `n`'s function `f` to element (or row, for a nested input)
+    /// `@E<n>@` of its inputs; returns that placeholder, the body's environment and the inputs'
+    /// lengths. The caller renames the placeholder (`@I@`, `@R@`) once the body has consumed
+    /// its rows' own element placeholders: one name per map, so that a map in the body (a fold's
+    /// elements) does not capture the enclosing map's index.
+    fn bind_params(
+        &self,
+        n: NodeId,
+        f: &crate::ir::Lambda,
+        inputs: &[NodeId],
+        env: &Env,
+    ) -> Result<(String, Env, Vec<String>), CodegenError> {
+        let e = format!("@E{}@", n.0);
         let mut inner = env.clone();
         let mut lens = Vec::new();
         for (p, i) in f.params.iter().zip(inputs) {
             let (len, b) = if self.ty(*i).depth() == 2 {
                 let rows = self.rows(*i, env)?;
-                let row = rows.row(R, None);
-                (rows.rows, Bound::Seq(row))
+                (rows.rows.clone(), Bound::Seq(rows.row(&e, None)))
             } else {
-                self.element(*i, env, R)?
+                self.element(*i, env, &e)?
             };
             inner.insert(*p, b);
             lens.push(len);
         }
-        Ok(RowsV {
-            rows: equal_lengths(&lens, n),
-            form: RowForm::Each(self.seq(f.body, &inner)?),
-        })
+        Ok((e, inner, lens))
     }
 
     /// A `reverse`, `striding` or `gather` of a nested sequence: the lowering of `emit::lower`
