@@ -17,7 +17,11 @@
 //!   orders differ by at most `2(n - 1)·u·Σ|xᵢ| < n·ε·Σ|xᵢ|`. `Σ|xᵢ|` per output element is the
 //!   interpreter's result on the inputs' absolute values; `n` is bounded by the longest input.
 //!   The `MIN_POSITIVE` term admits results that are exactly zero on one side and subnormal
-//!   noise on the other.
+//!   noise on the other. Where `|w|` exceeds `Σ|x|` it replaces it (`n·ε·|w|`): a product of
+//!   `n` factors in any order lies within `(n - 1)·u·|w|` of the exact product, and the
+//!   interpreter on absolute values says nothing about products (a random program's cooperative
+//!   `reduce(mul, ..)` of six equal values of 3.3·10¹⁵ differed from the sequential product by
+//!   one ulp where `Σ|x|` gave a bound of 1.6·10⁻⁸).
 
 use crate::CodegenError;
 use crate::data::{Buffer, Output, ScalarValue};
@@ -188,7 +192,13 @@ impl Expected {
             Some(ScalarValue::F32(_)) => f32::EPSILON as f64,
             _ => f64::EPSILON,
         };
-        self.terms as f64 * eps * self.abs.get(i).copied().unwrap_or(0.0) + f64::MIN_POSITIVE
+        let want = match self.want.items.get(i) {
+            Some(ScalarValue::F32(v)) => v.abs() as f64,
+            Some(ScalarValue::F64(v)) => v.abs(),
+            _ => 0.0,
+        };
+        let scale = self.abs.get(i).copied().unwrap_or(0.0).max(want);
+        self.terms as f64 * eps * scale + f64::MIN_POSITIVE
     }
 
     /// Checks `got` against the reference under the rule above; the first difference is named.
@@ -283,6 +293,16 @@ mod tests {
             "{m}"
         );
         e.check(&flat(&[f64::NAN, 2.0], vec![2])).unwrap_err();
+    }
+
+    /// A product reassociated moves by a relative bound, whatever the absolute values' result.
+    #[test]
+    fn a_reassociated_product_is_bounded_relative_to_itself() {
+        let w = 3.322561091720659e15;
+        let want = flat(&[w], vec![]);
+        let e = Expected::new(want, &flat(&[1e-8], vec![]), 7, "interpreter");
+        e.check(&flat(&[3.3225610917206595e15], vec![])).unwrap();
+        e.check(&flat(&[w * (1.0 + 1e-13)], vec![])).unwrap_err();
     }
 
     /// An `f32` result is bounded with `f32`'s epsilon: reassociating an `f32` product or sum

@@ -254,3 +254,26 @@ fn a_row_of_a_nested_phase_is_one_row_copied() {
     let y = at(&transpose(&nest(&x, &off).unwrap()).unwrap(), 1u32).unwrap();
     on_cuda("a column", &Computation::new(&y).unwrap());
 }
+
+#[test]
+fn scans_of_tuples_and_without_identity_fold_in_order() {
+    let d = Seq::input("d", (0..40).map(|i| ((i * 37) % 11) as f64).collect()).unwrap();
+    let z = zip(&d, &range(0u32, 40u32).unwrap()).unwrap();
+    on_cuda(
+        "running argmin",
+        &Computation::new(&scan(argmin_op, &z).unwrap()).unwrap(),
+    );
+    let p = (lit(100.0f64), lit(7u32));
+    let s = scan_prefix(argmin_op, &z, p).unwrap();
+    on_cuda(
+        "running argmin after a prefix",
+        &Computation::new(&s).unwrap(),
+    );
+    let rows = split(&d, 6u64).unwrap();
+    let y = map(
+        |r: Seq<f64>| scan(|a: Scalar<f64>, b: Scalar<f64>| a * 0.5 + b, &r),
+        &rows,
+    )
+    .unwrap();
+    on_cuda("a decaying scan per row", &Computation::new(&y).unwrap());
+}

@@ -31,19 +31,6 @@ fn every_cuda_variant_of_every_app_compiles_with_nvrtc() {
         let (built, lists) = all_variants(app);
         let c = built.computation.ir();
         let analysis = built.computation.analyze().unwrap();
-        if app == App::Kmeans {
-            // Not emitted for CUDA yet (issue 22): a refusal naming the operator and the line.
-            let Err(e) = cuda::emit(c, &analysis, &lists) else {
-                panic!("k-means is emitted for CUDA now: check its variants here");
-            };
-            let e = e.to_string();
-            assert!(
-                e.contains("cannot generate") && e.contains("kmeans/program.rs"),
-                "{e}"
-            );
-            eprintln!("kmeans: not emitted for CUDA yet: {e}");
-            continue;
-        }
         let program = cuda::emit(c, &analysis, &lists).unwrap_or_else(|e| panic!("{app}: {e}"));
         let total: usize = lists.iter().map(Vec::len).sum();
         assert_eq!(program.kernels.len(), total, "{app}");

@@ -1,6 +1,6 @@
-//! Reductions that the cooperative schedules cannot run: an operator without an identity this
-//! emitter knows (`|a, b| a * b + 1`, a `select`), or elements that are tuples (argmin over
-//! `zip(distances, range(0, k))`). Lane 0 of the element's resource folds the row
+//! Reductions and scans that the cooperative schedules cannot run: an operator without an
+//! identity this emitter knows (`|a, b| a * 0.5 + b`, a `select`), or elements that are tuples
+//! (argmin over `zip(distances, range(0, k))`). Lane 0 of the element's resource folds the row
 //! sequentially from its first element (or the prefix), in the interpreter's order, so the bits
 //! are the interpreter's; the other lanes of a cooperative variant idle. A tuple accumulator is
 //! one local per component (`surge_fa0`, `surge_fa1`, ..), the operator's tuple one expression
@@ -13,9 +13,11 @@ use crate::CodegenError;
 use crate::analysis::Level;
 use crate::ir::{Lambda, NodeId, Op};
 
-/// Whether reduce level `level` must be folded by one lane: tuple elements, or no identity.
+/// Whether reduce or scan level `level` must be folded by one lane: tuple elements, or no
+/// identity.
 pub(super) fn needs_fold(tr: &Tr<'_>, level: &Level) -> Result<bool, CodegenError> {
-    let Op::Reduce { op, input, .. } = &tr.c.node(level.node).op else {
+    let (Op::Reduce { op, input, .. } | Op::Scan { op, input, .. }) = &tr.c.node(level.node).op
+    else {
         return Ok(false);
     };
     let ty = &tr.c.node(*input).ty;
@@ -37,116 +39,183 @@ pub(super) fn fold_level(
     level: &Level,
     body: &Body<'_>,
 ) -> Result<Inner, CodegenError> {
-    let node = level.node;
-    let Op::Reduce { op, input, prefix } = &tr.c.node(node).op else {
-        unreachable!("internal: a fold of a reduce level")
-    };
-    let tuple = seq_of_tuples(&tr.c.node(*input).ty);
-    let (len, parts) = if tuple {
-        let t = tr.tuples(*input, env)?;
-        (t.len, t.parts)
-    } else {
-        let s = tr.seq(*input, env)?;
-        (s.len.clone(), vec![s])
-    };
-    let names =
-        |p: &str| -> Vec<String> { (0..parts.len()).map(|c| format!("surge_f{p}{c}")).collect() };
-    let (acc, next, new) = (names("a"), names("b"), names("n"));
-    let bound = |v: &[String]| match tuple {
-        true => Bound::Tuple(v.to_vec()),
-        false => Bound::Scalar(v[0].clone()),
-    };
-    let value = |n: NodeId, env: &Env| match tuple {
-        true => tr.parts(n, env),
-        false => tr.scalar(n, env).map(|s| vec![s]),
-    };
-    let items = operator_items(tr, node, op, env, (bound(&acc), bound(&next)), &value)?;
-    let init = match prefix {
-        Some(p) => value(*p, env)?,
-        None => parts.iter().map(|p| p.at("0")).collect(),
-    };
+    let f = Fold::of(tr, env, level)?;
     let mut res_env = env.clone();
-    res_env.insert(node, bound(&acc));
+    res_env.insert(f.node, f.bound(&f.acc));
     let out_elem =
         tr.c.node(body.node())
             .ty
             .as_scalar()
             .ok_or_else(|| tr.unsupported(body.node(), "as a reduction's result (not a scalar)"))?;
     let result = store(out_elem, body.value(tr, &res_env)?);
-    let code = FoldCode {
-        node,
-        len,
-        parts: &parts,
-        init,
-        items,
-        from: if prefix.is_some() { "0" } else { "1" },
-        result,
-        names: (acc, next, new),
-    }
-    .print(prefix.is_none());
     Ok(Inner::Fold {
-        code,
+        code: f.print_reduce(&result),
         out_elem: out_elem.stored(),
     })
 }
 
-/// The operator's result, one expression per component, with `a` and `b` bound.
-fn operator_items(
+/// The fold of scan level `level`, each running value stored as it is or, for one part of a
+/// scan of tuples, projected by `post`.
+pub(super) fn fold_scan(
     tr: &Tr<'_>,
-    node: NodeId,
-    op: &Lambda,
     env: &Env,
-    (a, b): (Bound, Bound),
-    value: &dyn Fn(NodeId, &Env) -> Result<Vec<String>, CodegenError>,
-) -> Result<Vec<String>, CodegenError> {
-    let [pa, pb] = op.params.as_slice() else {
-        return Err(tr.unsupported(node, "(its operator does not take two values)"));
+    level: &Level,
+    post: Option<&Lambda>,
+) -> Result<Inner, CodegenError> {
+    let f = Fold::of(tr, env, level)?;
+    let (value, out) = match post {
+        Some(p) => {
+            let mut env = env.clone();
+            env.insert(p.params[0], f.bound(&f.acc));
+            (tr.scalar(p.body, &env)?, p.body)
+        }
+        None if !f.tuple => (f.acc[0].clone(), level.node),
+        None => return Err(tr.unsupported(level.node, "as a stored scan of tuples")),
     };
-    let mut op_env = env.clone();
-    op_env.insert(*pa, a);
-    op_env.insert(*pb, b);
-    value(op.body, &op_env)
+    let out_elem = match &tr.c.node(out).ty {
+        crate::ir::Type::Seq(t) => t.as_scalar(),
+        t => t.as_scalar(),
+    }
+    .ok_or_else(|| tr.unsupported(out, "as a scan's result (not scalars)"))?;
+    Ok(Inner::FoldScan {
+        len: f.len.clone(),
+        code: f.print_scan(&store(out_elem, value)),
+        out_elem: out_elem.stored(),
+    })
 }
 
-/// The pieces of one fold, printed as the statements of an element.
-struct FoldCode<'a> {
+/// One fold: the row, the operator's result per component over the accumulator (`a`) and the
+/// next element (`b`), the initial value and the locals' names.
+struct Fold {
     node: NodeId,
+    tuple: bool,
     len: String,
-    parts: &'a [SeqV],
-    init: Vec<String>,
+    parts: Vec<SeqV>,
     items: Vec<String>,
-    from: &'static str,
-    result: String,
-    names: (Vec<String>, Vec<String>, Vec<String>),
+    init: Vec<String>,
+    prefix: bool,
+    acc: Vec<String>,
+    next: Vec<String>,
+    new: Vec<String>,
 }
 
-impl FoldCode<'_> {
-    fn print(&self, check_empty: bool) -> String {
-        let (acc, next, new) = &self.names;
+impl Fold {
+    fn of(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Fold, CodegenError> {
+        let node = level.node;
+        let (Op::Reduce { op, input, prefix } | Op::Scan { op, input, prefix }) =
+            &tr.c.node(node).op
+        else {
+            unreachable!("internal: a fold of a reduce or scan level")
+        };
+        let tuple = seq_of_tuples(&tr.c.node(*input).ty);
+        let (len, parts) = if tuple {
+            let t = tr.tuples(*input, env)?;
+            (t.len, t.parts)
+        } else {
+            let s = tr.seq(*input, env)?;
+            (s.len.clone(), vec![s])
+        };
+        let names = |p: &str| -> Vec<String> {
+            (0..parts.len()).map(|c| format!("surge_f{p}{c}")).collect()
+        };
+        let mut f = Fold {
+            node,
+            tuple,
+            len,
+            items: Vec::new(),
+            init: Vec::new(),
+            prefix: prefix.is_some(),
+            acc: names("a"),
+            next: names("b"),
+            new: names("n"),
+            parts,
+        };
+        let [pa, pb] = op.params.as_slice() else {
+            return Err(tr.unsupported(node, "(its operator does not take two values)"));
+        };
+        let mut op_env = env.clone();
+        op_env.insert(*pa, f.bound(&f.acc));
+        op_env.insert(*pb, f.bound(&f.next));
+        f.items = f.value(tr, op.body, &op_env)?;
+        f.init = match prefix {
+            Some(p) => f.value(tr, *p, env)?,
+            None => f.parts.iter().map(|p| p.at("0")).collect(),
+        };
+        Ok(f)
+    }
+
+    fn bound(&self, names: &[String]) -> Bound {
+        match self.tuple {
+            true => Bound::Tuple(names.to_vec()),
+            false => Bound::Scalar(names[0].clone()),
+        }
+    }
+
+    /// A value of the element type, one expression per component.
+    fn value(&self, tr: &Tr<'_>, n: NodeId, env: &Env) -> Result<Vec<String>, CodegenError> {
+        match self.tuple {
+            true => tr.parts(n, env),
+            false => tr.scalar(n, env).map(|s| vec![s]),
+        }
+    }
+
+    fn each(&self, f: &dyn Fn(usize) -> String) -> String {
+        (0..self.parts.len()).map(f).collect()
+    }
+
+    /// The locals' declarations, and one step's statements at `surge_j`.
+    fn declare_and_step(&self) -> (String, String) {
         let ty = |c: usize| cuda_type(self.parts[c].elem);
-        let each = |f: &dyn Fn(usize) -> String| (0..self.parts.len()).map(f).collect::<String>();
-        let declare = each(&|c| format!("{} {} = {}; ", ty(c), acc[c], self.init[c]));
-        let read = each(&|c| {
+        let declare = self.each(&|c| format!("{} {} = {}; ", ty(c), self.acc[c], self.init[c]));
+        let read = self.each(&|c| {
             let at = self.parts[c].at("surge_j");
-            format!("const {} {} = {at}; ", ty(c), next[c])
+            format!("const {} {} = {at}; ", ty(c), self.next[c])
         });
-        let combine = each(&|c| format!("const {} {} = {}; ", ty(c), new[c], self.items[c]));
-        let assign = each(&|c| format!("{} = {}; ", acc[c], new[c]));
-        let empty = if check_empty {
-            format!(
+        let combine =
+            self.each(&|c| format!("const {} {} = {}; ", ty(c), self.new[c], self.items[c]));
+        let assign = self.each(&|c| format!("{} = {}; ", self.acc[c], self.new[c]));
+        (declare, format!("{read}{combine}{assign}"))
+    }
+
+    /// Lane 0 folds the row and writes `result` (over the accumulator) at `out[i]`; an empty row
+    /// without a prefix records the node's error.
+    fn print_reduce(&self, result: &str) -> String {
+        let (declare, step) = self.declare_and_step();
+        let empty = match self.prefix {
+            true => String::new(),
+            false => format!(
                 "if (surge_len == 0) {{ surge_fail(surge_err, {}, SURGE_EMPTY_REDUCE, 0, 0, 0); }} else ",
                 self.node.0
-            )
-        } else {
-            String::new()
+            ),
         };
+        let from = if self.prefix { "0" } else { "1" };
         format!(
             "if (lane == 0) {{\n        const u64 surge_len = {len};\n        {empty}{{\n          \
              {declare}\n          for (u64 surge_j = {from}; surge_j < surge_len; ++surge_j) {{ \
-             {read}{combine}{assign}}}\n          out[i] = {result};\n        }}\n      }}",
+             {step}}}\n          out[i] = {result};\n        }}\n      }}",
             len = self.len,
-            from = self.from,
-            result = self.result,
+        )
+    }
+
+    /// Lane 0 writes row `i`'s running values (`value` over the accumulator): inclusive from the
+    /// first element, or exclusive after the prefix, as the interpreter's scan.
+    fn print_scan(&self, value: &str) -> String {
+        let (declare, step) = self.declare_and_step();
+        let body = match self.prefix {
+            true => format!(
+                "for (u64 surge_j = 0; surge_j < surge_len; ++surge_j) {{ out[surge_o + surge_j] = \
+                 {value}; {step}}}"
+            ),
+            false => format!(
+                "out[surge_o] = {value};\n          for (u64 surge_j = 1; surge_j < surge_len; \
+                 ++surge_j) {{ {step}out[surge_o + surge_j] = {value}; }}"
+            ),
+        };
+        format!(
+            "if (lane == 0) {{\n        const u64 surge_len = {len};\n        const u64 surge_o = \
+             out_off[i];\n        if (surge_len > 0) {{\n          {declare}\n          {body}\n        \
+             }}\n      }}",
+            len = self.len,
         )
     }
 }

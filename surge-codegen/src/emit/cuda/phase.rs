@@ -40,6 +40,13 @@ pub(super) enum Inner {
     /// tuples (argmin): lane 0 of the element's resource folds the row sequentially in the
     /// interpreter's order (`fold.rs`) and writes `out[i]`, whatever the inner schedule.
     Fold { code: String, out_elem: Elem },
+    /// A scan folded the same way (`fold.rs`): lane 0 writes row `i`'s running values, `len`
+    /// of them (the input's length), at `out[out_off[i] + j]`.
+    FoldScan {
+        len: String,
+        code: String,
+        out_elem: Elem,
+    },
     /// A root `reduce_by_key` (`keyed.rs`): the checked length, element and key templates over
     /// `@I@`, the element type, operator, identity and prefix.
     Runs {
@@ -242,6 +249,10 @@ impl PhaseCode {
                 elem: seq.elem.stored(),
                 nested: true,
             },
+            Inner::FoldScan { out_elem, .. } => OutputShape {
+                elem: *out_elem,
+                nested: true,
+            },
             Inner::Runs { t, .. } | Inner::Scatter { t, .. } => OutputShape {
                 elem: t.stored(),
                 nested: false,
@@ -410,18 +421,30 @@ fn nested_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
 fn root_level(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     let level = &phase.levels[0];
     let inner = if level.op == OpKind::Scan {
-        if level.node != phase.root {
-            return Err(tr.unsupported(
-                phase.root,
-                "over a scan (a root scan is the phase's result)",
-            ));
+        match scan_part(tr.c, phase) {
+            Some(post) => super::fold::fold_scan(&tr, &Env::new(), level, Some(post))?,
+            None if level.node != phase.root => {
+                return Err(tr.unsupported(
+                    phase.root,
+                    "over a scan (a root scan is the phase's result)",
+                ));
+            }
+            None => scan(&tr, &Env::new(), level)?,
         }
-        scan(&tr, &Env::new(), level)?
     } else {
         // The phase's root is the reduction, or scalar code over it (`reduce(..)? + 1.0`).
         reduce(&tr, &Env::new(), level, &Body::root(phase.root))?
     };
     Ok(PhaseCode::of(&tr, "(u64)1".into(), Vec::new(), inner))
+}
+
+/// One part of a root scan of tuples (`map(|t| t.j, scan(..))`, from `split_parts`): the
+/// projection.
+fn scan_part<'c>(c: &'c Computation, phase: &Phase) -> Option<&'c Lambda> {
+    match &c.node(phase.root).op {
+        Op::Map { f, inputs } if inputs.as_slice() == [phase.levels[0].node] => Some(f),
+        _ => None,
+    }
 }
 
 /// The map a phase's levels start at: its root, or for one part of a result stored in parts
@@ -484,7 +507,14 @@ fn is_lazy_root(c: &Computation, phase: &Phase) -> bool {
     };
     let ty = &c.node(phase.root).ty;
     phase.root != level.node
-        && !matches!(c.node(level.node).op, Op::Map { .. })
+        && !matches!(
+            c.node(level.node).op,
+            Op::Map { .. }
+                | Op::Reduce { .. }
+                | Op::Scan { .. }
+                | Op::ReduceByKey { .. }
+                | Op::Scatter { .. }
+        )
         && (1..=2).contains(&ty.depth())
         && !seq_of_tuples(ty)
 }
@@ -541,17 +571,23 @@ fn reduce_or_scan(
     if level.op != OpKind::Scan {
         return reduce(tr, env, level, body);
     }
-    if body.value != level.node || body.post.is_some() {
+    if body.value != level.node {
         return Err(tr.unsupported(
             body.node(),
             "as the body of a map over scans (the body must be the scan itself)",
         ));
+    }
+    if super::fold::needs_fold(tr, level)? {
+        return super::fold::fold_scan(tr, env, level, body.post);
     }
     scan(tr, env, level)
 }
 
 /// A scan level: its input, operator, identity and prefix.
 fn scan(tr: &Tr<'_>, env: &Env, level: &Level) -> Result<Inner, CodegenError> {
+    if super::fold::needs_fold(tr, level)? {
+        return super::fold::fold_scan(tr, env, level, None);
+    }
     let Operator {
         seq,
         op_body,

@@ -191,7 +191,8 @@ fn insert_inner_schedule(
         1
     };
     ctx.insert("unroll2", &unroll2);
-    if e == ScheduleElem::Cooperative {
+    // A fold runs on lane 0 alone: the cooperative level's algorithm is not used.
+    if e == ScheduleElem::Cooperative && inner != "fold" {
         let algo_key = if inner == "scan" { "scan2" } else { "reduce2" };
         let algo_value = if inner == "scan" {
             &pv.p.scan2
@@ -270,8 +271,10 @@ impl PhaseCode {
         );
         ctx.insert("n_expr", &self.n_expr);
         ctx.insert("bind", &self.bind);
-        if let Inner::Scan { seq, .. } | Inner::Copy { seq } = &self.inner {
-            ctx.insert("len_expr", &seq.len);
+        match &self.inner {
+            Inner::Scan { seq, .. } | Inner::Copy { seq } => ctx.insert("len_expr", &seq.len),
+            Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
+            _ => {}
         }
         tera.render("shape", &ctx)
             .map_err(|e| CodegenError::EmitVariant {
@@ -399,7 +402,7 @@ impl PhaseCode {
                 ctx.insert("elem_expr", &seq.at("j"));
                 ("copy", seq.elem)
             }
-            Inner::Fold { code, out_elem } => {
+            Inner::Fold { code, out_elem } | Inner::FoldScan { code, out_elem, .. } => {
                 ctx.insert("fold", code);
                 ("fold", *out_elem)
             }
