@@ -1,14 +1,15 @@
 //! Forms the CUDA emitter generates since issue 19's CUDA work: each program's every CUDA
 //! variant is emitted, compiled with NVRTC (where it can be loaded: `.ci/run` installs it) and
-//! run in the CUDA emulator against the interpreter; the CPU backend is checked beside it.
+//! run in the CUDA emulator against the interpreter. (The CPU backend runs these forms in its
+//! own tests: `pipelines.rs`, `kmeans.rs`, `operators.rs`, the random programs.)
 
 use surge::Computation;
 use surge::prelude::*;
 use surge_codegen::target::Platform;
-use tests::conformance::{CpuBackend, CudaEmuBackend, check_all};
+use tests::conformance::{CudaEmuBackend, check_all};
 
 /// Every CUDA variant of `c` compiles with NVRTC and agrees with the interpreter in the
-/// emulator; every CPU variant too.
+/// emulator.
 fn on_cuda(what: &str, c: &Computation) {
     let platform = Platform::from_names("cuda", Some("h200")).unwrap();
     let set = c.variants(&platform).unwrap();
@@ -23,7 +24,6 @@ fn on_cuda(what: &str, c: &Computation) {
         Err(e) => eprintln!("{what}: NVRTC cannot be loaded here, not compiled: {e}"),
     }
     assert!(check_all(&CudaEmuBackend { full: true }, what, c) > 1);
-    assert!(check_all(&CpuBackend, what, c) > 1);
 }
 
 fn xs(n: usize) -> Seq<f64> {
@@ -276,4 +276,84 @@ fn scans_of_tuples_and_without_identity_fold_in_order() {
     )
     .unwrap();
     on_cuda("a decaying scan per row", &Computation::new(&y).unwrap());
+}
+
+#[test]
+fn a_reduce_by_key_of_rows_folds_columns_per_run() {
+    // Listing 5.5: points gathered in label order, summed per run of equal labels.
+    let d = 3u64;
+    let x = Seq::input("x", tests::conformance::values(14 * 3, 8)).unwrap();
+    let order = Seq::input(
+        "order",
+        vec![3u32, 0, 7, 1, 13, 2, 4, 5, 12, 6, 8, 9, 10, 11],
+    )
+    .unwrap();
+    let keys = Seq::input("keys", vec![0u32, 0, 0, 1, 1, 3, 3, 3, 3, 4, 5, 5, 5, 5]).unwrap();
+    let zero = Seq::input("zero", vec![0.0f64; 3]).unwrap();
+    let gathered = gather(&split(&x, d).unwrap(), &order).unwrap();
+    let sums = reduce_by_key(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
+        &gathered,
+        &keys,
+        &zero,
+    )
+    .unwrap();
+    on_cuda("sums per label", &Computation::new(&sums).unwrap());
+    let maxes = reduce_by_key(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v): (Scalar<f64>, Scalar<f64>)| v.max(&u), (&b, &a)),
+        &gathered,
+        &keys,
+        &zero,
+    )
+    .unwrap();
+    on_cuda(
+        "swapped maxima per label",
+        &Computation::new(&maxes).unwrap(),
+    );
+    // A prefix shorter than the rows: the interpreter's error on every variant.
+    let short = Seq::input("short", vec![0.0f64; 2]).unwrap();
+    let bad = reduce_by_key(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
+        &gathered,
+        &keys,
+        &short,
+    )
+    .unwrap();
+    let c = Computation::new(&bad).unwrap();
+    let want = c.interpret().unwrap_err().to_string();
+    let got = surge::execute(&c, &surge::Target::cuda_emulated())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(got, want);
+}
+
+/// Both programs of one Lloyd iteration as the k-means app builds them (relabeling, then
+/// Listing 5.5's recalculation on the points in label order) run on CUDA, every variant.
+#[test]
+fn both_k_means_programs_run_on_cuda() {
+    use surge::apps::kmeans::program::{recalculate, relabel};
+    let d = 4;
+    let points = tests::conformance::values(60 * d, 9);
+    let centroids = points[..3 * d].to_vec();
+    let c = relabel(points.clone(), centroids, d).unwrap();
+    on_cuda("k-means relabeling", &c);
+    let labels: Vec<u32> = match c.interpret().unwrap() {
+        surge::codegen::ir::Value::Seq(v) => v
+            .iter()
+            .map(|l| l.as_scalar().unwrap().as_i128().unwrap() as u32)
+            .collect(),
+        v => panic!("labels: {v:?}"),
+    };
+    let mut order: Vec<u32> = (0..60).collect();
+    order.sort_by_key(|&i| labels[i as usize]);
+    let sorted: Vec<u32> = order.iter().map(|&i| labels[i as usize]).collect();
+    let mut counts = Vec::new();
+    for (k, l) in sorted.iter().enumerate() {
+        if k == 0 || sorted[k - 1] != *l {
+            counts.push(0.0);
+        }
+        *counts.last_mut().unwrap() += 1.0;
+    }
+    let c = recalculate(points, order, sorted, counts, d).unwrap();
+    on_cuda("k-means recalculation", &c);
 }

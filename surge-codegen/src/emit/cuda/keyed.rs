@@ -15,12 +15,12 @@
 //!   CPU backend also writes a scatter in order on one thread; a parallel form (a winner per
 //!   destination by an atomic maximum of positions) needs a workspace the phases do not have.
 
-use super::checks::pair_lengths;
-use super::elements::{Env, I, SeqV, Tr};
+use super::checks::{equal_lengths, pair_lengths};
+use super::elements::{Bound, Env, I, SeqV, Tr};
 use super::phase::{Inner, PhaseCode, operator_of};
 use crate::CodegenError;
 use crate::analysis::Phase;
-use crate::ir::Op;
+use crate::ir::{Lambda, NodeId, Op};
 
 /// The integer key at position `@I@` as an `i64` (equal keys are equal bit patterns).
 fn key_at(keys: &SeqV) -> String {
@@ -40,6 +40,9 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
         return Err(tr.unsupported(root, "as a reduce_by_key phase"));
     };
     let env = Env::new();
+    if tr.c.node(*input).ty.depth() == 2 {
+        return row_runs(tr, phase);
+    }
     let seq = tr.seq(*input, &env)?;
     let ks = tr.seq(*keys, &env)?;
     let len = pair_lengths(&seq.len, &ks.len, 0, root);
@@ -60,6 +63,72 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
         prefix,
     };
     Ok(PhaseCode::of(&tr, n_expr, Vec::new(), inner))
+}
+
+/// A `reduce_by_key` of rows whose combiner is element-wise (`|a, b| map(|(u, v)| f(u, v),
+/// (&a, &b))`, either order, as Listing 5.5's): column `j` of run `r` folds the rows' elements
+/// `j` in position order from the prefix's. A row whose length is not the prefix's records the
+/// combiner map's length error (its elements past the end read as 0, never loaded).
+fn row_runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let root = phase.root;
+    let Op::ReduceByKey {
+        op,
+        input,
+        keys,
+        prefix,
+    } = &tr.c.node(root).op
+    else {
+        return Err(tr.unsupported(root, "as a reduce_by_key phase"));
+    };
+    let env = Env::new();
+    let rows = tr.rows(*input, &env)?;
+    let ks = tr.seq(*keys, &env)?;
+    let pfx = tr.seq(*prefix, &env)?;
+    let (map_node, combine) = elementwise(&tr, op, &env)?;
+    let len = pair_lengths(&rows.rows, &ks.len, 0, root);
+    let row = rows.row("p", None);
+    let n_expr = format!(
+        "surge_run_count({len}, [&](u64 surge_j) {{ return {}; }})",
+        key_at(&ks).replace(I, "(surge_j)")
+    );
+    let inner = Inner::RowRuns {
+        len,
+        key: key_at(&ks),
+        width: pfx.len.clone(),
+        row_len: row.len.clone(),
+        row_at: row.at("j"),
+        row_check: equal_lengths(&[pfx.len.clone(), row.len.clone()], map_node),
+        prefix_at: pfx.at("j"),
+        combine,
+        t: pfx.elem,
+    };
+    Ok(PhaseCode::of(&tr, n_expr, Vec::new(), inner))
+}
+
+/// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`): the map's node and
+/// `g`'s body with the accumulator's element bound to `acc` and the row's to `x`.
+fn elementwise(tr: &Tr<'_>, op: &Lambda, env: &Env) -> Result<(NodeId, String), CodegenError> {
+    let not = || {
+        tr.unsupported(
+            op.body,
+            "as a combiner of rows (only an element-wise map over its two rows is)",
+        )
+    };
+    let [a, b] = op.params.as_slice() else {
+        return Err(not());
+    };
+    let Op::Map { f, inputs } = &tr.c.node(op.body).op else {
+        return Err(not());
+    };
+    let (u, v) = match (inputs.as_slice(), f.params.as_slice()) {
+        ([ia, ib], [u, v]) if ia == a && ib == b => (*u, *v),
+        ([ib, ia], [v, u]) if ia == a && ib == b => (*u, *v),
+        _ => return Err(not()),
+    };
+    let mut inner = env.clone();
+    inner.insert(u, Bound::Scalar("acc".into()));
+    inner.insert(v, Bound::Scalar("x".into()));
+    Ok((op.body, tr.scalar(f.body, &inner)?))
 }
 
 /// A `scatter` at the phase's root.

@@ -58,6 +58,21 @@ pub(super) enum Inner {
         ident: String,
         prefix: String,
     },
+    /// A root `reduce_by_key` of rows with an element-wise combiner (Listing 5.5, `keyed.rs`):
+    /// the checked length and key template over `@I@`, the rows' width (the prefix's length),
+    /// row `p`'s length and element `j`, the check of row `p`'s length, the prefix's element `j`
+    /// and the combiner over `acc` and `x`.
+    RowRuns {
+        len: String,
+        key: String,
+        width: String,
+        row_len: String,
+        row_at: String,
+        row_check: String,
+        prefix_at: String,
+        combine: String,
+        t: Elem,
+    },
     /// A root `scatter` (`keyed.rs`): the checked source length, the source, index and
     /// destination templates over `@I@`, the element type.
     Scatter {
@@ -202,6 +217,10 @@ impl PhaseCode {
                 _ => nested_root(tr, phase),
             };
         }
+        if sequence == "reduce_by_key.map" && phase.levels[0].node == phase.root {
+            // A reduce_by_key of rows whose combiner is a map (Listing 5.5).
+            return super::keyed::runs(tr, phase);
+        }
         if !SUPPORTED.contains(&sequence.as_str()) && !is_map_of_rows(c, phase) {
             return Err(unsupported_sequence(p, &sequence));
         }
@@ -251,6 +270,10 @@ impl PhaseCode {
             },
             Inner::FoldScan { out_elem, .. } => OutputShape {
                 elem: *out_elem,
+                nested: true,
+            },
+            Inner::RowRuns { t, .. } => OutputShape {
+                elem: t.stored(),
                 nested: true,
             },
             Inner::Runs { t, .. } | Inner::Scatter { t, .. } => OutputShape {

@@ -17,6 +17,7 @@ const KERNEL: &str = include_str!("../../../templates/cuda/kernel.cu.tera");
 const SHAPE: &str = include_str!("../../../templates/cuda/shape.cu.tera");
 const RUNS: &str = include_str!("../../../templates/cuda/runs.cu.tera");
 const SCATTER: &str = include_str!("../../../templates/cuda/scatter.cu.tera");
+const RUNS_ROWS: &str = include_str!("../../../templates/cuda/runs_rows.cu.tera");
 
 pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
     let mut t = tera::Tera::default();
@@ -25,6 +26,7 @@ pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
         ("kernel", KERNEL),
         ("shape", SHAPE),
         ("runs", RUNS),
+        ("runs_rows", RUNS_ROWS),
         ("scatter", SCATTER),
     ])
     .map_err(|e| CodegenError::EmitVariant {
@@ -192,7 +194,7 @@ fn insert_inner_schedule(
     };
     ctx.insert("unroll2", &unroll2);
     // A fold runs on lane 0 alone: the cooperative level's algorithm is not used.
-    if e == ScheduleElem::Cooperative && inner != "fold" {
+    if e == ScheduleElem::Cooperative && inner != "fold" && inner != "row_runs" {
         let algo_key = if inner == "scan" { "scan2" } else { "reduce2" };
         let algo_value = if inner == "scan" {
             &pv.p.scan2
@@ -274,6 +276,7 @@ impl PhaseCode {
         match &self.inner {
             Inner::Scan { seq, .. } | Inner::Copy { seq } => ctx.insert("len_expr", &seq.len),
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
+            Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
             _ => {}
         }
         tera.render("shape", &ctx)
@@ -304,7 +307,7 @@ impl PhaseCode {
     fn one_element(&self) -> bool {
         self.sequence == "reduce"
             || self.sequence == "scan"
-            || matches!(self.inner, Inner::Runs { .. })
+            || matches!(self.inner, Inner::Runs { .. } | Inner::RowRuns { .. })
     }
 
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
@@ -324,7 +327,8 @@ impl PhaseCode {
         };
         // Copied rows come from a nested producer's or a map body's one level (`map` over a
         // sequence-valued body) or two (`map.reverse`): the outer resource copies either way.
-        let copy_any = matches!(self.inner, Inner::Copy { .. }) && v.schedule.depth() <= 2;
+        let copy_any = matches!(self.inner, Inner::Copy { .. } | Inner::RowRuns { .. })
+            && v.schedule.depth() <= 2;
         if v.schedule.depth() != levels && !copy_any {
             return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
@@ -402,6 +406,27 @@ impl PhaseCode {
                 ctx.insert("elem_expr", &seq.at("j"));
                 ("copy", seq.elem)
             }
+            Inner::RowRuns {
+                len,
+                key,
+                width,
+                row_len,
+                row_at,
+                row_check,
+                prefix_at,
+                combine,
+                t,
+            } => {
+                ctx.insert("len_expr", len);
+                ctx.insert("key_expr", &key.replace(I, "(j)"));
+                ctx.insert("width", width);
+                ctx.insert("row_len", row_len);
+                ctx.insert("row_at", row_at);
+                ctx.insert("row_check", row_check);
+                ctx.insert("prefix_at", prefix_at);
+                ctx.insert("combine", combine);
+                ("row_runs", *t)
+            }
             Inner::Fold { code, out_elem } | Inner::FoldScan { code, out_elem, .. } => {
                 ctx.insert("fold", code);
                 ("fold", *out_elem)
@@ -476,6 +501,7 @@ impl PhaseCode {
         // block's work.
         let (template, launch) = match inner {
             "runs" => ("runs", g.launch()),
+            "row_runs" => ("runs_rows", g.launch()),
             "scatter" => (
                 "scatter",
                 Launch {
