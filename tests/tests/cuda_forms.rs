@@ -357,3 +357,26 @@ fn both_k_means_programs_run_on_cuda() {
     let c = recalculate(points, order, sorted, counts, d).unwrap();
     on_cuda("k-means recalculation", &c);
 }
+
+#[test]
+fn a_reduce_of_rows_folds_columns() {
+    let x = xs(24);
+    let rows = split(&x, 4u64).unwrap();
+    let sum = reduce(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
+        &rows,
+    )
+    .unwrap();
+    on_cuda("column sums", &Computation::new(&sum).unwrap());
+    let init = Seq::input("init", vec![-1.0f64, 0.0, 1.0, 2.0]).unwrap();
+    let m = reduce_prefix(
+        |a: Seq<f64>, b: Seq<f64>| map(|(u, v): (Scalar<f64>, Scalar<f64>)| u.max(&v), (&a, &b)),
+        &rows,
+        &init,
+    )
+    .unwrap();
+    on_cuda(
+        "column maxima after a prefix",
+        &Computation::new(&m).unwrap(),
+    );
+}

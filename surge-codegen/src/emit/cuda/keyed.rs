@@ -92,17 +92,56 @@ fn row_runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
         key_at(&ks).replace(I, "(surge_j)")
     );
     let inner = Inner::RowRuns {
+        node: root,
+        whole: false,
         len,
         key: key_at(&ks),
         width: pfx.len.clone(),
         row_len: row.len.clone(),
         row_at: row.at("j"),
         row_check: equal_lengths(&[pfx.len.clone(), row.len.clone()], map_node),
-        prefix_at: pfx.at("j"),
+        prefix_at: Some(pfx.at("j")),
         combine,
         t: pfx.elem,
     };
     Ok(PhaseCode::of(&tr, n_expr, Vec::new(), inner))
+}
+
+/// A root `reduce` of rows whose combiner is element-wise: one row, column `j` folding the
+/// rows' elements `j` in order from the prefix's (or the first row's: then its length is the
+/// width, and no rows is the empty reduction's error).
+pub(super) fn row_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let root = phase.root;
+    let Op::Reduce { op, input, prefix } = &tr.c.node(root).op else {
+        return Err(tr.unsupported(root, "as a reduce of rows"));
+    };
+    let env = Env::new();
+    let rows = tr.rows(*input, &env)?;
+    let pfx = prefix.map(|p| tr.seq(p, &env)).transpose()?;
+    let (map_node, combine) = elementwise(&tr, op, &env)?;
+    let row = rows.row("p", None);
+    let width = match &pfx {
+        Some(p) => p.len.clone(),
+        None => rows.row("0", Some(format!("{} > 0", rows.rows))).len,
+    };
+    let t = match &pfx {
+        Some(p) => p.elem,
+        None => row.elem,
+    };
+    let inner = Inner::RowRuns {
+        node: root,
+        whole: true,
+        len: rows.rows.clone(),
+        key: String::new(),
+        row_check: equal_lengths(&[width.clone(), row.len.clone()], map_node),
+        width,
+        row_len: row.len.clone(),
+        row_at: row.at("j"),
+        prefix_at: pfx.map(|p| p.at("j")),
+        combine,
+        t,
+    };
+    Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
 }
 
 /// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`): the map's node and

@@ -63,13 +63,17 @@ pub(super) enum Inner {
     /// row `p`'s length and element `j`, the check of row `p`'s length, the prefix's element `j`
     /// and the combiner over `acc` and `x`.
     RowRuns {
+        /// The reduce (or reduce_by_key) node.
+        node: NodeId,
+        /// A root `reduce` of rows: one run of every row, the prefix optional.
+        whole: bool,
         len: String,
         key: String,
         width: String,
         row_len: String,
         row_at: String,
         row_check: String,
-        prefix_at: String,
+        prefix_at: Option<String>,
         combine: String,
         t: Elem,
     },
@@ -220,6 +224,10 @@ impl PhaseCode {
         if sequence == "reduce_by_key.map" && phase.levels[0].node == phase.root {
             // A reduce_by_key of rows whose combiner is a map (Listing 5.5).
             return super::keyed::runs(tr, phase);
+        }
+        if sequence == "reduce.map" && phase.levels[0].node == phase.root {
+            // A reduce of rows whose combiner is a map.
+            return super::keyed::row_reduce(tr, phase);
         }
         if !SUPPORTED.contains(&sequence.as_str()) && !is_map_of_rows(c, phase) {
             return Err(unsupported_sequence(p, &sequence));

@@ -407,6 +407,8 @@ impl PhaseCode {
                 ("copy", seq.elem)
             }
             Inner::RowRuns {
+                node,
+                whole,
                 len,
                 key,
                 width,
@@ -423,6 +425,9 @@ impl PhaseCode {
                 ctx.insert("row_len", row_len);
                 ctx.insert("row_at", row_at);
                 ctx.insert("row_check", row_check);
+                ctx.insert("node", &node.0);
+                ctx.insert("whole", whole);
+                ctx.insert("has_prefix", &prefix_at.is_some());
                 ctx.insert("prefix_at", prefix_at);
                 ctx.insert("combine", combine);
                 ("row_runs", *t)
