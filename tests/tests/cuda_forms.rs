@@ -4,6 +4,7 @@
 //! own tests: `pipelines.rs`, `kmeans.rs`, `operators.rs`, the random programs.)
 
 use surge::Computation;
+use surge::apps::kmeans::program::argmin;
 use surge::prelude::*;
 use surge_codegen::target::Platform;
 use tests::conformance::{CudaEmuBackend, check_all};
@@ -24,6 +25,15 @@ fn on_cuda(what: &str, c: &Computation) {
         Err(e) => eprintln!("{what}: NVRTC cannot be loaded here, not compiled: {e}"),
     }
     assert!(check_all(&CudaEmuBackend { full: true }, what, c) > 1);
+}
+
+/// `c` fails in the emulator with the interpreter's message.
+fn fails_as_the_interpreter(c: &Computation) {
+    let want = c.interpret().unwrap_err().to_string();
+    let got = surge::execute(c, &surge::Target::cuda_emulated())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(got, want);
 }
 
 fn xs(n: usize) -> Seq<f64> {
@@ -92,12 +102,7 @@ fn a_gathered_row_out_of_range_is_the_interpreters_error() {
         &gather(&rows, &idx).unwrap(),
     )
     .unwrap();
-    let c = Computation::new(&y).unwrap();
-    let want = c.interpret().unwrap_err().to_string();
-    let got = surge::execute(&c, &surge::Target::cuda_emulated())
-        .unwrap_err()
-        .to_string();
-    assert_eq!(got, want);
+    fails_as_the_interpreter(&Computation::new(&y).unwrap());
 }
 
 #[test]
@@ -128,12 +133,7 @@ fn reductions_inside_element_expressions_fold_sequentially() {
         &rows,
     )
     .unwrap();
-    let c = Computation::new(&y).unwrap();
-    let want = c.interpret().unwrap_err().to_string();
-    let got = surge::execute(&c, &surge::Target::cuda_emulated())
-        .unwrap_err()
-        .to_string();
-    assert_eq!(got, want);
+    fails_as_the_interpreter(&Computation::new(&y).unwrap());
 }
 
 #[test]
@@ -189,41 +189,13 @@ fn results_that_hold_tuples_are_stored_in_parts() {
     );
 }
 
-/// Argmin's operator: the smaller value, the first on a tie.
-fn argmin_op(
-    a: (Scalar<f64>, Scalar<u32>),
-    b: (Scalar<f64>, Scalar<u32>),
-) -> (Scalar<f64>, Scalar<u32>) {
-    let take_a = a.0.le(&b.0);
-    (take_a.select(&a.0, &b.0), take_a.select(&a.1, &b.1))
-}
-
 #[test]
 fn tuple_reductions_and_operators_without_identity_fold_in_order() {
     // Ties on purpose (values repeat): the first index wins, as in the interpreter.
     let d = Seq::input("d", (0..300).map(|i| ((i * 37) % 11) as f64).collect()).unwrap();
-    let best = reduce(argmin_op, &zip(&d, &range(0u32, 300u32).unwrap()).unwrap()).unwrap();
+    let best = reduce(argmin, &zip(&d, &range(0u32, 300u32).unwrap()).unwrap()).unwrap();
     on_cuda("argmin", &Computation::new(&best).unwrap());
     on_cuda("argmin index", &Computation::new(&best.1).unwrap());
-    // k-means assignment: per point, the distances to every centroid, then their argmin.
-    let (k, d) = (5u32, 3u64);
-    let x = Seq::input("x", tests::conformance::values(40 * 3, 4)).unwrap();
-    let c = Seq::input("c", tests::conformance::values(5 * 3, 5)).unwrap();
-    let centroids = split(&c, d).unwrap();
-    let assign = map(
-        |p: Seq<f64>| {
-            let dists = map(
-                |q: Seq<f64>| {
-                    reduce_prefix(add, &map(|(a, b)| (&a - &b) * (&a - &b), (&p, &q))?, 0.0)
-                },
-                &centroids,
-            )?;
-            Ok(reduce(argmin_op, &zip(&dists, &range(0u32, k)?)?)?.1)
-        },
-        &split(&x, d).unwrap(),
-    )
-    .unwrap();
-    on_cuda("k-means assignment", &Computation::new(&assign).unwrap());
     // An operator without an identity: the sequential order is the result.
     let w = Seq::input("w", tests::conformance::values(50, 6)).unwrap();
     let y = map(
@@ -239,12 +211,7 @@ fn tuple_reductions_and_operators_without_identity_fold_in_order() {
         &nest(&w, &off).unwrap(),
     )
     .unwrap();
-    let c = Computation::new(&y).unwrap();
-    let want = c.interpret().unwrap_err().to_string();
-    let got = surge::execute(&c, &surge::Target::cuda_emulated())
-        .unwrap_err()
-        .to_string();
-    assert_eq!(got, want);
+    fails_as_the_interpreter(&Computation::new(&y).unwrap());
 }
 
 #[test]
@@ -261,10 +228,10 @@ fn scans_of_tuples_and_without_identity_fold_in_order() {
     let z = zip(&d, &range(0u32, 40u32).unwrap()).unwrap();
     on_cuda(
         "running argmin",
-        &Computation::new(&scan(argmin_op, &z).unwrap()).unwrap(),
+        &Computation::new(&scan(argmin, &z).unwrap()).unwrap(),
     );
     let p = (lit(100.0f64), lit(7u32));
-    let s = scan_prefix(argmin_op, &z, p).unwrap();
+    let s = scan_prefix(argmin, &z, p).unwrap();
     on_cuda(
         "running argmin after a prefix",
         &Computation::new(&s).unwrap(),
@@ -319,12 +286,7 @@ fn a_reduce_by_key_of_rows_folds_columns_per_run() {
         &short,
     )
     .unwrap();
-    let c = Computation::new(&bad).unwrap();
-    let want = c.interpret().unwrap_err().to_string();
-    let got = surge::execute(&c, &surge::Target::cuda_emulated())
-        .unwrap_err()
-        .to_string();
-    assert_eq!(got, want);
+    fails_as_the_interpreter(&Computation::new(&bad).unwrap());
 }
 
 /// Both programs of one Lloyd iteration as the k-means app builds them (relabeling, then
