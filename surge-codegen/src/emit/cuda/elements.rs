@@ -162,6 +162,12 @@ impl RowsV {
     }
 }
 
+/// Template `t` with placeholder `from` renamed `to`: the parenthesized form a substitution
+/// wrote (`(@E3@)`) first, so the text is what binding `to` directly printed.
+fn renamed(t: &str, from: &str, to: &str) -> String {
+    t.replace(&format!("({from})"), to).replace(from, to)
+}
+
 /// `seq`, read as empty unless `ok` holds.
 fn guarded(seq: SeqV, ok: Option<String>) -> SeqV {
     match ok {
@@ -518,7 +524,7 @@ impl Tr<'_> {
                 let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
                 Ok(SeqV {
                     len: equal_lengths(&lens, n),
-                    at: self.scalar(f.body, &inner)?.replace(&e, I),
+                    at: renamed(&self.scalar(f.body, &inner)?, &e, I),
                     elem,
                 })
             }
@@ -644,7 +650,7 @@ impl Tr<'_> {
         let items = self
             .parts(f.body, &inner)?
             .into_iter()
-            .map(|x| x.replace(&e, I))
+            .map(|x| renamed(&x, &e, I))
             .collect();
         self.tuple_seq(f.body, equal_lengths(&lens, n), items)
     }
@@ -783,8 +789,8 @@ impl Tr<'_> {
         Ok(RowsV {
             rows: equal_lengths(&lens, n),
             form: RowForm::Each(SeqV {
-                len: row.len.replace(&e, R),
-                at: row.at.replace(&e, R),
+                len: renamed(&row.len, &e, R),
+                at: renamed(&row.at, &e, R),
                 elem: row.elem,
             }),
         })
