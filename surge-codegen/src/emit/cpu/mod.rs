@@ -2,6 +2,7 @@
 //! `cdylib` in `surge-cpu` and driven there by rayon skeletons. See `README.md` here.
 
 mod code;
+mod deep;
 mod diagonal;
 mod folds;
 mod jam;
@@ -45,6 +46,10 @@ pub enum Shape {
     Flat,
     /// One sequence per outer element, stored flat with offsets (`lens`, then `rows`).
     Nested,
+    /// A sequence of `depth` (three or more) levels, stored flat with one level of offsets per
+    /// level above the innermost rows (`lens`, `sublens` per level, then `deep_rows`;
+    /// `deep.rs`).
+    Deep { depth: usize },
 }
 
 /// What the cooperative inner level of a phase is, when the skeleton can run it in parallel.

@@ -4,6 +4,7 @@
 //! or an element-wise map writing a row), and the row writers of nested results.
 
 use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
+use super::deep::deep_levels;
 use super::diagonal::emit_diagonal;
 use super::packed::{Packing, packing, reader};
 use super::values::{from_value, rust_type};
@@ -62,6 +63,13 @@ fn phase_outputs<'a>(
         let s = phase_slot(inputs, k);
         let (d, o) = (format!("p{k}"), format!("p{k}_off"));
         let whole = matches!(node.op, Op::Reduce { .. } | Op::Scan { .. });
+        if let Some((bind, code)) =
+            super::deep::phase_reader(k, s, &node.ty, packing(&node.ty).as_ref())
+        {
+            prelude.push_str(&bind);
+            env.insert(ph.root, code);
+            continue;
+        }
         if let Some(p) = packing(&node.ty) {
             prelude.push_str(&format!(
                 "        let {d}: &[u64] = unsafe {{ slot(bufs, {s}) }};\n"
@@ -171,7 +179,9 @@ pub(super) fn emit_phase<'a>(
     let depth = packed.as_ref().map(|p| p.depth);
     let scalar_root = matches!(node.ty, Type::Scalar(_)) || depth == Some(0);
     // Rows of rows are written row by row (`root_map`), whatever computes them.
-    let nested_root = matches!(seq_elem(&node.ty), Some((_, true))) || depth == Some(2);
+    let nested_root = matches!(seq_elem(&node.ty), Some((_, true)))
+        || depth == Some(2)
+        || deep_levels(&node.ty).is_some();
     let (shape, elem, whole) = match &g.c.node(top).op {
         Op::Reduce { .. } if slot && scalar_root => {
             let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
@@ -229,6 +239,7 @@ pub(super) fn emit_phase<'a>(
         match shape {
             Shape::Flat => "flat",
             Shape::Nested => "nested",
+            Shape::Deep { .. } => "deep",
         },
     );
     ctx.insert(
@@ -317,7 +328,12 @@ fn element<'a>(g: &Gen<'a>, n: NodeId, env: &Env<'a>, packed: &Option<Packing>) 
 }
 
 /// The statements writing element `k` of a row (`row`) from its code.
-fn row_element<'a>(g: &Gen<'a>, code: Code<'a>, e: Elem, packed: &Option<Packing>) -> R<String> {
+pub(super) fn row_element<'a>(
+    g: &Gen<'a>,
+    code: Code<'a>,
+    e: Elem,
+    packed: &Option<Packing>,
+) -> R<String> {
     Ok(match packed {
         Some(p) => format!(
             "                let v: [u64; {w}] = {};\n                unsafe {{ std::ptr::copy_nonoverlapping(v.as_ptr(), row.add(k * {w}), {w}) }};\n",
@@ -336,9 +352,9 @@ fn unstorable(g: &Gen<'_>, n: NodeId) -> crate::CodegenError {
     g.unsupported(
         n,
         format!(
-            "a phase result of type {} cannot be stored by the CPU backend yet (scalars, flat \
-             sequences and sequences of flat sequences of numbers can); project the fields \
-             you need, or cast booleans to an integer type",
+            "a phase result of type {} cannot be stored by the CPU backend yet (scalars, \
+             sequences of numbers at any depth, and of tuples of scalars can); project the \
+             fields you need",
             g.c.node(n).ty
         ),
     )
@@ -409,6 +425,10 @@ fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -
 fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
     let root = phase.root;
     let node = g.c.node(root);
+    if let Some(depth) = deep_levels(&node.ty) {
+        return super::deep::root_deep(g, phase, env0, st, depth)?
+            .ok_or_else(|| unstorable(g, root));
+    }
     let Some((e, nested)) = (match &st.packed {
         Some(p) => Some((Elem::U64, p.depth == 2)),
         None => seq_elem(&node.ty).filter(|(e, _)| *e != Elem::Bool),
@@ -418,10 +438,38 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     if nested && super::keyed_rows::root_keyed_rows(g, root, e, env0, st)? {
         return Ok((Shape::Nested, e));
     }
-    // Element i: a root map's body with its parameters bound to its inputs' elements, or the
-    // root sequence's element. The checks run once per call, before the elements; they may bind
-    // names the elements read (a transpose's row count, a materialized input).
-    let (len, map, elem_i) = match &node.op {
+    let (len, map, elem_i) = element_i(g, root, env0, st)?;
+    st.ctx.insert("outer_len", &len);
+    let level2 = phase.levels.get(1).map(|l| l.node);
+    let packed_rows = nested && st.packed.is_some();
+    if let (Some((body, env_i)), Some(l2), false) = (&map, level2, packed_rows) {
+        inner_level(g, l2, *body, env_i, nested, e, st)?;
+    }
+    if nested {
+        write_rows(g, &map, elem_i, e, st)?;
+    } else {
+        let elem_i = match &st.packed {
+            Some(p) => g.pack(elem_i, p)?,
+            None => scalar_of(elem_i),
+        };
+        st.ctx.insert("elem_i", &elem_i);
+    }
+    Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
+}
+
+/// Element `i` of a root sequence: a root map's body with its parameters bound to its inputs'
+/// elements (with the body and its environment), or the root sequence's element; and the
+/// root's length. The checks (`st.pre`) run once per call, before the elements; they may bind
+/// names the elements read (a transpose's row count, a materialized input).
+pub(super) type ElementI<'a> = (String, Option<(NodeId, Env<'a>)>, Code<'a>);
+
+pub(super) fn element_i<'a>(
+    g: &Gen<'a>,
+    root: NodeId,
+    env0: &Env<'a>,
+    st: &mut PhaseCtx,
+) -> R<ElementI<'a>> {
+    Ok(match &g.c.node(root).op {
         Op::Map { f, inputs } => {
             let (ins, checks) = g.equal_inputs(root, inputs, env0)?;
             st.pre = checks;
@@ -440,23 +488,7 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
             st.pre = r.checks.clone();
             (r.len.clone(), None, r.at("i")?)
         }
-    };
-    st.ctx.insert("outer_len", &len);
-    let level2 = phase.levels.get(1).map(|l| l.node);
-    let packed_rows = nested && st.packed.is_some();
-    if let (Some((body, env_i)), Some(l2), false) = (&map, level2, packed_rows) {
-        inner_level(g, l2, *body, env_i, nested, e, st)?;
-    }
-    if nested {
-        write_rows(g, &map, elem_i, e, st)?;
-    } else {
-        let elem_i = match &st.packed {
-            Some(p) => g.pack(elem_i, p)?,
-            None => scalar_of(elem_i),
-        };
-        st.ctx.insert("elem_i", &elem_i);
-    }
-    Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
+    })
 }
 
 /// The inner level `l2` of a root map with body `body`: a reduce of a flat result, or a scan or

@@ -27,12 +27,12 @@ pub struct ResultParts {
     pub parts: usize,
 }
 
-/// Whether phases can store a value of type `t`: numbers in at most two levels of sequences.
+/// Whether phases can store a value of type `t` as it is: numbers inside any number of levels
+/// of sequences (three or more: `deep.rs`).
 pub fn storable(t: &Type) -> bool {
-    let number = |t: &Type| matches!(t, Type::Scalar(e) if *e != Elem::Bool);
     match t {
-        Type::Scalar(_) => number(t),
-        Type::Seq(i) => number(i) || matches!(&**i, Type::Seq(j) if number(j)),
+        Type::Scalar(e) => *e != Elem::Bool,
+        Type::Seq(i) => storable(i),
         Type::Tuple(_) => false,
     }
 }
