@@ -185,13 +185,12 @@ fn scans_over_tuples() -> surge::Result<()> {
             &format!("scan of pairs with a prefix n={n}"),
             &Computation::new(&p)?,
         );
-        let off = Seq::input(
-            "off",
-            offsets(n, 14)
-                .into_iter()
-                .map(u64::from)
-                .collect::<Vec<_>>(),
-        )?;
+        // Short rows, and (n = 5000) long ones that cooperative variants split into chunks.
+        let off = match n {
+            5000 => vec![0u64, 3000, 3000, 4999, 5000],
+            _ => offsets(n, 14).into_iter().map(u64::from).collect(),
+        };
+        let off = Seq::input("off", off)?;
         let rows = map(
             |r: Seq<(f64, i64)>| scan(f, &r),
             &nest(&zip(&x, &y)?, &off)?,
@@ -207,6 +206,12 @@ fn scans_over_tuples() -> surge::Result<()> {
         check(
             &format!("prefixed scans of rows n={n}"),
             &Computation::new(&rows)?,
+        );
+        let any = |a: Scalar<bool>, b: Scalar<bool>| a.or(&b);
+        let flags = scan(any, &map(|v: Scalar<f64>| v.gt(0.9), &x)?)?;
+        check(
+            &format!("a scan of booleans n={n}"),
+            &Computation::new(&flags)?,
         );
     }
     Ok(())

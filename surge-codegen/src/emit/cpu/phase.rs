@@ -187,7 +187,7 @@ pub(super) fn emit_phase<'a>(
             let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
             (sh, e, true)
         }
-        Op::Scan { .. } if flat_acc && top == root && packed.is_none() => {
+        Op::Scan { .. } if top == root && scan_rows(item.as_ref(), &packed, 1) => {
             let (sh, e) = root_scan(g, root, &env0, &mut st)?;
             (sh, e, true)
         }
@@ -398,8 +398,10 @@ fn root_whole<'a>(
 
 /// A root `scan`: one outer element, a row written by the scan loop.
 fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
-    let Some((e, false)) = seq_elem(&g.c.node(root).ty) else {
-        return Err(g.unsupported(root, "scans over tuples are not emitted yet"));
+    let e = match (&st.packed, seq_elem(&g.c.node(root).ty)) {
+        (Some(_), _) => Elem::U64,
+        (None, Some((e, false))) => e,
+        _ => panic!("internal: a root scan of {}", g.c.node(root).ty),
     };
     st.ctx.insert("outer_len", "1usize");
     inner_reduce_scan(g, root, env0, None, st)?;
@@ -441,8 +443,7 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     let (len, map, elem_i) = element_i(g, root, env0, st)?;
     st.ctx.insert("outer_len", &len);
     let level2 = phase.levels.get(1).map(|l| l.node);
-    let packed_rows = nested && st.packed.is_some();
-    if let (Some((body, env_i)), Some(l2), false) = (&map, level2, packed_rows) {
+    if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
         inner_level(g, l2, *body, env_i, nested, e, st)?;
     }
     if nested {
@@ -503,10 +504,11 @@ fn inner_level<'a>(
     st: &mut PhaseCtx,
 ) -> R<()> {
     let item = fold_item(g, l2);
-    let flat_acc = item.as_ref().is_some_and(|t| t.as_scalar().is_some());
     match &g.c.node(l2).op {
         Op::Reduce { .. } if !slot_acc(item.as_ref()) => {}
-        Op::Scan { .. } if !flat_acc => {}
+        Op::Scan { .. } if !scan_rows(item.as_ref(), &st.packed, 2) => {}
+        // Rows of tuples are written by a scan only (an inner map's chunks write numbers).
+        _ if nested && st.packed.is_some() && !matches!(g.c.node(l2).op, Op::Scan { .. }) => {}
         Op::Reduce { .. } if !nested => {
             inner_reduce_scan(g, l2, env_i, Some(body), st)?;
         }
@@ -547,7 +549,7 @@ fn write_rows<'a>(
         // A scan computed here (not an earlier phase's result, which is copied like any row).
         Some((body, env_i))
             if matches!(g.c.node(*body).op, Op::Scan { .. })
-                && st.packed.is_none()
+                && scan_rows(fold_item(g, *body).as_ref(), &st.packed, 2)
                 && !env_i.contains_key(body) =>
         {
             if st.inner != Some(Inner::Scan) {
@@ -646,13 +648,24 @@ fn inner_reduce_scan<'a>(
     };
     if is_scan {
         let n = &s.len;
-        let x_k = scalar_of(s.at("k")?);
+        let x_k = g.to_value(s.at("k")?, &t)?;
+        let store = |v: &str| -> R<String> {
+            Ok(match &st.packed {
+                None => format!("unsafe {{ *row.add(k) = {v} }};"),
+                Some(p) => format!(
+                    "let w: [u64; {n}] = {};\n            unsafe {{ std::ptr::copy_nonoverlapping(w.as_ptr(), row.add(k * {n}), {n}) }};",
+                    g.pack(from_value(v.into(), &t), p)?,
+                    n = p.width()
+                ),
+            })
+        };
+        let (store_acc, store_v) = (store("acc")?, store("v")?);
         let chunk = match &pfx {
             Some(p) => format!(
-                "        let n: usize = {n};\n        let pfx: {ty} = {p};\n        let mut acc: {ty} = if has_carry != 0 {{\n            let x: {ty} = unsafe {{ *carry }};\n            let acc: {ty} = pfx;\n            {op_acc_x}\n        }} else {{\n            pfx\n        }};\n        for k in lo..hi {{\n            unsafe {{ *row.add(k) = acc }};\n            if k + 1 < n {{\n                let x: {ty} = {x_k};\n                acc = {op_acc_x};\n            }}\n        }}\n"
+                "        let n: usize = {n};\n        let pfx: {ty} = {p};\n        let mut acc: {ty} = if has_carry != 0 {{\n            let x: {ty} = unsafe {{ *carry }};\n            let acc: {ty} = pfx;\n            {op_acc_x}\n        }} else {{\n            pfx\n        }};\n        for k in lo..hi {{\n            {store_acc}\n            if k + 1 < n {{\n                let x: {ty} = {x_k};\n                acc = {op_acc_x};\n            }}\n        }}\n"
             ),
             None => format!(
-                "        let mut prev: Option<{ty}> = if has_carry != 0 {{ Some(unsafe {{ *carry }}) }} else {{ None }};\n        for k in lo..hi {{\n            let x: {ty} = {x_k};\n            let v: {ty} = match prev {{\n                Some(acc) => {op_acc_x},\n                None => x,\n            }};\n            unsafe {{ *row.add(k) = v }};\n            prev = Some(v);\n        }}\n"
+                "        let mut prev: Option<{ty}> = if has_carry != 0 {{ Some(unsafe {{ *carry }}) }} else {{ None }};\n        for k in lo..hi {{\n            let x: {ty} = {x_k};\n            let v: {ty} = match prev {{\n                Some(acc) => {op_acc_x},\n                None => x,\n            }};\n            {store_v}\n            prev = Some(v);\n        }}\n"
             ),
         };
         ctx.insert("chunk_body", &chunk);
@@ -676,6 +689,16 @@ fn inner_reduce_scan<'a>(
     }
     st.acc = t.as_scalar();
     Ok(())
+}
+
+/// Whether a scan over items of type `t` writes the rows of a phase result (`depth` levels
+/// deep; `packed`: its packing) with its own loop, cooperatively where long: numbers stored as
+/// they are, or tuples of scalars and booleans (the accumulator slot's) stored as words.
+fn scan_rows(t: Option<&Type>, packed: &Option<Packing>, depth: usize) -> bool {
+    match packed {
+        None => t.is_some_and(|t| t.as_scalar().is_some()),
+        Some(p) => p.depth == depth && slot_acc(t) && t == Some(&p.item),
+    }
 }
 
 /// Whether a fold's accumulator of type `t` fits the host's accumulator slot (a scalar, or a
