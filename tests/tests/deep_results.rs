@@ -216,3 +216,65 @@ fn scans_over_tuples() -> surge::Result<()> {
     }
     Ok(())
 }
+
+/// The row with the smallest weight and its weight: a reduction whose accumulator is a tuple
+/// holding a row.
+fn lightest(rows: &Seq<Seq<f64>>, w: &Seq<f64>) -> surge::Result<(Seq<f64>, Scalar<f64>)> {
+    reduce(
+        |a: (Seq<f64>, Scalar<f64>), b: (Seq<f64>, Scalar<f64>)| {
+            let take = a.1.le(&b.1);
+            let row = map(
+                |(u, v): (Scalar<f64>, Scalar<f64>)| take.select(&u, &v),
+                (&a.0, &b.0),
+            )
+            .expect("rows of one length");
+            (row, take.select(&a.1, &b.1))
+        },
+        &zip(rows, w)?,
+    )
+}
+
+#[test]
+fn a_later_phase_reads_a_tuple_holding_a_row() -> surge::Result<()> {
+    let x = Seq::input("x", values(4000, 15))?;
+    let w = Seq::input("w", values(1000, 16))?;
+    let best = lightest(&split(&x, 4u64)?, &w)?;
+    let k = Seq::input("k", vec![0u32, 3, 1, 2])?;
+    let y = map(|k: Scalar<u32>| Ok(at(&best.0, k)? + &best.1), &k)?;
+    let c = Computation::new(&y)?;
+    assert_eq!(
+        c.analyze()?.phases.len(),
+        2,
+        "the tuple is a phase of its own"
+    );
+    check("a row and its weight, read", &c);
+    // Rows of tuples holding rows: `(row, weight)` per group of rows.
+    let groups = split(&split(&x, 4u64)?, 10u64)?;
+    let per_group = map(
+        |g: Seq<Seq<f64>>| {
+            let ws = map(|r: Seq<f64>| reduce(add, &r), &g)?;
+            lightest(&g, &ws)
+        },
+        &groups,
+    )?;
+    let total = map(
+        |k: Scalar<u32>| {
+            let (row, weight) = at(&per_group, k)?;
+            Ok(reduce(add, &row)? * weight)
+        },
+        &k,
+    )?;
+    let c = Computation::new(&total)?;
+    assert_eq!(
+        c.analyze()?.phases.len(),
+        2,
+        "the rows of tuples are a phase"
+    );
+    check("rows of rows and weights, read", &c);
+    check("rows of rows and weights", &Computation::new(&per_group)?);
+    // A bad index in the later phase fails as the interpreter's does.
+    let bad = Seq::input("k", vec![1u32, 9])?;
+    let y = map(|k: Scalar<u32>| Ok(at(&best.0, k)? + &best.1), &bad)?;
+    fails_as_interpreter("a bad index", &Computation::new(&y)?, "out of range");
+    Ok(())
+}

@@ -7,6 +7,7 @@ use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
 use super::deep::deep_levels;
 use super::diagonal::emit_diagonal;
 use super::packed::{Packing, packing, reader};
+use super::result::{Assembly, assemble};
 use super::values::{from_value, rust_type};
 use super::{ACC_SLOT_WORDS, Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
 use crate::analysis::{Analysis, Phase};
@@ -42,10 +43,11 @@ fn seq_elem(t: &Type) -> Option<(Elem, bool)> {
     }
 }
 
-/// How earlier phases' results are read: materialized buffers in their slots.
+/// How earlier phases' results are read: materialized buffers in their slots (a result stored
+/// in parts put back together, `result.rs`).
 fn phase_outputs<'a>(
     g: &Gen<'a>,
-    analysis: &Analysis,
+    (analysis, assemblies): (&Analysis, &[Assembly]),
     upto: usize,
     inputs: usize,
 ) -> (Env<'a>, String) {
@@ -134,6 +136,15 @@ fn phase_outputs<'a>(
         };
         env.insert(ph.root, code);
     }
+    for asm in assemblies
+        .iter()
+        .filter(|a| a.phases.iter().all(|k| *k < upto))
+    {
+        let root = |k: &usize| analysis.phases[*k].root;
+        let mut parts = asm.phases.iter().map(|k| env[&root(k)].clone());
+        let code = assemble(&asm.ty, &mut parts);
+        env.insert(asm.root, code);
+    }
     prelude.push_str(&g.bind_literals(analysis, upto));
     (Rc::new(env), prelude)
 }
@@ -141,7 +152,7 @@ fn phase_outputs<'a>(
 /// Emits one phase's functions.
 pub(super) fn emit_phase<'a>(
     g: &Gen<'a>,
-    analysis: &Analysis,
+    (analysis, assemblies): (&Analysis, &[Assembly]),
     pi: usize,
     phase: &Phase,
     inputs: usize,
@@ -152,7 +163,7 @@ pub(super) fn emit_phase<'a>(
         m.prefix = prefix.to_string();
         m.statics.clear();
     }
-    let (env0, prelude) = phase_outputs(g, analysis, pi, inputs);
+    let (env0, prelude) = phase_outputs(g, (analysis, assemblies), pi, inputs);
     let root = phase.root;
     let node = g.c.node(root);
     let mut ctx = tera::Context::new();
