@@ -47,9 +47,9 @@ impl PhaseCall<'_> {
         let l = Shared(lens.as_mut_ptr());
         let lens_fn = self.f.lens.expect("lens of a deep phase");
         self.each_chunk(n, &|b, lo, hi| {
-            let l = l;
+            let out = l;
             // SAFETY: disjoint chunks of `lens`.
-            unsafe { lens_fn(b, lo, hi, l.0) }
+            unsafe { lens_fn(b, lo, hi, out.0) }
         })?;
         let mut levels = vec![offsets_of(&lens, old.next().unwrap_or_default())];
         let sublens = self.f.sublens.expect("sublens of a deep phase");
