@@ -164,6 +164,16 @@ fn errors_in_deep_results_are_the_interpreters() -> surge::Result<()> {
         &split(&nest(&x, &off)?, 2u64)?,
     )?;
     fails_as_interpreter("a ragged row", &Computation::new(&flipped)?, "transpose");
+    // Element 0 fails two levels down (rows of 2 zipped with 3 values), element 1 one level
+    // down (a tile of 0): element 0's error is the one reported, as the interpreter's.
+    let x = Seq::input("x", values(8, 17))?;
+    let y = Seq::input("y", values(3, 18))?;
+    let t = Seq::input("t", vec![2u64, 0])?;
+    let deep = map(
+        |(r, t): (Seq<f64>, Scalar<u64>)| map(|q: Seq<f64>| zip(&q, &y), &split(&r, t)?),
+        (&split(&x, 4u64)?, &t),
+    )?;
+    fails_as_interpreter("errors in order", &Computation::new(&deep)?, "zip");
     Ok(())
 }
 

@@ -67,6 +67,8 @@ pub(super) fn root_deep<'a>(
     };
     st.ctx.insert("outer_len", &len);
     st.ctx.insert("env_i", &lines(&row.checks));
+    st.ctx
+        .insert("deep_checks", &check_walk(g, &row, 1, depth - 1)?);
     st.ctx.insert("row_len", &row.len);
     let bind_offs: Vec<String> = (0..depth - 1)
         .map(|l| format!("let {}: &[u64] = unsafe {{ slot(offs, {l}) }};", offs(l)))
@@ -100,6 +102,29 @@ pub(super) fn root_deep<'a>(
     st.ctx
         .insert("row_write", &walk(g, &row, "i", 1, depth - 1, &write)?);
     Ok(Some((Shape::Deep { depth }, e)))
+}
+
+/// Statements running the checks of every sequence inside `seq` (a level-`level` sequence whose
+/// checks have run) down to level `last`, in order: `lens` runs them, so an element's errors at
+/// any level come before the next element's, as the interpreter finds them (a bad tile size of
+/// element 1 does not hide a zip of unequal rows in element 0). Empty when nothing is checked.
+fn check_walk<'a>(g: &Gen<'a>, seq: &Rc<SeqCode<'a>>, level: usize, last: usize) -> R<String> {
+    if level == last {
+        return Ok(String::new());
+    }
+    let j = g.name("dj");
+    let Code::Seq(item) = seq.at(&j)? else {
+        panic!("internal: an item of a deep result's level {level} is not a sequence")
+    };
+    let inner = check_walk(g, &item, level + 1, last)?;
+    if item.checks.is_empty() && inner.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "for {j} in 0..({}) {{\n{}\n{inner}}}\n",
+        seq.len,
+        lines(&item.checks)
+    ))
 }
 
 /// Statements visiting the level-`target` sequences inside `seq`, a level-`level` sequence at
