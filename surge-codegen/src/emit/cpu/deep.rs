@@ -65,33 +65,51 @@ pub(super) fn root_deep<'a>(
     let Code::Seq(row) = elem_i else {
         panic!("internal: a deep result's element is not a sequence")
     };
-    st.ctx.insert("outer_len", &len);
-    st.ctx.insert("env_i", &lines(&row.checks));
-    st.ctx
-        .insert("deep_checks", &check_walk(g, &row, 1, depth - 1)?);
-    st.ctx.insert("row_len", &row.len);
     let bind_offs: Vec<String> = (0..depth - 1)
         .map(|l| format!("let {}: &[u64] = unsafe {{ slot(offs, {l}) }};", offs(l)))
         .collect();
-    st.ctx.insert("deep_offsets", &lines(&bind_offs));
-    let mut sublens = String::new();
+    let ctx = &mut st.ctx;
+    ctx.insert("outer_len", &len);
+    ctx.insert("env_i", &lines(&row.checks));
+    ctx.insert("deep_checks", &check_walk(g, &row, 1, depth - 1)?);
+    ctx.insert("row_len", &row.len);
+    ctx.insert("deep_offsets", &lines(&bind_offs));
+    ctx.insert("sublens_body", &sublens(g, &row, depth)?);
+    ctx.insert("row_write", &rows(g, &row, depth, e, &st.packed)?);
+    Ok(Some((Shape::Deep { depth }, e)))
+}
+
+/// The body of `sublens` for element `i` (`row`): per level below the first, its sequences'
+/// lengths written at their positions.
+fn sublens<'a>(g: &Gen<'a>, row: &Rc<SeqCode<'a>>, depth: usize) -> R<String> {
+    let write = |s: &SeqCode<'a>, p: &str| {
+        Ok(format!(
+            "unsafe {{ *out.add({p}) = ({}) as u64 }};\n",
+            s.len
+        ))
+    };
+    let mut body = String::new();
     for level in 2..depth {
-        let write = |s: &SeqCode<'a>, p: &str| {
-            Ok(format!(
-                "unsafe {{ *out.add({p}) = ({}) as u64 }};\n",
-                s.len
-            ))
-        };
-        let body = walk(g, &row, "i", 1, level, &write)?;
-        sublens.push_str(&format!(
-            "            if level == {level} {{\n{body}            }}\n"
+        let walked = walk(g, row, "i", 1, level, &write)?;
+        body.push_str(&format!(
+            "            if level == {level} {{\n{walked}            }}\n"
         ));
     }
-    st.ctx.insert("sublens_body", &sublens);
-    let packed = st.packed.clone();
+    Ok(body)
+}
+
+/// The body of `deep_rows` for element `i` (`row`): each innermost row's items written at its
+/// offset (elements of `e`, or their words when `packed`).
+fn rows<'a>(
+    g: &Gen<'a>,
+    row: &Rc<SeqCode<'a>>,
+    depth: usize,
+    e: Elem,
+    packed: &Option<Packing>,
+) -> R<String> {
     let w = packed.as_ref().map_or(1, Packing::width);
     let write = |s: &SeqCode<'a>, p: &str| {
-        let elem = row_element(g, s.at("k")?, e, &packed)?;
+        let elem = row_element(g, s.at("k")?, e, packed)?;
         Ok(format!(
             "let row: *mut {} = unsafe {{ data.add({}[{p}] as usize * {w}) }};\nfor k in 0..({}) {{\n{elem}}}\n",
             rust_ty(e),
@@ -99,9 +117,7 @@ pub(super) fn root_deep<'a>(
             s.len
         ))
     };
-    st.ctx
-        .insert("row_write", &walk(g, &row, "i", 1, depth - 1, &write)?);
-    Ok(Some((Shape::Deep { depth }, e)))
+    walk(g, row, "i", 1, depth - 1, &write)
 }
 
 /// Statements running the checks of every sequence inside `seq` (a level-`level` sequence whose

@@ -469,12 +469,14 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
 }
 
-/// Element `i` of a root sequence: a root map's body with its parameters bound to its inputs'
-/// elements (with the body and its environment), or the root sequence's element; and the
-/// root's length. The checks (`st.pre`) run once per call, before the elements; they may bind
-/// names the elements read (a transpose's row count, a materialized input).
+/// A root's length, its map's body and element environment (for a root map), and the code of
+/// its element `i`.
 pub(super) type ElementI<'a> = (String, Option<(NodeId, Env<'a>)>, Code<'a>);
 
+/// Element `i` of a root sequence: a root map's body with its parameters bound to its inputs'
+/// elements, or the root sequence's element. The checks (`st.pre`) run once per call, before
+/// the elements; they may bind names the elements read (a transpose's row count, a materialized
+/// input).
 pub(super) fn element_i<'a>(
     g: &Gen<'a>,
     root: NodeId,
