@@ -73,7 +73,9 @@ impl Flat {
                 items: all(b),
                 shape: vec![b.len()],
             },
-            Output::Composite { .. } => Flat::of_value(&Value::from_output(o)),
+            Output::Composite { .. } | Output::Deep { .. } => {
+                Flat::of_value(&Value::from_output(o))
+            }
             Output::Nested { data, offsets } => {
                 let mut shape = vec![offsets.len().saturating_sub(1)];
                 shape.extend(offsets.windows(2).map(|w| (w[1] - w[0]) as usize));

@@ -17,7 +17,7 @@ fn flat(o: &Output) -> Vec<f64> {
         Output::Seq(b) => (0..b.len())
             .map(|i| b.get(i).unwrap().as_f64().unwrap())
             .collect(),
-        Output::Nested { data, .. } => (0..data.len())
+        Output::Nested { data, .. } | Output::Deep { data, .. } => (0..data.len())
             .map(|i| data.get(i).unwrap().as_f64().unwrap())
             .collect(),
         Output::Composite { .. } => panic!("the tuned apps have numeric results"),

@@ -212,6 +212,15 @@ pub enum Output {
         data: Buffer,
         offsets: Vec<u64>,
     },
+    /// A sequence nested three or more levels deep (`offsets.len() + 1` levels), stored flat
+    /// with one level of CSR-style offsets per level of sequences above the innermost rows:
+    /// `offsets[0]` (`n + 1` entries) delimits the outer elements' sequences among those of
+    /// the next level, each `offsets[l + 1]` delimits the sequences `offsets[l]` counts among
+    /// those of the level below, and the last delimits the innermost rows in `data`.
+    Deep {
+        data: Buffer,
+        offsets: Vec<Vec<u64>>,
+    },
     /// A result of type `ty` that phases store in parts, one per leaf of the type (tuples split,
     /// booleans as `u32`), in the order of the leaves; `Value::from_output` puts it together.
     Composite {

@@ -36,6 +36,11 @@ impl Value {
                     })
                     .collect(),
             ),
+            Output::Deep { data, offsets } => Value::Seq(
+                (0..offsets[0].len().saturating_sub(1))
+                    .map(|i| deep_item(data, offsets, 0, i))
+                    .collect(),
+            ),
             Output::Composite { ty, parts } => {
                 let mut leaves = parts.iter().map(Value::from_output);
                 let v = assemble(ty, &mut leaves);
@@ -75,6 +80,19 @@ impl Value {
             .map(|v| v.as_scalar()?.as_f64())
             .collect()
     }
+}
+
+/// Sequence `i` of level `l` of a deep output (`Output::Deep`): the items `offsets[l]` gives
+/// it, sequences of the next level or, at the last level, scalars of `data`.
+fn deep_item(data: &Buffer, offsets: &[Vec<u64>], l: usize, i: usize) -> Value {
+    let range = offsets[l][i] as usize..offsets[l][i + 1] as usize;
+    Value::Seq(if l + 1 == offsets.len() {
+        range
+            .map(|k| Value::Scalar(data.get(k).expect("offset in range")))
+            .collect()
+    } else {
+        range.map(|j| deep_item(data, offsets, l + 1, j)).collect()
+    })
 }
 
 /// The value of type `ty` from its parts (one per leaf, in order; see `Output::Composite`).

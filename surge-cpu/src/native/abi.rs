@@ -1,4 +1,4 @@
-//! The C ABI of a loaded kernel library (ABI 2): the slot type kernels read buffers through, the
+//! The C ABI of a loaded kernel library (ABI 3): the slot type kernels read buffers through, the
 //! signature of every exported function, and resolving the functions of each module's phases.
 
 use super::compile::Loaded;
@@ -20,6 +20,22 @@ unsafe impl Send for Buf {}
 unsafe impl Sync for Buf {}
 
 impl Buf {
+    /// The slot of offsets `o`.
+    pub(super) fn of_words(o: &[u64]) -> Buf {
+        Buf {
+            ptr: o.as_ptr() as *const u8,
+            len: o.len(),
+        }
+    }
+
+    /// The slot of a table of slots (a deep phase's offsets, one slot per level).
+    pub(super) fn of_slots(t: &[Buf]) -> Buf {
+        Buf {
+            ptr: t.as_ptr() as *const u8,
+            len: t.len(),
+        }
+    }
+
     /// The slot of `b`.
     pub(super) fn of(b: &Buffer) -> Buf {
         Buf {
@@ -33,6 +49,10 @@ pub(super) type OuterFn = unsafe extern "C" fn(*const Buf, *mut usize) -> i32;
 pub(super) type ElemsFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u8) -> i32;
 pub(super) type LensFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u64) -> i32;
 pub(super) type RowsFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *const u64) -> i32;
+pub(super) type SubLensFn =
+    unsafe extern "C" fn(*const Buf, usize, usize, usize, *const Buf, *mut u64) -> i32;
+pub(super) type DeepRowsFn =
+    unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *const Buf) -> i32;
 pub(super) type InnerLensFn = unsafe extern "C" fn(*const Buf, usize, usize, *mut u64) -> i32;
 pub(super) type PartialFn = unsafe extern "C" fn(*const Buf, usize, usize, usize, *mut u8) -> i32;
 pub(super) type CombineFn =
@@ -53,6 +73,8 @@ pub(super) struct PhaseFns {
     pub(super) elems: Option<ElemsFn>,
     pub(super) lens: Option<LensFn>,
     pub(super) rows: Option<RowsFn>,
+    pub(super) sublens: Option<SubLensFn>,
+    pub(super) deep_rows: Option<DeepRowsFn>,
     pub(super) inner_lens: Option<InnerLensFn>,
     pub(super) partial: Option<PartialFn>,
     pub(super) combine: Option<CombineFn>,
@@ -97,7 +119,7 @@ pub(super) struct LibraryFns {
 }
 
 fn sym<T: Copy>(lib: &libloading::Library, name: &str) -> Option<T> {
-    // SAFETY: the generated runtime exports these names with these signatures (ABI 2).
+    // SAFETY: the generated runtime exports these names with these signatures (ABI 3).
     unsafe { lib.get::<T>(name.as_bytes()).ok().map(|s| *s) }
 }
 
@@ -121,6 +143,8 @@ impl LibraryFns {
                     elems: sym(&lib.lib, &format!("{p}elems")),
                     lens: sym(&lib.lib, &format!("{p}lens")),
                     rows: sym(&lib.lib, &format!("{p}rows")),
+                    sublens: sym(&lib.lib, &format!("{p}sublens")),
+                    deep_rows: sym(&lib.lib, &format!("{p}deep_rows")),
                     inner_lens: sym(&lib.lib, &format!("{p}inner_lens")),
                     partial: sym(&lib.lib, &format!("{p}partial")),
                     combine: sym(&lib.lib, &format!("{p}combine")),

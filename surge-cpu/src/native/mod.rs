@@ -9,6 +9,7 @@ mod cache_tests;
 pub mod compile;
 mod contraction;
 mod cooperative;
+mod deep;
 pub mod diagonal;
 mod plan;
 mod run;

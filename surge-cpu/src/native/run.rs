@@ -74,6 +74,8 @@ impl NativeKernels {
             len: 1,
         };
         let pool = pool(plan.threads);
+        // The tables of offsets slots of deep phases (their heap storage does not move).
+        let mut tables: Vec<Vec<Buf>> = Vec::new();
         ws.begin(self.program.phases.len());
         for (pi, abi) in self.program.phases.iter().enumerate() {
             let fns = self.fns.phases[m][pi];
@@ -96,11 +98,16 @@ impl NativeKernels {
             let r = call.run(ws.take_phase(pi), layout.as_deref())?;
             let s = phase_slot(inputs, pi);
             slots[s] = Buf::of(&r.0);
-            if let Some(off) = &r.1 {
-                slots[s + 1] = Buf {
-                    ptr: off.as_ptr() as *const u8,
-                    len: off.len(),
-                };
+            // A nested phase's offsets; a deep phase's table of offsets slots, one per level.
+            match r.1.as_slice() {
+                [] => {}
+                [off] if !matches!(abi.shape, Shape::Deep { .. }) => {
+                    slots[s + 1] = Buf::of_words(off)
+                }
+                levels => {
+                    tables.push(levels.iter().map(|o| Buf::of_words(o)).collect());
+                    slots[s + 1] = Buf::of_slots(tables.last().expect("pushed"));
+                }
             }
             ws.put_phase(pi, r);
         }
@@ -163,7 +170,7 @@ impl PhaseCall<'_> {
     ) -> Result<PhaseResult, CpuError> {
         let (old_data, old_offsets) = match reuse {
             Some((d, o)) => (Some(d), o),
-            None => (None, None),
+            None => (None, Vec::new()),
         };
         let mut n = 0usize;
         // SAFETY: slots are valid for the duration of the call.
@@ -173,7 +180,8 @@ impl PhaseCall<'_> {
             Shape::Nested if self.abi.inner == Some(Inner::Runs) && self.plan.coop => {
                 self.runs(old_data)
             }
-            Shape::Nested => self.nested(n, old_data, old_offsets),
+            Shape::Nested => self.nested(n, old_data, old_offsets.into_iter().next()),
+            Shape::Deep { depth } => self.deep(n, depth, old_data, old_offsets),
         }
     }
 
@@ -198,14 +206,14 @@ impl PhaseCall<'_> {
             && l.rows == n
         {
             self.diagonal(l, diag, elems, optr, n)?;
-            return Ok((out, None));
+            return Ok((out, Vec::new()));
         }
         // Over a SELL layout; on an error, the rows below report it as the row layout does.
         if let (Some(l), false) = (self.sell, coop)
             && l.rows == n
             && self.run_sell(l, optr).is_ok()
         {
-            return Ok((out, None));
+            return Ok((out, Vec::new()));
         }
         for_chunks::<CpuError>(self.pool, n, outer, threads, &|lo, hi| {
             let (b, o) = (self.bufs, optr);
@@ -233,7 +241,7 @@ impl PhaseCall<'_> {
             }
             Ok(())
         })?;
-        Ok((out, None))
+        Ok((out, Vec::new()))
     }
 
     /// A nested phase: the rows' lengths through `lens`, their offsets, then the rows through
@@ -302,7 +310,7 @@ impl PhaseCall<'_> {
             }
             Ok(())
         })?;
-        Ok((data, Some(offsets)))
+        Ok((data, vec![offsets]))
     }
 
     /// A flat phase over a diagonal layout: runs of regular blocks through `diag`, the other rows

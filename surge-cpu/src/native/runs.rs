@@ -63,7 +63,7 @@ impl PhaseCall<'_> {
         let total = parts.iter().map(|p| p.count - usize::from(p.cont)).sum();
         let data = reuse(self.abi.elem, total, old_data);
         self.join_runs(&parts, buffer_ptr(&data) as *mut u8)?;
-        Ok((data, Some(vec![0, total as u64])))
+        Ok((data, vec![vec![0, total as u64]]))
     }
 
     /// Writes the chunks' runs in order to `dst`, a continued run combined with its start.

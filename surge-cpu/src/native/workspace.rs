@@ -7,8 +7,9 @@ use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::{Packing, Shape};
 use surge_codegen::ir::{Elem, Type};
 
-/// A phase's result: its data and, for a nested phase, its offsets.
-pub(super) type PhaseResult = (Buffer, Option<Vec<u64>>);
+/// A phase's result: its data and its levels of offsets, outermost first (none for a flat
+/// phase, one for a nested phase, one per level above the innermost rows for a deep one).
+pub(super) type PhaseResult = (Buffer, Vec<Vec<u64>>);
 
 /// Phase results of the last run, reused by the next (see [`super::NativeKernels::run_in`]), and
 /// the data layouts of keyed inputs (see [`super::NativeKernels::run_in_keyed`]).
@@ -79,7 +80,7 @@ impl Workspace {
             panic!("internal: an f64 buffer of another type");
         };
         fill(v)?;
-        self.phases[0] = Some((data, Some(offsets)));
+        self.phases[0] = Some((data, vec![offsets]));
         self.last = Some(Last::One(false, Shape::Nested, None));
         Ok(())
     }
@@ -143,12 +144,17 @@ pub(super) fn reuse(elem: Elem, n: usize, old: Option<Buffer>) -> Buffer {
     }
 }
 
-fn to_output(whole: bool, shape: Shape, data: Buffer, offsets: Option<Vec<u64>>) -> Output {
-    match (whole, shape, offsets) {
-        (true, Shape::Flat, _) => Output::Scalar(data.get(0).expect("one scalar")),
-        (true, Shape::Nested, _) => Output::Seq(data),
-        (false, Shape::Flat, _) => Output::Seq(data),
-        (false, Shape::Nested, Some(offsets)) => Output::Nested { data, offsets },
-        (false, Shape::Nested, None) => panic!("internal: nested phase without offsets"),
+fn to_output(whole: bool, shape: Shape, data: Buffer, mut offsets: Vec<Vec<u64>>) -> Output {
+    match (whole, shape) {
+        (true, Shape::Flat) => Output::Scalar(data.get(0).expect("one scalar")),
+        (true, Shape::Nested) => Output::Seq(data),
+        (false, Shape::Flat) => Output::Seq(data),
+        (false, Shape::Nested) => Output::Nested {
+            data,
+            offsets: offsets
+                .pop()
+                .expect("internal: nested phase without offsets"),
+        },
+        (_, Shape::Deep { .. }) => Output::Deep { data, offsets },
     }
 }

@@ -2,6 +2,7 @@
 //! `cdylib` in `surge-cpu` and driven there by rayon skeletons. See `README.md` here.
 
 mod code;
+mod deep;
 mod diagonal;
 mod folds;
 mod jam;
@@ -45,6 +46,10 @@ pub enum Shape {
     Flat,
     /// One sequence per outer element, stored flat with offsets (`lens`, then `rows`).
     Nested,
+    /// A sequence of `depth` (three or more) levels, stored flat with one level of offsets per
+    /// level above the innermost rows (`lens`, `sublens` per level, then `deep_rows`;
+    /// `deep.rs`).
+    Deep { depth: usize },
 }
 
 /// What the cooperative inner level of a phase is, when the skeleton can run it in parallel.
@@ -172,19 +177,20 @@ pub fn emit(
     variants: &[Variant],
     options: &EmitOptions,
 ) -> Result<CpuProgram, CodegenError> {
-    match result::split_result(c, analysis) {
-        Some((c2, a2, parts)) => emit_program(&c2, &a2, variants, options, Some(parts)),
-        None => emit_program(c, analysis, variants, options, None),
+    match result::split_phases(c, analysis) {
+        Some(s) => emit_program(&s.c, &s.a, variants, options, (s.result, &s.assemblies)),
+        None => emit_program(c, analysis, variants, options, (None, &[])),
     }
 }
 
-/// The program of `c` whose result is `result`'s parts, or its root.
+/// The program of `c` whose result is `result`'s parts, or its root; `assemblies`: its earlier
+/// phases stored in parts (`result.rs`).
 fn emit_program(
     c: &Computation,
     analysis: &Analysis,
     variants: &[Variant],
     options: &EmitOptions,
-    result: Option<ResultParts>,
+    (result, assemblies): (Option<ResultParts>, &[result::Assembly]),
 ) -> Result<CpuProgram, CodegenError> {
     // Group variants by their code-shaping parameters.
     let mut keys: Vec<(Vec<bool>, Vec<String>)> = Vec::new();
@@ -219,8 +225,8 @@ fn emit_program(
                 .collect();
             let g = Gen::new(c, unroll);
             g.set_run_slot(literal_slot(inputs, analysis.phases.len()) + 1);
-            let (text, abi) =
-                emit_phase(&g, analysis, pi, phase, inputs, &format!("m{mi}_p{pi}_"))?;
+            let prefix = format!("m{mi}_p{pi}_");
+            let (text, abi) = emit_phase(&g, (analysis, assemblies), pi, phase, inputs, &prefix)?;
             src.push_str(&text);
             if mi == 0 {
                 phases_abi.push(abi);

@@ -36,8 +36,9 @@ impl Packing {
     }
 }
 
-/// The packing of a phase result of type `t`: `Some` when its element (inside at most two
-/// levels of sequences) is a tuple of scalars (tuples nested in it included) or a boolean.
+/// The packing of a phase result of type `t`: `Some` when its element (inside any number of
+/// levels of sequences; three or more are `deep.rs`'s) is a tuple of scalars (tuples nested in
+/// it included) or a boolean.
 /// Numbers are stored as they are, so they are `None`; so are tuples holding sequences.
 pub fn packing(t: &Type) -> Option<Packing> {
     let (mut item, mut depth) = (t, 0);
@@ -47,7 +48,7 @@ pub fn packing(t: &Type) -> Option<Packing> {
     }
     let needs = matches!(item, Type::Tuple(_) | Type::Scalar(Elem::Bool));
     let mut leaves = Vec::new();
-    (depth <= 2 && needs && scalar_leaves(item, &mut leaves)).then(|| Packing {
+    (needs && scalar_leaves(item, &mut leaves)).then(|| Packing {
         ty: t.clone(),
         item: item.clone(),
         depth,
@@ -139,6 +140,11 @@ fn unpack<'a>(data: &str, base: &str, t: &Type, next: &mut usize) -> Code<'a> {
         }
         Type::Seq(_) => panic!("internal: a packed element holds no sequence"),
     }
+}
+
+/// Element code of the element at position expression `pos` of words `data` laid out by `p`.
+pub(super) fn unpack_at<'a>(data: &str, pos: &str, p: &Packing) -> Code<'a> {
+    unpack(data, &format!("({pos}) * {}", p.width()), &p.item, &mut 0)
 }
 
 /// Element code reading a packed phase result from its words `data` (and, two levels deep, its

@@ -4,8 +4,10 @@
 //! or an element-wise map writing a row), and the row writers of nested results.
 
 use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
+use super::deep::deep_levels;
 use super::diagonal::emit_diagonal;
 use super::packed::{Packing, packing, reader};
+use super::result::{Assembly, assemble};
 use super::values::{from_value, rust_type};
 use super::{ACC_SLOT_WORDS, Inner, PHASE, PhaseAbi, Shape, phase_slot, render};
 use crate::analysis::{Analysis, Phase};
@@ -41,10 +43,11 @@ fn seq_elem(t: &Type) -> Option<(Elem, bool)> {
     }
 }
 
-/// How earlier phases' results are read: materialized buffers in their slots.
+/// How earlier phases' results are read: materialized buffers in their slots (a result stored
+/// in parts put back together, `result.rs`).
 fn phase_outputs<'a>(
     g: &Gen<'a>,
-    analysis: &Analysis,
+    (analysis, assemblies): (&Analysis, &[Assembly]),
     upto: usize,
     inputs: usize,
 ) -> (Env<'a>, String) {
@@ -62,6 +65,13 @@ fn phase_outputs<'a>(
         let s = phase_slot(inputs, k);
         let (d, o) = (format!("p{k}"), format!("p{k}_off"));
         let whole = matches!(node.op, Op::Reduce { .. } | Op::Scan { .. });
+        if let Some((bind, code)) =
+            super::deep::phase_reader(k, s, &node.ty, packing(&node.ty).as_ref())
+        {
+            prelude.push_str(&bind);
+            env.insert(ph.root, code);
+            continue;
+        }
         if let Some(p) = packing(&node.ty) {
             prelude.push_str(&format!(
                 "        let {d}: &[u64] = unsafe {{ slot(bufs, {s}) }};\n"
@@ -126,6 +136,15 @@ fn phase_outputs<'a>(
         };
         env.insert(ph.root, code);
     }
+    for asm in assemblies
+        .iter()
+        .filter(|a| a.phases.iter().all(|k| *k < upto))
+    {
+        let root = |k: &usize| analysis.phases[*k].root;
+        let mut parts = asm.phases.iter().map(|k| env[&root(k)].clone());
+        let code = assemble(&asm.ty, &mut parts);
+        env.insert(asm.root, code);
+    }
     prelude.push_str(&g.bind_literals(analysis, upto));
     (Rc::new(env), prelude)
 }
@@ -133,7 +152,7 @@ fn phase_outputs<'a>(
 /// Emits one phase's functions.
 pub(super) fn emit_phase<'a>(
     g: &Gen<'a>,
-    analysis: &Analysis,
+    (analysis, assemblies): (&Analysis, &[Assembly]),
     pi: usize,
     phase: &Phase,
     inputs: usize,
@@ -144,7 +163,7 @@ pub(super) fn emit_phase<'a>(
         m.prefix = prefix.to_string();
         m.statics.clear();
     }
-    let (env0, prelude) = phase_outputs(g, analysis, pi, inputs);
+    let (env0, prelude) = phase_outputs(g, (analysis, assemblies), pi, inputs);
     let root = phase.root;
     let node = g.c.node(root);
     let mut ctx = tera::Context::new();
@@ -171,13 +190,15 @@ pub(super) fn emit_phase<'a>(
     let depth = packed.as_ref().map(|p| p.depth);
     let scalar_root = matches!(node.ty, Type::Scalar(_)) || depth == Some(0);
     // Rows of rows are written row by row (`root_map`), whatever computes them.
-    let nested_root = matches!(seq_elem(&node.ty), Some((_, true))) || depth == Some(2);
+    let nested_root = matches!(seq_elem(&node.ty), Some((_, true)))
+        || depth == Some(2)
+        || deep_levels(&node.ty).is_some();
     let (shape, elem, whole) = match &g.c.node(top).op {
         Op::Reduce { .. } if slot && scalar_root => {
             let (sh, e) = root_reduce(g, top, root, &env0, &mut st)?;
             (sh, e, true)
         }
-        Op::Scan { .. } if flat_acc && top == root && packed.is_none() => {
+        Op::Scan { .. } if top == root && scan_rows(item.as_ref(), &packed, 1) => {
             let (sh, e) = root_scan(g, root, &env0, &mut st)?;
             (sh, e, true)
         }
@@ -229,6 +250,7 @@ pub(super) fn emit_phase<'a>(
         match shape {
             Shape::Flat => "flat",
             Shape::Nested => "nested",
+            Shape::Deep { .. } => "deep",
         },
     );
     ctx.insert(
@@ -317,7 +339,12 @@ fn element<'a>(g: &Gen<'a>, n: NodeId, env: &Env<'a>, packed: &Option<Packing>) 
 }
 
 /// The statements writing element `k` of a row (`row`) from its code.
-fn row_element<'a>(g: &Gen<'a>, code: Code<'a>, e: Elem, packed: &Option<Packing>) -> R<String> {
+pub(super) fn row_element<'a>(
+    g: &Gen<'a>,
+    code: Code<'a>,
+    e: Elem,
+    packed: &Option<Packing>,
+) -> R<String> {
     Ok(match packed {
         Some(p) => format!(
             "                let v: [u64; {w}] = {};\n                unsafe {{ std::ptr::copy_nonoverlapping(v.as_ptr(), row.add(k * {w}), {w}) }};\n",
@@ -336,9 +363,9 @@ fn unstorable(g: &Gen<'_>, n: NodeId) -> crate::CodegenError {
     g.unsupported(
         n,
         format!(
-            "a phase result of type {} cannot be stored by the CPU backend yet (scalars, flat \
-             sequences and sequences of flat sequences of numbers can); project the fields \
-             you need, or cast booleans to an integer type",
+            "a phase result of type {} cannot be stored by the CPU backend yet (scalars, \
+             sequences of numbers at any depth, and of tuples of scalars can); project the \
+             fields you need",
             g.c.node(n).ty
         ),
     )
@@ -382,8 +409,10 @@ fn root_whole<'a>(
 
 /// A root `scan`: one outer element, a row written by the scan loop.
 fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
-    let Some((e, false)) = seq_elem(&g.c.node(root).ty) else {
-        return Err(g.unsupported(root, "scans over tuples are not emitted yet"));
+    let e = match (&st.packed, seq_elem(&g.c.node(root).ty)) {
+        (Some(_), _) => Elem::U64,
+        (None, Some((e, false))) => e,
+        _ => panic!("internal: a root scan of {}", g.c.node(root).ty),
     };
     st.ctx.insert("outer_len", "1usize");
     inner_reduce_scan(g, root, env0, None, st)?;
@@ -409,6 +438,10 @@ fn root_scan<'a>(g: &Gen<'a>, root: NodeId, env0: &Env<'a>, st: &mut PhaseCtx) -
 fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -> R<(Shape, Elem)> {
     let root = phase.root;
     let node = g.c.node(root);
+    if let Some(depth) = deep_levels(&node.ty) {
+        return super::deep::root_deep(g, phase, env0, st, depth)?
+            .ok_or_else(|| unstorable(g, root));
+    }
     let Some((e, nested)) = (match &st.packed {
         Some(p) => Some((Elem::U64, p.depth == 2)),
         None => seq_elem(&node.ty).filter(|(e, _)| *e != Elem::Bool),
@@ -418,10 +451,39 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     if nested && super::keyed_rows::root_keyed_rows(g, root, e, env0, st)? {
         return Ok((Shape::Nested, e));
     }
-    // Element i: a root map's body with its parameters bound to its inputs' elements, or the
-    // root sequence's element. The checks run once per call, before the elements; they may bind
-    // names the elements read (a transpose's row count, a materialized input).
-    let (len, map, elem_i) = match &node.op {
+    let (len, map, elem_i) = element_i(g, root, env0, st)?;
+    st.ctx.insert("outer_len", &len);
+    let level2 = phase.levels.get(1).map(|l| l.node);
+    if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
+        inner_level(g, l2, *body, env_i, nested, e, st)?;
+    }
+    if nested {
+        write_rows(g, &map, elem_i, e, st)?;
+    } else {
+        let elem_i = match &st.packed {
+            Some(p) => g.pack(elem_i, p)?,
+            None => scalar_of(elem_i),
+        };
+        st.ctx.insert("elem_i", &elem_i);
+    }
+    Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
+}
+
+/// A root's length, its map's body and element environment (for a root map), and the code of
+/// its element `i`.
+pub(super) type ElementI<'a> = (String, Option<(NodeId, Env<'a>)>, Code<'a>);
+
+/// Element `i` of a root sequence: a root map's body with its parameters bound to its inputs'
+/// elements, or the root sequence's element. The checks (`st.pre`) run once per call, before
+/// the elements; they may bind names the elements read (a transpose's row count, a materialized
+/// input).
+pub(super) fn element_i<'a>(
+    g: &Gen<'a>,
+    root: NodeId,
+    env0: &Env<'a>,
+    st: &mut PhaseCtx,
+) -> R<ElementI<'a>> {
+    Ok(match &g.c.node(root).op {
         Op::Map { f, inputs } => {
             let (ins, checks) = g.equal_inputs(root, inputs, env0)?;
             st.pre = checks;
@@ -440,23 +502,7 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
             st.pre = r.checks.clone();
             (r.len.clone(), None, r.at("i")?)
         }
-    };
-    st.ctx.insert("outer_len", &len);
-    let level2 = phase.levels.get(1).map(|l| l.node);
-    let packed_rows = nested && st.packed.is_some();
-    if let (Some((body, env_i)), Some(l2), false) = (&map, level2, packed_rows) {
-        inner_level(g, l2, *body, env_i, nested, e, st)?;
-    }
-    if nested {
-        write_rows(g, &map, elem_i, e, st)?;
-    } else {
-        let elem_i = match &st.packed {
-            Some(p) => g.pack(elem_i, p)?,
-            None => scalar_of(elem_i),
-        };
-        st.ctx.insert("elem_i", &elem_i);
-    }
-    Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
+    })
 }
 
 /// The inner level `l2` of a root map with body `body`: a reduce of a flat result, or a scan or
@@ -471,10 +517,11 @@ fn inner_level<'a>(
     st: &mut PhaseCtx,
 ) -> R<()> {
     let item = fold_item(g, l2);
-    let flat_acc = item.as_ref().is_some_and(|t| t.as_scalar().is_some());
     match &g.c.node(l2).op {
         Op::Reduce { .. } if !slot_acc(item.as_ref()) => {}
-        Op::Scan { .. } if !flat_acc => {}
+        Op::Scan { .. } if !scan_rows(item.as_ref(), &st.packed, 2) => {}
+        // Rows of tuples are written by a scan only (an inner map's chunks write numbers).
+        _ if nested && st.packed.is_some() && !matches!(g.c.node(l2).op, Op::Scan { .. }) => {}
         Op::Reduce { .. } if !nested => {
             inner_reduce_scan(g, l2, env_i, Some(body), st)?;
         }
@@ -515,7 +562,7 @@ fn write_rows<'a>(
         // A scan computed here (not an earlier phase's result, which is copied like any row).
         Some((body, env_i))
             if matches!(g.c.node(*body).op, Op::Scan { .. })
-                && st.packed.is_none()
+                && scan_rows(fold_item(g, *body).as_ref(), &st.packed, 2)
                 && !env_i.contains_key(body) =>
         {
             if st.inner != Some(Inner::Scan) {
@@ -614,13 +661,24 @@ fn inner_reduce_scan<'a>(
     };
     if is_scan {
         let n = &s.len;
-        let x_k = scalar_of(s.at("k")?);
+        let x_k = g.to_value(s.at("k")?, &t)?;
+        let store = |v: &str| -> R<String> {
+            Ok(match &st.packed {
+                None => format!("unsafe {{ *row.add(k) = {v} }};"),
+                Some(p) => format!(
+                    "let w: [u64; {n}] = {};\n            unsafe {{ std::ptr::copy_nonoverlapping(w.as_ptr(), row.add(k * {n}), {n}) }};",
+                    g.pack(from_value(v.into(), &t), p)?,
+                    n = p.width()
+                ),
+            })
+        };
+        let (store_acc, store_v) = (store("acc")?, store("v")?);
         let chunk = match &pfx {
             Some(p) => format!(
-                "        let n: usize = {n};\n        let pfx: {ty} = {p};\n        let mut acc: {ty} = if has_carry != 0 {{\n            let x: {ty} = unsafe {{ *carry }};\n            let acc: {ty} = pfx;\n            {op_acc_x}\n        }} else {{\n            pfx\n        }};\n        for k in lo..hi {{\n            unsafe {{ *row.add(k) = acc }};\n            if k + 1 < n {{\n                let x: {ty} = {x_k};\n                acc = {op_acc_x};\n            }}\n        }}\n"
+                "        let n: usize = {n};\n        let pfx: {ty} = {p};\n        let mut acc: {ty} = if has_carry != 0 {{\n            let x: {ty} = unsafe {{ *carry }};\n            let acc: {ty} = pfx;\n            {op_acc_x}\n        }} else {{\n            pfx\n        }};\n        for k in lo..hi {{\n            {store_acc}\n            if k + 1 < n {{\n                let x: {ty} = {x_k};\n                acc = {op_acc_x};\n            }}\n        }}\n"
             ),
             None => format!(
-                "        let mut prev: Option<{ty}> = if has_carry != 0 {{ Some(unsafe {{ *carry }}) }} else {{ None }};\n        for k in lo..hi {{\n            let x: {ty} = {x_k};\n            let v: {ty} = match prev {{\n                Some(acc) => {op_acc_x},\n                None => x,\n            }};\n            unsafe {{ *row.add(k) = v }};\n            prev = Some(v);\n        }}\n"
+                "        let mut prev: Option<{ty}> = if has_carry != 0 {{ Some(unsafe {{ *carry }}) }} else {{ None }};\n        for k in lo..hi {{\n            let x: {ty} = {x_k};\n            let v: {ty} = match prev {{\n                Some(acc) => {op_acc_x},\n                None => x,\n            }};\n            {store_v}\n            prev = Some(v);\n        }}\n"
             ),
         };
         ctx.insert("chunk_body", &chunk);
@@ -644,6 +702,16 @@ fn inner_reduce_scan<'a>(
     }
     st.acc = t.as_scalar();
     Ok(())
+}
+
+/// Whether a scan over items of type `t` writes the rows of a phase result (`depth` levels
+/// deep; `packed`: its packing) with its own loop, cooperatively where long: numbers stored as
+/// they are, or tuples of scalars and booleans (the accumulator slot's) stored as words.
+fn scan_rows(t: Option<&Type>, packed: &Option<Packing>, depth: usize) -> bool {
+    match packed {
+        None => t.is_some_and(|t| t.as_scalar().is_some()),
+        Some(p) => p.depth == depth && slot_acc(t) && t == Some(&p.item),
+    }
 }
 
 /// Whether a fold's accumulator of type `t` fits the host's accumulator slot (a scalar, or a
