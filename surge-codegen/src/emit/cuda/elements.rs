@@ -6,9 +6,10 @@
 //! consumers' templates, never materialized.
 
 use super::checks::equal_lengths;
+pub(super) use super::rows::{RowForm, RowsV, Slices};
+pub(super) use super::tuples::seq_of_tuples;
 use super::{ArgSlot, cuda_type};
 use crate::CodegenError;
-use crate::emit::lower::{Flat, Operand};
 use crate::emit::sharing;
 use crate::ir::{
     BinaryOp, Computation, Elem, Literal, LiteralCursor, LiteralTable, NodeId, Op, ScalarExpr,
@@ -16,6 +17,12 @@ use crate::ir::{
 };
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+
+/// Template `t` with placeholder `from` renamed `to`: the parenthesized form a substitution
+/// wrote (`(@E3@)`) first, so the text is what binding `to` directly printed.
+pub(super) fn renamed(t: &str, from: &str, to: &str) -> String {
+    t.replace(&format!("({from})"), to).replace(from, to)
+}
 
 /// Placeholders in element templates: the element index and the row index.
 pub(super) const I: &str = "@I@";
@@ -62,144 +69,8 @@ impl SeqV {
     }
 
     /// Element `i`, or the element template itself when `i` is the placeholder.
-    fn at_or_template(&self, i: &str) -> String {
+    pub(super) fn at_or_template(&self, i: &str) -> String {
         if i == I { self.at.clone() } else { self.at(i) }
-    }
-}
-
-/// A nested sequence: its row count and its rows.
-#[derive(Debug, Clone)]
-pub(super) struct RowsV {
-    pub(super) rows: String,
-    pub(super) form: RowForm,
-}
-
-/// How the rows of a nested sequence are laid out.
-#[derive(Debug, Clone)]
-pub(super) enum RowForm {
-    /// Row `@R@` is a contiguous (begin, length) range of a flat sequence.
-    Slices(Slices),
-    /// Row `@R@` is element `@R@` of every row of a uniformly nested sequence (`transpose`;
-    /// its row count is the checked common row length).
-    Columns(Box<RowsV>),
-    /// Row `@R@` is row `index` of `inner`, `index` a template over `@I@` (= `@R@`): the rows
-    /// of a `reverse`, `striding` or `gather` of a nested sequence (lowered by
-    /// `emit::lower` over the row numbers). A source row out of range reads as empty (a
-    /// gathered one has recorded its error).
-    Mapped { inner: Box<RowsV>, index: String },
-    /// Every row is the same flat sequence (a `replicate` of one).
-    Same(SeqV),
-    /// Row `@R@` is a flat sequence whose length and element templates mention `@R@` (a
-    /// `map` whose body is a sequence, its parameters bound to element `@R@` of its inputs).
-    Each(SeqV),
-}
-
-/// Rows as (begin, length) ranges of a flat sequence.
-#[derive(Debug, Clone)]
-pub(super) struct Slices {
-    pub(super) begin: String,
-    pub(super) len: String,
-    /// A run-time check of row `@R@` (a `bool` expression that records the error when false);
-    /// a row that fails it is read as empty.
-    pub(super) ok: Option<String>,
-    pub(super) flat: SeqV,
-}
-
-/// A placeholder for the row index of a transposed sequence's input while its row is built.
-const T: &str = "@T@";
-
-impl RowsV {
-    fn slices(rows: String, begin: String, len: String, ok: Option<String>, flat: SeqV) -> RowsV {
-        RowsV {
-            rows,
-            form: RowForm::Slices(Slices {
-                begin,
-                len,
-                ok,
-                flat,
-            }),
-        }
-    }
-
-    /// Row `r` (known to be below `rows` when `r_ok` is true) as a flat sequence.
-    pub(super) fn row(&self, r: &str, r_ok: Option<String>) -> SeqV {
-        match &self.form {
-            RowForm::Slices(s) => s.row(r, r_ok),
-            RowForm::Columns(input) => {
-                // Element i of column r is element r of input row i (every input row is
-                // `rows` long once the width check passed, so r is in range).
-                let row_i = input.row(T, None);
-                let len = match r_ok {
-                    Some(ok) => format!("(({ok}) ? {} : 0ULL)", input.rows),
-                    None => input.rows.clone(),
-                };
-                SeqV {
-                    len,
-                    at: row_i.at(r).replace(T, I),
-                    elem: row_i.elem,
-                }
-            }
-            RowForm::Mapped { inner, index } => {
-                let m = index.replace(I, &format!("({r})"));
-                let ok = format!("({m}) < {}", inner.rows);
-                let ok = match r_ok {
-                    Some(r_ok) => format!("({r_ok}) && {ok}"),
-                    None => ok,
-                };
-                inner.row(&m, Some(ok))
-            }
-            RowForm::Same(seq) => guarded(seq.clone(), r_ok),
-            RowForm::Each(seq) => {
-                let sub = |t: &str| t.replace(R, &format!("({r})"));
-                let seq = SeqV {
-                    len: sub(&seq.len),
-                    at: sub(&seq.at),
-                    elem: seq.elem,
-                };
-                guarded(seq, r_ok)
-            }
-        }
-    }
-}
-
-/// Template `t` with placeholder `from` renamed `to`: the parenthesized form a substitution
-/// wrote (`(@E3@)`) first, so the text is what binding `to` directly printed.
-fn renamed(t: &str, from: &str, to: &str) -> String {
-    t.replace(&format!("({from})"), to).replace(from, to)
-}
-
-/// `seq`, read as empty unless `ok` holds.
-fn guarded(seq: SeqV, ok: Option<String>) -> SeqV {
-    match ok {
-        Some(ok) => SeqV {
-            len: format!("(({ok}) ? {} : 0ULL)", seq.len),
-            ..seq
-        },
-        None => seq,
-    }
-}
-
-impl Slices {
-    fn row(&self, r: &str, r_ok: Option<String>) -> SeqV {
-        let sub = |t: &str| t.replace(R, &format!("({r})"));
-        let ok: Vec<String> = r_ok
-            .into_iter()
-            .chain(self.ok.as_ref().map(|o| sub(o)))
-            .collect();
-        let (begin, len) = if ok.is_empty() {
-            (sub(&self.begin), sub(&self.len))
-        } else {
-            let ok = ok.join(" && ");
-            (
-                format!("(({ok}) ? {} : 0ULL)", sub(&self.begin)),
-                format!("(({ok}) ? {} : 0ULL)", sub(&self.len)),
-            )
-        };
-        SeqV {
-            len,
-            at: self.flat.at(&format!("{begin} + {I}")),
-            elem: self.flat.elem,
-        }
     }
 }
 
@@ -209,19 +80,6 @@ pub(super) enum Bound {
     Seq(SeqV),
     /// A tuple of scalars (an element of a `zip` or `join`): one expression per component.
     Tuple(Vec<String>),
-}
-
-/// Whether `ty` is a flat sequence of tuples.
-pub(super) fn seq_of_tuples(ty: &Type) -> bool {
-    matches!(ty, Type::Seq(t) if matches!(**t, Type::Tuple(_)))
-}
-
-/// A flat sequence of tuples of scalars (`zip`, `join`): its length and one element template
-/// per component, over the same index `@I@` (struct of arrays, never materialized).
-#[derive(Debug, Clone)]
-pub(super) struct TupleSeqV {
-    pub(super) len: String,
-    pub(super) parts: Vec<SeqV>,
 }
 
 pub(super) type Env = HashMap<NodeId, Bound>;
@@ -245,11 +103,11 @@ impl Tr<'_> {
         }
     }
 
-    fn ty(&self, n: NodeId) -> &Type {
+    pub(super) fn ty(&self, n: NodeId) -> &Type {
         &self.c.node(n).ty
     }
 
-    fn arg(&self, slot: ArgSlot) -> String {
+    pub(super) fn arg(&self, slot: ArgSlot) -> String {
         let mut args = self.args.borrow_mut();
         if !args.contains(&slot) {
             args.push(slot.clone());
@@ -258,7 +116,7 @@ impl Tr<'_> {
     }
 
     /// An earlier phase's result, when `n` is one (and not the phase being emitted).
-    fn phase_result(&self, n: NodeId) -> Option<(usize, Elem, bool)> {
+    pub(super) fn phase_result(&self, n: NodeId) -> Option<(usize, Elem, bool)> {
         let &k = self.roots.get(&n)?;
         if k >= self.phase {
             return None;
@@ -560,248 +418,12 @@ impl Tr<'_> {
         Ok((s.len, Bound::Scalar(at)))
     }
 
-    /// A flat sequence of tuples of scalars: `zip` (inputs of one length, checked) and `join`
-    /// (the Cartesian product, the last input varying fastest).
-    pub(super) fn tuples(&self, n: NodeId, env: &Env) -> Result<TupleSeqV, CodegenError> {
-        let op = &self.c.node(n).op;
-        if let Op::Map { f, inputs } = op {
-            return self.map_tuples(n, f, inputs, env);
-        }
-        if let Some(f) = crate::emit::lower::flat(op)
-            && let Some(Operand::Seq(source)) = f.operands.first()
-        {
-            // A `reverse`, `striding` or `gather` of tuples: the lowering once per component.
-            let src = self.tuples(*source, env)?;
-            let parts = src
-                .parts
-                .into_iter()
-                .map(|p| {
-                    let elem = p.elem;
-                    self.lowered_with(n, &f, Some(p), elem, env)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let len = parts.first().map(|p| p.len.clone()).unwrap_or_default();
-            return Ok(TupleSeqV { len, parts });
-        }
-        if let Op::Replicate { value, len } = op {
-            let len = format!(
-                "surge_len((i64)({}), {}, surge_err)",
-                self.scalar(*len, env)?,
-                n.0
-            );
-            let items = self.parts(*value, env)?;
-            return self.tuple_seq(*value, len, items);
-        }
-        let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
-            return Err(self.unsupported(n, "as a sequence of tuples"));
-        };
-        let parts = inputs
-            .iter()
-            .map(|i| self.seq(*i, env))
-            .collect::<Result<Vec<_>, _>>()?;
-        let lens: Vec<String> = parts.iter().map(|s| s.len.clone()).collect();
-        if matches!(self.c.node(n).op, Op::Zip { .. }) {
-            return Ok(TupleSeqV {
-                len: equal_lengths(&lens, n),
-                parts,
-            });
-        }
-        // Component k of element i is element (i / (l[k+1] · .. · l[n-1])) % l[k] of input k.
-        let parts = (0..parts.len())
-            .map(|k| {
-                let later: Vec<&str> = lens[k + 1..].iter().map(String::as_str).collect();
-                let q = if later.is_empty() {
-                    I.to_string()
-                } else {
-                    format!("{I} / ({})", later.join(" * "))
-                };
-                SeqV {
-                    len: lens[k].clone(),
-                    at: parts[k].at(&format!("({q}) % {}", lens[k])),
-                    elem: parts[k].elem,
-                }
-            })
-            .collect();
-        Ok(TupleSeqV {
-            len: format!("({})", lens.join(" * ")),
-            parts,
-        })
-    }
-
-    /// A tuple of scalars as one expression per component: a bound tuple (a parameter), a
-    /// `tuple` of scalars.
-    pub(super) fn parts(&self, n: NodeId, env: &Env) -> Result<Vec<String>, CodegenError> {
-        match (env.get(&n), &self.c.node(n).op) {
-            (Some(Bound::Tuple(parts)), _) => Ok(parts.clone()),
-            (_, Op::Tuple { items }) => items.iter().map(|i| self.scalar(*i, env)).collect(),
-            _ => Err(self.unsupported(n, "as a tuple of scalars")),
-        }
-    }
-
-    /// A `map` whose body is a tuple of scalars, one element template per component.
-    fn map_tuples(
-        &self,
-        n: NodeId,
-        f: &crate::ir::Lambda,
-        inputs: &[NodeId],
-        env: &Env,
-    ) -> Result<TupleSeqV, CodegenError> {
-        let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
-        let items = self
-            .parts(f.body, &inner)?
-            .into_iter()
-            .map(|x| renamed(&x, &e, I))
-            .collect();
-        self.tuple_seq(f.body, equal_lengths(&lens, n), items)
-    }
-
-    /// A sequence of `len` tuples whose components are `items` (templates over `@I@`), typed
-    /// by tuple node `t`.
-    fn tuple_seq(
-        &self,
-        t: NodeId,
-        len: String,
-        items: Vec<String>,
-    ) -> Result<TupleSeqV, CodegenError> {
-        let Type::Tuple(tys) = self.ty(t) else {
-            return Err(self.unsupported(t, "as a tuple of scalars"));
-        };
-        let parts = items
-            .into_iter()
-            .zip(tys)
-            .map(|(at, ty)| {
-                let elem = ty
-                    .as_scalar()
-                    .ok_or_else(|| self.unsupported(t, "as a tuple of scalars"))?;
-                Ok(SeqV {
-                    len: len.clone(),
-                    at,
-                    elem,
-                })
-            })
-            .collect::<Result<Vec<_>, CodegenError>>()?;
-        Ok(TupleSeqV { len, parts })
-    }
-
-    /// A nested sequence (depth 2) as rows over a flat sequence.
-    pub(super) fn rows(&self, n: NodeId, env: &Env) -> Result<RowsV, CodegenError> {
-        if let Some((k, elem, true)) = self.phase_result(n) {
-            let a = self.arg(ArgSlot::Phase {
-                phase: k,
-                elem: elem.stored(),
-                nested: true,
-            });
-            return Ok(RowsV::slices(
-                format!("(n_{a}_off - 1)"),
-                format!("{a}_off[{R}]"),
-                format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
-                None,
-                SeqV {
-                    len: format!("n_{a}"),
-                    at: format!("{a}[{I}]"),
-                    elem,
-                },
-            ));
-        }
-        match &self.c.node(n).op {
-            Op::Nest { input, offsets } => {
-                // Checked: no offsets, and rows outside the flat sequence or reversed, record the
-                // error (the rows read as empty).
-                let flat = self.seq(*input, env)?;
-                let off = self.seq(*offsets, env)?;
-                let (lo, hi) = (off.at(R), off.at(&format!("{R} + 1")));
-                let (b, e) = (format!("(u64)({lo})"), format!("(u64)({hi})"));
-                let ok = format!(
-                    "surge_segment_ok((i64)({lo}), (i64)({hi}), {R}, {}, {}, surge_err)",
-                    flat.len, n.0
-                );
-                Ok(RowsV::slices(
-                    format!("surge_nest_rows({}, {}, surge_err)", off.len, n.0),
-                    b.clone(),
-                    format!("({e} - {b})"),
-                    Some(ok),
-                    flat,
-                ))
-            }
-            Op::Split { input, tile } => {
-                let flat = self.seq(*input, env)?;
-                let t = format!(
-                    "surge_positive((i64)({}), 0, {}, surge_err)",
-                    self.scalar(*tile, env)?,
-                    n.0
-                );
-                let begin = format!("({R} * {t})");
-                Ok(RowsV::slices(
-                    format!("(({} + {t} - 1) / {t})", flat.len),
-                    begin.clone(),
-                    format!("surge_min({t}, {} - {begin})", flat.len),
-                    None,
-                    flat,
-                ))
-            }
-            Op::Transpose { input } => {
-                let input = self.rows(*input, env)?;
-                let r = format!("surge_r{}", n.0);
-                let width = format!(
-                    "surge_transpose_width({}, {}, surge_err, [&](u64 {r}) {{ return (u64)({}); }})",
-                    input.rows,
-                    n.0,
-                    input.row(&r, None).len
-                );
-                Ok(RowsV {
-                    rows: width,
-                    form: RowForm::Columns(Box::new(input)),
-                })
-            }
-            Op::Replicate { value, len } if self.ty(*value).depth() == 1 => {
-                let count = format!(
-                    "surge_len((i64)({}), {}, surge_err)",
-                    self.scalar(*len, env)?,
-                    n.0
-                );
-                Ok(RowsV {
-                    rows: count,
-                    form: RowForm::Same(self.seq(*value, env)?),
-                })
-            }
-            Op::Map { f, inputs } if !inputs.is_empty() => self.map_rows(n, f, inputs, env),
-            op => match crate::emit::lower::flat(op) {
-                Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
-                    self.lowered_rows(n, &f, env)
-                }
-                _ => Err(self.unsupported(n, "as a nested sequence")),
-            },
-        }
-    }
-
-    /// A `map` whose body is a flat sequence, as rows: row `@R@` is the body with the
-    /// parameters bound to element (or row) `@R@` of the inputs, whose lengths are checked
-    /// equal.
-    fn map_rows(
-        &self,
-        n: NodeId,
-        f: &crate::ir::Lambda,
-        inputs: &[NodeId],
-        env: &Env,
-    ) -> Result<RowsV, CodegenError> {
-        let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
-        let row = self.seq(f.body, &inner)?;
-        Ok(RowsV {
-            rows: equal_lengths(&lens, n),
-            form: RowForm::Each(SeqV {
-                len: renamed(&row.len, &e, R),
-                at: renamed(&row.at, &e, R),
-                elem: row.elem,
-            }),
-        })
-    }
-
     /// Binds the parameters of map `n`'s function `f` to element (or row, for a nested input)
     /// `@E<n>@` of its inputs; returns that placeholder, the body's environment and the inputs'
     /// lengths. The caller renames the placeholder (`@I@`, `@R@`) once the body has consumed
     /// its rows' own element placeholders: one name per map, so that a map in the body (a fold's
     /// elements) does not capture the enclosing map's index.
-    fn bind_params(
+    pub(super) fn bind_params(
         &self,
         n: NodeId,
         f: &crate::ir::Lambda,
@@ -822,27 +444,5 @@ impl Tr<'_> {
             lens.push(len);
         }
         Ok((e, inner, lens))
-    }
-
-    /// A `reverse`, `striding` or `gather` of a nested sequence: the lowering of `emit::lower`
-    /// over the source's row numbers gives each result row's source row.
-    fn lowered_rows(&self, n: NodeId, f: &Flat, env: &Env) -> Result<RowsV, CodegenError> {
-        let Some(Operand::Seq(source)) = f.operands.first() else {
-            unreachable!("internal: checked by the caller")
-        };
-        let src = self.rows(*source, env)?;
-        let numbers = SeqV {
-            len: src.rows.clone(),
-            at: I.to_string(),
-            elem: Elem::U64,
-        };
-        let index = self.lowered_with(n, f, Some(numbers), Elem::U64, env)?;
-        Ok(RowsV {
-            rows: index.len,
-            form: RowForm::Mapped {
-                inner: Box::new(src),
-                index: index.at,
-            },
-        })
     }
 }

@@ -14,8 +14,10 @@ mod keyed;
 mod lowered;
 mod phase;
 mod render;
+mod rows;
 #[cfg(test)]
 mod tests;
+mod tuples;
 
 pub use checks::{ERROR_WORDS, check, decode_error};
 

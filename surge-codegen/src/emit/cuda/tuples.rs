@@ -1,0 +1,148 @@
+//! Flat sequences of tuples in the element translator ([`Tr::tuples`]): a length and one
+//! element template per component (struct of arrays, never materialized): `zip`, `join`, a
+//! `map` whose body is a tuple, `reverse`/`striding`/`gather` of tuples and a `replicate` of a
+//! tuple.
+
+use super::checks::equal_lengths;
+use super::elements::{Bound, Env, I, SeqV, Tr, renamed};
+use crate::CodegenError;
+use crate::emit::lower::Operand;
+use crate::ir::{NodeId, Op, Type};
+
+/// Whether `ty` is a flat sequence of tuples.
+pub(super) fn seq_of_tuples(ty: &Type) -> bool {
+    matches!(ty, Type::Seq(t) if matches!(**t, Type::Tuple(_)))
+}
+
+/// A flat sequence of tuples of scalars (`zip`, `join`): its length and one element template
+/// per component, over the same index `@I@` (struct of arrays, never materialized).
+#[derive(Debug, Clone)]
+pub(super) struct TupleSeqV {
+    pub(super) len: String,
+    pub(super) parts: Vec<SeqV>,
+}
+
+impl Tr<'_> {
+    /// A flat sequence of tuples of scalars: `zip` (inputs of one length, checked) and `join`
+    /// (the Cartesian product, the last input varying fastest).
+    pub(super) fn tuples(&self, n: NodeId, env: &Env) -> Result<TupleSeqV, CodegenError> {
+        let op = &self.c.node(n).op;
+        if let Op::Map { f, inputs } = op {
+            return self.map_tuples(n, f, inputs, env);
+        }
+        if let Some(f) = crate::emit::lower::flat(op)
+            && let Some(Operand::Seq(source)) = f.operands.first()
+        {
+            // A `reverse`, `striding` or `gather` of tuples: the lowering once per component.
+            let src = self.tuples(*source, env)?;
+            let parts = src
+                .parts
+                .into_iter()
+                .map(|p| {
+                    let elem = p.elem;
+                    self.lowered_with(n, &f, Some(p), elem, env)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let len = parts.first().map(|p| p.len.clone()).unwrap_or_default();
+            return Ok(TupleSeqV { len, parts });
+        }
+        if let Op::Replicate { value, len } = op {
+            let len = format!(
+                "surge_len((i64)({}), {}, surge_err)",
+                self.scalar(*len, env)?,
+                n.0
+            );
+            let items = self.parts(*value, env)?;
+            return self.tuple_seq(*value, len, items);
+        }
+        let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
+            return Err(self.unsupported(n, "as a sequence of tuples"));
+        };
+        let parts = inputs
+            .iter()
+            .map(|i| self.seq(*i, env))
+            .collect::<Result<Vec<_>, _>>()?;
+        let lens: Vec<String> = parts.iter().map(|s| s.len.clone()).collect();
+        if matches!(self.c.node(n).op, Op::Zip { .. }) {
+            return Ok(TupleSeqV {
+                len: equal_lengths(&lens, n),
+                parts,
+            });
+        }
+        // Component k of element i is element (i / (l[k+1] · .. · l[n-1])) % l[k] of input k.
+        let parts = (0..parts.len())
+            .map(|k| {
+                let later: Vec<&str> = lens[k + 1..].iter().map(String::as_str).collect();
+                let q = if later.is_empty() {
+                    I.to_string()
+                } else {
+                    format!("{I} / ({})", later.join(" * "))
+                };
+                SeqV {
+                    len: lens[k].clone(),
+                    at: parts[k].at(&format!("({q}) % {}", lens[k])),
+                    elem: parts[k].elem,
+                }
+            })
+            .collect();
+        Ok(TupleSeqV {
+            len: format!("({})", lens.join(" * ")),
+            parts,
+        })
+    }
+
+    /// A tuple of scalars as one expression per component: a bound tuple (a parameter), a
+    /// `tuple` of scalars.
+    pub(super) fn parts(&self, n: NodeId, env: &Env) -> Result<Vec<String>, CodegenError> {
+        match (env.get(&n), &self.c.node(n).op) {
+            (Some(Bound::Tuple(parts)), _) => Ok(parts.clone()),
+            (_, Op::Tuple { items }) => items.iter().map(|i| self.scalar(*i, env)).collect(),
+            _ => Err(self.unsupported(n, "as a tuple of scalars")),
+        }
+    }
+
+    /// A `map` whose body is a tuple of scalars, one element template per component.
+    fn map_tuples(
+        &self,
+        n: NodeId,
+        f: &crate::ir::Lambda,
+        inputs: &[NodeId],
+        env: &Env,
+    ) -> Result<TupleSeqV, CodegenError> {
+        let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
+        let items = self
+            .parts(f.body, &inner)?
+            .into_iter()
+            .map(|x| renamed(&x, &e, I))
+            .collect();
+        self.tuple_seq(f.body, equal_lengths(&lens, n), items)
+    }
+
+    /// A sequence of `len` tuples whose components are `items` (templates over `@I@`), typed
+    /// by tuple node `t`.
+    fn tuple_seq(
+        &self,
+        t: NodeId,
+        len: String,
+        items: Vec<String>,
+    ) -> Result<TupleSeqV, CodegenError> {
+        let Type::Tuple(tys) = self.ty(t) else {
+            return Err(self.unsupported(t, "as a tuple of scalars"));
+        };
+        let parts = items
+            .into_iter()
+            .zip(tys)
+            .map(|(at, ty)| {
+                let elem = ty
+                    .as_scalar()
+                    .ok_or_else(|| self.unsupported(t, "as a tuple of scalars"))?;
+                Ok(SeqV {
+                    len: len.clone(),
+                    at,
+                    elem,
+                })
+            })
+            .collect::<Result<Vec<_>, CodegenError>>()?;
+        Ok(TupleSeqV { len, parts })
+    }
+}
