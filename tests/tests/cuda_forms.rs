@@ -342,3 +342,16 @@ fn a_reduce_of_rows_folds_columns() {
         &Computation::new(&m).unwrap(),
     );
 }
+
+#[test]
+fn scalar_code_over_a_root_scan_or_scatter_reads_it_materialized() {
+    let x = xs(20);
+    let s = scan(add, &x).unwrap();
+    let y = at(&s, 7u32).unwrap() * 2.0 + len(&s).cast::<f64>();
+    on_cuda("an element of a scan", &Computation::new(&y).unwrap());
+    let idx = Seq::input("idx", vec![3u32, 0, 3, 9]).unwrap();
+    let src = Seq::input("src", vec![1.5f64, 2.5, 3.5, 4.5]).unwrap();
+    let sc = scatter(&src, &idx, &x).unwrap();
+    let y = at(&sc, 3u32).unwrap();
+    on_cuda("an element of a scatter", &Computation::new(&y).unwrap());
+}

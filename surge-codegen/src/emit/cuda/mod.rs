@@ -187,6 +187,9 @@ pub fn emit(
     variants: &[Vec<Variant>],
 ) -> Result<CudaProgram, CodegenError> {
     let ty = &c.node(c.root).ty;
+    if let Some(a2) = materialized(c, analysis) {
+        return emit_program(c, &a2, &with_last_repeated(variants, analysis, 1), None);
+    }
     if cuda_storable(ty) {
         return emit_program(c, analysis, variants, None);
     }
@@ -199,12 +202,53 @@ pub fn emit(
             ),
         });
     };
+    let lists = with_last_repeated(variants, analysis, parts.parts - 1);
+    emit_program(&c2, &a2, &lists, Some(parts))
+}
+
+/// `variants` with the final phase's list repeated `extra` times for the program's further
+/// phases (when it lists the final phase at all).
+fn with_last_repeated(
+    variants: &[Vec<Variant>],
+    analysis: &Analysis,
+    extra: usize,
+) -> Vec<Vec<Variant>> {
     let mut lists = variants.to_vec();
     if lists.len() == analysis.phases.len() {
         let last = lists.last().cloned().unwrap_or_default();
-        lists.extend(std::iter::repeat_n(last, parts.parts - 1));
+        lists.extend(std::iter::repeat_n(last, extra));
     }
-    emit_program(&c2, &a2, &lists, Some(parts))
+    lists
+}
+
+/// Scalar code over a root `scan`, `scatter` or `reduce_by_key` (`at(scan(x), k)`): those
+/// levels cannot be read lazily, so the final phase is emitted twice, first with the level
+/// itself as its root (materialized), then with the scalar code as one element reading that
+/// result; both run with the final phase's variant.
+fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
+    let last = analysis.final_phase();
+    let [level] = last.levels.as_slice() else {
+        return None;
+    };
+    let eager = matches!(
+        level.op,
+        crate::ir::OpKind::Scan | crate::ir::OpKind::Scatter | crate::ir::OpKind::ReduceByKey
+    );
+    if !eager || last.root == level.node || c.node(last.root).ty.as_scalar().is_none() {
+        return None;
+    }
+    let mut phases = analysis.phases.clone();
+    let at = phases.len() - 1;
+    phases.insert(
+        at,
+        crate::analysis::Phase {
+            root: level.node,
+            diagonal: None,
+            contraction: None,
+            ..last.clone()
+        },
+    );
+    Some(Analysis { phases })
 }
 
 fn emit_program(

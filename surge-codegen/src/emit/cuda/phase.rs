@@ -210,7 +210,7 @@ impl PhaseCode {
         if is_nested_producer(c, phase) {
             return nested_root(tr, phase);
         }
-        if is_scalar_over_map(c, phase) {
+        if is_scalar_over_map(c, phase) || is_scalar_over_result(c, roots, p, phase) {
             return scalar_root(tr, phase);
         }
         if is_lazy_root(c, phase) {
@@ -393,6 +393,19 @@ fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
     phase.levels.len() == 1
         && phase.levels[0].op == OpKind::Map
         && c.node(phase.root).ty.as_scalar().is_some()
+}
+
+/// Scalar code over an earlier phase's result at its root (`mod.rs`, `materialized`).
+fn is_scalar_over_result(
+    c: &Computation,
+    roots: &BTreeMap<NodeId, usize>,
+    p: usize,
+    phase: &Phase,
+) -> bool {
+    phase.levels.len() == 1
+        && c.node(phase.root).ty.as_scalar().is_some()
+        && phase.root != phase.levels[0].node
+        && roots.get(&phase.levels[0].node).is_some_and(|k| *k < p)
 }
 
 /// Scalar code over a map at the root: one element, the root itself, in which the map is read

@@ -193,8 +193,9 @@ fn insert_inner_schedule(
         1
     };
     ctx.insert("unroll2", &unroll2);
-    // A fold runs on lane 0 alone: the cooperative level's algorithm is not used.
-    if e == ScheduleElem::Cooperative && inner != "fold" && inner != "row_runs" {
+    // A fold runs on lane 0 alone, row runs and scalar code (one element over a materialized
+    // result) use no cooperative algorithm.
+    if e == ScheduleElem::Cooperative && !matches!(inner, "fold" | "row_runs" | "none") {
         let algo_key = if inner == "scan" { "scan2" } else { "reduce2" };
         let algo_value = if inner == "scan" {
             &pv.p.scan2
