@@ -163,12 +163,12 @@ impl Fold {
         (0..self.parts.len()).map(f).collect()
     }
 
-    /// The locals' declarations, and one step's statements at `surge_j`.
+    /// The locals' declarations, and one step's statements at `surge_fold_j`.
     fn declare_and_step(&self) -> (String, String) {
         let ty = |c: usize| cuda_type(self.parts[c].elem);
         let declare = self.each(&|c| format!("{} {} = {}; ", ty(c), self.acc[c], self.init[c]));
         let read = self.each(&|c| {
-            let at = self.parts[c].at("surge_j");
+            let at = self.parts[c].at("surge_fold_j");
             format!("const {} {} = {at}; ", ty(c), self.next[c])
         });
         let combine =
@@ -184,14 +184,14 @@ impl Fold {
         let empty = match self.prefix {
             true => String::new(),
             false => format!(
-                "if (surge_len == 0) {{ surge_fail(surge_err, {}, SURGE_EMPTY_REDUCE, 0, 0, 0); }} else ",
+                "if (surge_fold_len == 0) {{ surge_fail(surge_err, {}, SURGE_EMPTY_REDUCE, 0, 0, 0); }} else ",
                 self.node.0
             ),
         };
         let from = if self.prefix { "0" } else { "1" };
         format!(
-            "if (lane == 0) {{\n        const u64 surge_len = {len};\n        {empty}{{\n          \
-             {declare}\n          for (u64 surge_j = {from}; surge_j < surge_len; ++surge_j) {{ \
+            "if (lane == 0) {{\n        const u64 surge_fold_len = {len};\n        {empty}{{\n          \
+             {declare}\n          for (u64 surge_fold_j = {from}; surge_fold_j < surge_fold_len; ++surge_fold_j) {{ \
              {step}}}\n          out[i] = {result};\n        }}\n      }}",
             len = self.len,
         )
@@ -203,17 +203,17 @@ impl Fold {
         let (declare, step) = self.declare_and_step();
         let body = match self.prefix {
             true => format!(
-                "for (u64 surge_j = 0; surge_j < surge_len; ++surge_j) {{ out[surge_o + surge_j] = \
+                "for (u64 surge_fold_j = 0; surge_fold_j < surge_fold_len; ++surge_fold_j) {{ out[surge_fold_o + surge_fold_j] = \
                  {value}; {step}}}"
             ),
             false => format!(
-                "out[surge_o] = {value};\n          for (u64 surge_j = 1; surge_j < surge_len; \
-                 ++surge_j) {{ {step}out[surge_o + surge_j] = {value}; }}"
+                "out[surge_fold_o] = {value};\n          for (u64 surge_fold_j = 1; surge_fold_j < surge_fold_len; \
+                 ++surge_fold_j) {{ {step}out[surge_fold_o + surge_fold_j] = {value}; }}"
             ),
         };
         format!(
-            "if (lane == 0) {{\n        const u64 surge_len = {len};\n        const u64 surge_o = \
-             out_off[i];\n        if (surge_len > 0) {{\n          {declare}\n          {body}\n        \
+            "if (lane == 0) {{\n        const u64 surge_fold_len = {len};\n        const u64 surge_fold_o = \
+             out_off[i];\n        if (surge_fold_len > 0) {{\n          {declare}\n          {body}\n        \
              }}\n      }}",
             len = self.len,
         )
