@@ -41,7 +41,7 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
     };
     let env = Env::new();
     if tr.c.node(*input).ty.depth() == 2 {
-        return row_runs(tr, phase);
+        return row_runs(tr, root, (op, *input, *keys, *prefix));
     }
     let seq = tr.seq(*input, &env)?;
     let ks = tr.seq(*keys, &env)?;
@@ -69,21 +69,15 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
 /// (&a, &b))`, either order, as Listing 5.5's): column `j` of run `r` folds the rows' elements
 /// `j` in position order from the prefix's. A row whose length is not the prefix's records the
 /// combiner map's length error (its elements past the end read as 0, never loaded).
-fn row_runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let root = phase.root;
-    let Op::ReduceByKey {
-        op,
-        input,
-        keys,
-        prefix,
-    } = &tr.c.node(root).op
-    else {
-        return Err(tr.unsupported(root, "as a reduce_by_key phase"));
-    };
+fn row_runs(
+    tr: Tr<'_>,
+    root: NodeId,
+    (op, input, keys, prefix): (&Lambda, NodeId, NodeId, NodeId),
+) -> Result<PhaseCode, CodegenError> {
     let env = Env::new();
-    let rows = tr.rows(*input, &env)?;
-    let ks = tr.seq(*keys, &env)?;
-    let pfx = tr.seq(*prefix, &env)?;
+    let rows = tr.rows(input, &env)?;
+    let ks = tr.seq(keys, &env)?;
+    let pfx = tr.seq(prefix, &env)?;
     let (map_node, combine) = elementwise(&tr, op, &env)?;
     let len = pair_lengths(&rows.rows, &ks.len, 0, root);
     let row = rows.row("p", None);

@@ -243,7 +243,7 @@ fn an_operator_without_identity_is_folded_by_lane_zero() {
     let prog = emit(&c, &a, vs.phases()).unwrap();
     let folds = prog
         .source
-        .matches("if (lane == 0) {\n        const u64 surge_len")
+        .matches("if (lane == 0) {\n        const u64 surge_fold_len")
         .count();
     assert_eq!(folds, vs.phases()[0].len(), "every variant folds");
 }
