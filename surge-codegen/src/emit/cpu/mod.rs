@@ -5,6 +5,7 @@ mod code;
 mod deep;
 mod diagonal;
 mod folds;
+mod inner;
 mod jam;
 mod keyed_rows;
 mod lowered;

@@ -14,6 +14,7 @@ mod keyed;
 mod lowered;
 mod phase;
 mod render;
+mod roots;
 mod rows;
 #[cfg(test)]
 mod tests;

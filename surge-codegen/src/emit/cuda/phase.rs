@@ -4,6 +4,10 @@
 
 use super::checks::equal_lengths;
 use super::elements::{Bound, Env, I, R, RowForm, RowsV, SeqV, Slices, Tr, seq_of_tuples};
+use super::roots::{
+    flat_root, is_flat_producer, is_lazy_root, is_nested_producer, is_scalar_over_map,
+    is_scalar_over_result, nested_root, scalar_root, single_row_root,
+};
 use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
 use crate::CodegenError;
 use crate::analysis::{Level, Phase};
@@ -343,7 +347,7 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
 
 /// Row `i` of nested input `k` as a flat sequence: a slice's begin and length are bound once
 /// (`b{k}`, `l{k}`; a row that fails its check is read as empty), a column is read in place.
-fn bind_row(rows: &RowsV, k: usize, bind: &mut Vec<String>) -> SeqV {
+pub(super) fn bind_row(rows: &RowsV, k: usize, bind: &mut Vec<String>) -> SeqV {
     match &rows.form {
         RowForm::Slices(s) => bind_slice(s, k, bind),
         _ => rows.row("i", None),
@@ -366,97 +370,6 @@ fn bind_slice(rows: &Slices, k: usize, bind: &mut Vec<String>) -> SeqV {
         at: rows.flat.at(&format!("b{k} + {I}")),
         elem: rows.flat.elem,
     }
-}
-
-/// A phase whose root is an element-wise producer of a flat sequence of scalars (`gather`,
-/// `range`, `replicate`, `reverse`, `striding`): its one level walks the elements.
-fn is_flat_producer(c: &Computation, phase: &Phase) -> bool {
-    let node = c.node(phase.root);
-    phase.levels.len() == 1
-        && crate::emit::lower::flat(&node.op).is_some()
-        && matches!(&node.ty, crate::ir::Type::Seq(t) if t.as_scalar().is_some())
-}
-
-/// A flat producer at the root, emitted as a map whose body is element `i` of the sequence.
-fn flat_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let seq = tr.seq(phase.root, &Env::new())?;
-    let inner = Inner::None {
-        result: store(seq.elem, seq.at("i")),
-        elem: seq.elem.stored(),
-    };
-    Ok(PhaseCode::of(&tr, seq.len, Vec::new(), inner))
-}
-
-/// A phase whose root is scalar code over its one `map` (`at(map(f, x), k)`; a program without
-/// a data-parallel operator, anchored as `at(map(|_| r, range(0, 1)), 0)`).
-fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
-    phase.levels.len() == 1
-        && phase.levels[0].op == OpKind::Map
-        && c.node(phase.root).ty.as_scalar().is_some()
-}
-
-/// Scalar code over an earlier phase's result at its root (`mod.rs`, `materialized`).
-fn is_scalar_over_result(
-    c: &Computation,
-    roots: &BTreeMap<NodeId, usize>,
-    p: usize,
-    phase: &Phase,
-) -> bool {
-    phase.levels.len() == 1
-        && c.node(phase.root).ty.as_scalar().is_some()
-        && phase.root != phase.levels[0].node
-        && roots.get(&phase.levels[0].node).is_some_and(|k| *k < p)
-}
-
-/// Scalar code over a map at the root: one element, the root itself, in which the map is read
-/// lazily (element `k` computed where the code reads it, as any element-wise producer is).
-fn scalar_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let elem = tr.c.node(phase.root).ty.as_scalar().expect("a scalar root");
-    let value = tr.scalar(phase.root, &Env::new())?;
-    let inner = Inner::None {
-        result: store(elem, value),
-        elem: elem.stored(),
-    };
-    Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
-}
-
-/// A flat sequence read lazily from a phase whose level is nested (`at(transpose(m), k)`): one
-/// row copied out (the level's schedule has two levels, as a row copy's may).
-fn single_row_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let seq = tr.seq(phase.root, &Env::new())?;
-    Ok(PhaseCode::of(
-        &tr,
-        "1ULL".into(),
-        Vec::new(),
-        Inner::Copy { seq },
-    ))
-}
-
-/// A phase whose root is a `nest`, `split` or `transpose` of scalars: its two levels walk the
-/// rows and their elements.
-fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
-    let node = c.node(phase.root);
-    phase.levels.len() == 1
-        && matches!(
-            node.op,
-            Op::Nest { .. }
-                | Op::Split { .. }
-                | Op::Transpose { .. }
-                | Op::Reverse { .. }
-                | Op::Striding { .. }
-                | Op::Gather { .. }
-                | Op::Replicate { .. }
-        )
-        && node.ty.depth() == 2
-}
-
-/// A nested producer at the root: row `i` bound as a map input's row is, its elements copied
-/// out (the host builds the offsets from the row lengths, as for a `map.scan`).
-fn nested_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let rows = tr.rows(phase.root, &Env::new())?;
-    let mut bind = Vec::new();
-    let seq = bind_row(&rows, 0, &mut bind);
-    Ok(PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq }))
 }
 
 /// A reduction or scan at the root: one element (`n = 1`), whose one group reduces or scans
@@ -540,27 +453,6 @@ impl Body<'_> {
         env.insert(post.params[0], Bound::Tuple(parts));
         tr.scalar(post.body, &env)
     }
-}
-
-/// A phase of one level whose root is a sequence the translator reads lazily over the level
-/// (one part of a tuple-valued `zip`, `join` or other producer: `map(|t| t.j, zip(a, b))`),
-/// stored element by element, or row by row.
-fn is_lazy_root(c: &Computation, phase: &Phase) -> bool {
-    let [level] = phase.levels.as_slice() else {
-        return false;
-    };
-    let ty = &c.node(phase.root).ty;
-    phase.root != level.node
-        && !matches!(
-            c.node(level.node).op,
-            Op::Map { .. }
-                | Op::Reduce { .. }
-                | Op::Scan { .. }
-                | Op::ReduceByKey { .. }
-                | Op::Scatter { .. }
-        )
-        && (1..=2).contains(&ty.depth())
-        && !seq_of_tuples(ty)
 }
 
 /// A `map` whose body is a sequence producer (`map.reverse`, `map.gather`, `map.map`, ..):

@@ -1,0 +1,124 @@
+//! Phases whose root is a value the translator reads lazily, stored element by element or row
+//! by row: an element-wise producer (`gather`, `range`, `reverse`, ..), a nested producer
+//! (`nest`, `split`, `transpose`, rows mapped or repeated), scalar code over a map or over an
+//! earlier phase's result (one element), one row of a nested level, and one part of a
+//! tuple-valued producer.
+
+use super::elements::{Env, Tr, seq_of_tuples};
+use super::phase::{Inner, PhaseCode, bind_row, store};
+use crate::CodegenError;
+use crate::analysis::Phase;
+use crate::ir::{Computation, NodeId, Op, OpKind};
+use std::collections::BTreeMap;
+
+/// A phase whose root is an element-wise producer of a flat sequence of scalars (`gather`,
+/// `range`, `replicate`, `reverse`, `striding`): its one level walks the elements.
+pub(super) fn is_flat_producer(c: &Computation, phase: &Phase) -> bool {
+    let node = c.node(phase.root);
+    phase.levels.len() == 1
+        && crate::emit::lower::flat(&node.op).is_some()
+        && matches!(&node.ty, crate::ir::Type::Seq(t) if t.as_scalar().is_some())
+}
+
+/// A flat producer at the root, emitted as a map whose body is element `i` of the sequence.
+pub(super) fn flat_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let seq = tr.seq(phase.root, &Env::new())?;
+    let inner = Inner::None {
+        result: store(seq.elem, seq.at("i")),
+        elem: seq.elem.stored(),
+    };
+    Ok(PhaseCode::of(&tr, seq.len, Vec::new(), inner))
+}
+
+/// A phase whose root is scalar code over its one `map` (`at(map(f, x), k)`; a program without
+/// a data-parallel operator, anchored as `at(map(|_| r, range(0, 1)), 0)`).
+pub(super) fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
+    phase.levels.len() == 1
+        && phase.levels[0].op == OpKind::Map
+        && c.node(phase.root).ty.as_scalar().is_some()
+}
+
+/// Scalar code over an earlier phase's result at its root (`mod.rs`, `materialized`).
+pub(super) fn is_scalar_over_result(
+    c: &Computation,
+    roots: &BTreeMap<NodeId, usize>,
+    p: usize,
+    phase: &Phase,
+) -> bool {
+    phase.levels.len() == 1
+        && c.node(phase.root).ty.as_scalar().is_some()
+        && phase.root != phase.levels[0].node
+        && roots.get(&phase.levels[0].node).is_some_and(|k| *k < p)
+}
+
+/// Scalar code over a map at the root: one element, the root itself, in which the map is read
+/// lazily (element `k` computed where the code reads it, as any element-wise producer is).
+pub(super) fn scalar_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let elem = tr.c.node(phase.root).ty.as_scalar().expect("a scalar root");
+    let value = tr.scalar(phase.root, &Env::new())?;
+    let inner = Inner::None {
+        result: store(elem, value),
+        elem: elem.stored(),
+    };
+    Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
+}
+
+/// A flat sequence read lazily from a phase whose level is nested (`at(transpose(m), k)`): one
+/// row copied out (the level's schedule has two levels, as a row copy's may).
+pub(super) fn single_row_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let seq = tr.seq(phase.root, &Env::new())?;
+    Ok(PhaseCode::of(
+        &tr,
+        "1ULL".into(),
+        Vec::new(),
+        Inner::Copy { seq },
+    ))
+}
+
+/// A phase whose root is a `nest`, `split` or `transpose` of scalars: its two levels walk the
+/// rows and their elements.
+pub(super) fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
+    let node = c.node(phase.root);
+    phase.levels.len() == 1
+        && matches!(
+            node.op,
+            Op::Nest { .. }
+                | Op::Split { .. }
+                | Op::Transpose { .. }
+                | Op::Reverse { .. }
+                | Op::Striding { .. }
+                | Op::Gather { .. }
+                | Op::Replicate { .. }
+        )
+        && node.ty.depth() == 2
+}
+
+/// A nested producer at the root: row `i` bound as a map input's row is, its elements copied
+/// out (the host builds the offsets from the row lengths, as for a `map.scan`).
+pub(super) fn nested_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let rows = tr.rows(phase.root, &Env::new())?;
+    let mut bind = Vec::new();
+    let seq = bind_row(&rows, 0, &mut bind);
+    Ok(PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq }))
+}
+
+/// A phase of one level whose root is a sequence the translator reads lazily over the level
+/// (one part of a tuple-valued `zip`, `join` or other producer: `map(|t| t.j, zip(a, b))`),
+/// stored element by element, or row by row.
+pub(super) fn is_lazy_root(c: &Computation, phase: &Phase) -> bool {
+    let [level] = phase.levels.as_slice() else {
+        return false;
+    };
+    let ty = &c.node(phase.root).ty;
+    phase.root != level.node
+        && !matches!(
+            c.node(level.node).op,
+            Op::Map { .. }
+                | Op::Reduce { .. }
+                | Op::Scan { .. }
+                | Op::ReduceByKey { .. }
+                | Op::Scatter { .. }
+        )
+        && (1..=2).contains(&ty.depth())
+        && !seq_of_tuples(ty)
+}
