@@ -461,6 +461,37 @@ fn bad_scatter_indices_are_errors_on_the_device<R: Runtime>(dev: &R) {
     }
 }
 
+/// Lloyd's k-means with both programs on a CUDA target (compiled once, rebound each iteration)
+/// reaches the plain-Rust Lloyd's labels and centroids (to 1e-9) from the same initial centroids.
+fn lloyd_matches_the_plain_rust_lloyd(target: &surge::Target, n: usize, d: usize, k: usize) {
+    use surge::apps::kmeans::{self, LloydVariants, data};
+    let points = data::blobs(n, d, k, 3);
+    let init = data::kmeans_plus_plus(&points, k, 5).unwrap();
+    let iterations = 6;
+    let want = kmeans::reference::lloyd_serial(&points, &init, iterations);
+    let got = kmeans::lloyd(
+        &points,
+        &init,
+        iterations,
+        target,
+        &LloydVariants::default(),
+    )
+    .unwrap();
+    assert_eq!(got.labels, want.labels);
+    assert_eq!(got.iterations, want.iterations);
+    for (a, b) in got.centroids.iter().zip(&want.centroids) {
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "centroid {a} vs {b}"
+        );
+    }
+    assert!(
+        got.variants.iter().all(|v| v.starts_with("cuda")),
+        "{:?}",
+        got.variants
+    );
+}
+
 /// Phases whose root is an element-wise producer (materialized because a later phase reads it
 /// twice, or because it is the result): `replicate`, `reverse`, `striding`, `range`, `gather`,
 /// and the nested `nest`, `split` and `transpose` (rows copied out).
@@ -502,6 +533,11 @@ fn producer_phases_run<R: Runtime>(dev: &R) {
 }
 
 mod gpu {
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn lloyd_matches_the_plain_rust_lloyd() {
+        super::lloyd_matches_the_plain_rust_lloyd(&surge::Target::cuda(0), 20_000, 32, 10);
+    }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn producer_phases_run() {
@@ -566,6 +602,10 @@ mod gpu {
 
 /// The same checks in the CUDA emulator (no GPU needed).
 mod emulator {
+    #[test]
+    fn lloyd_matches_the_plain_rust_lloyd() {
+        super::lloyd_matches_the_plain_rust_lloyd(&surge::Target::cuda_emulated(), 200, 3, 3);
+    }
     #[test]
     fn producer_phases_run() {
         super::producer_phases_run(&surge_cuda::Emulator::default());

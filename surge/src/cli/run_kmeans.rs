@@ -87,11 +87,14 @@ fn tuned(p: &Points, init: &[f64], name: &str) -> Result<(String, serde_json::Va
 }
 
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
-    if args.platform != "cpu" {
-        return Err(usage(format!(
-            "k-means runs on the CPU so far, not `{}`",
-            args.platform
-        )));
+    let target = match args.platform.as_str() {
+        "cpu" => Target::cpu(),
+        other => super::run_cuda::target(other)?,
+    };
+    if args.tuned && args.platform != "cpu" {
+        return Err(usage(
+            "--tuned selects among CPU variants; on CUDA give --variant or none (the defaults)",
+        ));
     }
     let (p, input) = points(args)?;
     let (init, init_name) = initial(args, &p)?;
@@ -106,12 +109,13 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         selection = Some(info);
     }
     let t = Instant::now();
-    let r = kmeans::lloyd(&p, &init, args.iterations, &Target::cpu(), &variants)?;
+    let r = kmeans::lloyd(&p, &init, args.iterations, &target, &variants)?;
     let seconds = t.elapsed().as_secs_f64();
     let k = r.counts.len();
     let mut o = serde_json::Map::new();
     o.insert("app".into(), json!("kmeans"));
     o.insert("input".into(), json!(input));
+    o.insert("platform".into(), json!(target.kind()));
     o.insert("points".into(), json!(p.len()));
     o.insert("dimension".into(), json!(p.d));
     o.insert("k".into(), json!(k));

@@ -10,7 +10,9 @@ use super::program::{self, CENTROIDS, COUNTS, ORDER, POINTS, SORTED_LABELS};
 use crate::{Computation, Kernels, Output, Result, SurgeError, Target};
 use surge_codegen::data::Buffer;
 use surge_codegen::ir;
+use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
+use surge_cuda::{DeviceKernels, Runtime};
 
 /// Which variant runs each program (None: the default variant).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,23 +22,99 @@ pub struct LloydVariants {
 }
 
 /// One program compiled once, rebound to new inputs each iteration (also the distributed
-/// Lloyd's, `mpi::kmeans_local`).
+/// Lloyd's, `mpi::kmeans_local`). On a CUDA target (a GPU or the emulator) the chosen variant of
+/// every phase is NVRTC-compiled and loaded once; each run uploads the inputs, runs every phase
+/// with its device-side checks and downloads the result.
 pub(crate) struct Program {
     pub(crate) ir: ir::Computation,
-    kernels: std::sync::Arc<Kernels>,
+    compiled: Compiled,
     pub(crate) variant: Variant,
+}
+
+enum Compiled {
+    Cpu(std::sync::Arc<Kernels>),
+    Gpu(DeviceKernels<surge_cuda::Device>, Vec<Variant>),
+    Emulated(DeviceKernels<surge_cuda::Emulator>, Vec<Variant>),
+}
+
+/// Every phase's variant on CUDA: the one whose id is `id` in its phase, the others at their
+/// default; without `id` every default. The variant reported is the last phase's.
+fn cuda_chosen(c: &Computation, rt: &impl Runtime, id: Option<&str>) -> Result<Vec<Variant>> {
+    let set = c.variants(&Platform::Cuda(rt.info().clone()))?;
+    Ok(match id {
+        None => set.defaults(),
+        Some(id) => {
+            let (phase, v) = set.find_in_phases(id).ok_or_else(|| {
+                SurgeError::Usage(format!(
+                    "unknown CUDA variant `{id}` of the k-means program; `surge variants` lists them"
+                ))
+            })?;
+            set.combination(phase, v)
+        }
+    })
+}
+
+fn device_kernels<R: Runtime>(
+    rt: &R,
+    c: &Computation,
+    id: Option<&str>,
+) -> Result<(DeviceKernels<R>, Vec<Variant>)> {
+    let chosen = cuda_chosen(c, rt, id)?;
+    let lists: Vec<Vec<Variant>> = chosen.iter().map(|v| vec![v.clone()]).collect();
+    Ok((DeviceKernels::build(rt, c.ir(), &lists)?, chosen))
+}
+
+fn run_device<R: Runtime>(
+    k: &DeviceKernels<R>,
+    chosen: &[Variant],
+    ir: &ir::Computation,
+    buffers: &[Buffer],
+) -> Result<Output> {
+    let refs: Vec<&Variant> = chosen.iter().collect();
+    let t = std::time::Instant::now();
+    let p = k.prepare_for(ir, buffers, &refs)?;
+    let prepared = t.elapsed().as_secs_f64();
+    p.run(&refs)?;
+    let ran = t.elapsed().as_secs_f64();
+    let out = p.output()?;
+    if std::env::var_os("SURGE_TRACE").is_some() {
+        let done = t.elapsed().as_secs_f64();
+        eprintln!(
+            "k-means on CUDA: {} nodes: upload and sizing {prepared:.4} s, run {:.4} s, download {:.4} s",
+            ir.nodes.len(),
+            ran - prepared,
+            done - ran
+        );
+    }
+    Ok(out)
 }
 
 impl Program {
     pub(crate) fn new(c: &Computation, target: &Target, id: Option<&str>) -> Result<Program> {
-        let kernels = Kernels::shared(c, target)?;
-        let variant = match id {
-            Some(id) => kernels.variant(id)?.clone(),
-            None => kernels.default_variant().clone(),
+        let (compiled, variant) = match target {
+            Target::Cpu(_) => {
+                let kernels = Kernels::shared(c, target)?;
+                let variant = match id {
+                    Some(id) => kernels.variant(id)?.clone(),
+                    None => kernels.default_variant().clone(),
+                };
+                (Compiled::Cpu(kernels), variant)
+            }
+            Target::Cuda(i) => {
+                let (k, chosen) = device_kernels(&surge_cuda::Device::open(*i)?, c, id)?;
+                let v = chosen.last().cloned().expect("a program has a phase");
+                (Compiled::Gpu(k, chosen), v)
+            }
+            Target::CudaEmulated(d) => {
+                let rt = surge_cuda::Emulator::new(d.clone());
+                let (k, chosen) = device_kernels(&rt, c, id)?;
+                let v = chosen.last().cloned().expect("a program has a phase");
+                (Compiled::Emulated(k, chosen), v)
+            }
         };
         Ok(Program {
             ir: c.ir().clone(),
-            kernels,
+            compiled,
             variant,
         })
     }
@@ -49,7 +127,11 @@ impl Program {
             decl.len = b.len() as u64;
         }
         let c = Computation::from_ir(ir, buffers)?;
-        let out = self.kernels.run(&c, &self.variant)?;
+        let out = match &self.compiled {
+            Compiled::Cpu(k) => k.run(&c, &self.variant)?,
+            Compiled::Gpu(k, chosen) => run_device(k, chosen, c.ir(), c.buffers())?,
+            Compiled::Emulated(k, chosen) => run_device(k, chosen, c.ir(), c.buffers())?,
+        };
         Ok((out, c.into_buffers()))
     }
 
@@ -128,6 +210,13 @@ pub(crate) fn recalculate(
     Ok((keys, sizes, rows))
 }
 
+/// With `SURGE_TRACE` set, one stderr line per stage of an iteration.
+fn trace(stage: &str, since: std::time::Instant) {
+    if std::env::var_os("SURGE_TRACE").is_some() {
+        eprintln!("k-means: {stage} {:.4} s", since.elapsed().as_secs_f64());
+    }
+}
+
 pub(crate) fn labels_of(out: Output) -> Result<Vec<u32>> {
     match out {
         Output::Seq(Buffer::U32(v)) => Ok(v),
@@ -164,9 +253,11 @@ pub fn lloyd(
     let mut previous: Option<Vec<u32>> = None;
     let (mut done, mut converged) = (0, false);
     let labels = loop {
+        let t = std::time::Instant::now();
         let (out, b) = relabel.run(bufs)?;
         bufs = b;
         let labels = labels_of(out)?;
+        trace("relabeling", t);
         if previous.as_ref() == Some(&labels) {
             converged = true;
             break labels;
@@ -181,8 +272,10 @@ pub fn lloyd(
                 recalc.insert(Program::new(&c, target, variants.recalculate.as_deref())?)
             }
         };
+        let t = std::time::Instant::now();
         let (keys, _, means) =
             recalculate(prog, &mut bufs[px], &labels, k, d, |sizes| sizes.to_vec())?;
+        trace("sort and recalculation", t);
         for (j, &key) in keys.iter().enumerate() {
             let key = key as usize;
             centroids[key * d..(key + 1) * d].copy_from_slice(&means[j * d..(j + 1) * d]);
