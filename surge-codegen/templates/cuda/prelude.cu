@@ -35,6 +35,26 @@ template <int BX, int BY> __device__ __forceinline__ void surge_row_sync(int row
   }
 }
 
+// The minimum (MIN) or the sum of one u64 per thread over the block's T threads, every thread
+// of the block calling (a barrier tree); every thread gets the result.
+template <unsigned T, bool MIN>
+__device__ __forceinline__ u64 surge_block_u64(u64 v, SURGE_SHARED(u64) sm, unsigned tid) {
+  sm[tid] = v;
+  __syncthreads();
+  unsigned h = 1;
+  while (h < T) h <<= 1;
+  for (unsigned s = h / 2; s > 0; s >>= 1) {
+    if (tid < s && tid + s < T) {
+      const u64 a = sm[tid], b = sm[tid + s];
+      sm[tid] = MIN ? (a < b ? a : b) : a + b;
+    }
+    __syncthreads();
+  }
+  const u64 r = sm[0];
+  __syncthreads();
+  return r;
+}
+
 // The lanes of the logical warp of `LW` lanes the calling thread belongs to.
 template <int LW> __device__ __forceinline__ unsigned surge_lw_mask(unsigned physical_lane) {
   return LW == 32 ? 0xffffffffu : (((1u << LW) - 1u) << (physical_lane / LW * LW));

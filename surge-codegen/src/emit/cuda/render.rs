@@ -48,6 +48,10 @@ impl Params<'_> {
     }
 }
 
+/// The most blocks that take part in a `reduce_by_key` of rows: each counts the runs before its
+/// range of positions, so the work grows with the block count times the length.
+const ROW_RUN_BLOCKS: u32 = 256;
+
 /// Where and how a variant's kernel runs.
 struct Geometry {
     bx: i64,
@@ -431,6 +435,7 @@ impl PhaseCode {
                 ctx.insert("has_prefix", &prefix_at.is_some());
                 ctx.insert("prefix_at", prefix_at);
                 ctx.insert("combine", combine);
+                ctx.insert("max_blocks", &ROW_RUN_BLOCKS);
                 ("row_runs", *t)
             }
             Inner::Fold { code, out_elem } | Inner::FoldScan { code, out_elem, .. } => {
@@ -503,11 +508,28 @@ impl PhaseCode {
         ctx.insert("t", t);
         ctx.insert("st", cuda_type(self.output().elem));
         insert_inner_schedule(&mut ctx, &pv, &g, inner)?;
+        // Row runs fold with every thread of the variant's resource: one, a logical warp, or
+        // the whole block.
+        let workers = match g.res.as_str() {
+            "thread" => 1,
+            "warp" => g.lanes,
+            _ => g.bx * g.by,
+        };
+        ctx.insert("workers", &workers);
         // reduce_by_key and scatter have their own templates (`keyed.rs`); a scatter is one
         // block's work.
         let (template, launch) = match inner {
             "runs" => ("runs", g.launch()),
-            "row_runs" => ("runs_rows", g.launch()),
+            // A block per run (at most ROW_RUN_BLOCKS take part; the template knows the cap).
+            "row_runs" => (
+                "runs_rows",
+                Launch {
+                    single_group: false,
+                    groups_per_block: 1,
+                    grain: 1,
+                    ..g.launch()
+                },
+            ),
             "scatter" => (
                 "scatter",
                 Launch {
