@@ -33,6 +33,36 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     (t[t.len() / 2], out)
 }
 
+/// Rounds of the interleaved comparison.
+const ROUNDS: usize = 11;
+
+/// `rounds` rounds of every `f` in turn (after one warm-up round): each one's times.
+fn interleaved(rounds: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<Vec<f64>> {
+    fs.iter_mut().for_each(|f| f());
+    let mut t = vec![Vec::new(); fs.len()];
+    for _ in 0..rounds {
+        for (i, f) in fs.iter_mut().enumerate() {
+            let s = Instant::now();
+            f();
+            t[i].push(s.elapsed().as_secs_f64());
+        }
+    }
+    t
+}
+
+fn median(t: &[f64]) -> f64 {
+    let mut t = t.to_vec();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// The interquartile range relative to the median.
+fn spread(t: &[f64]) -> f64 {
+    let mut t = t.to_vec();
+    t.sort_by(f64::total_cmp);
+    (t[3 * t.len() / 4] - t[t.len() / 4]) / t[t.len() / 2]
+}
+
 /// `linfa-clustering`'s KMeans from `init`, making exactly `updates` centroid updates (its
 /// tolerance is below any centroid shift), and its centroids, row-major.
 fn linfa_lloyd(p: &kmeans::Points, init: &[f64], updates: usize) -> Vec<f64> {
@@ -96,16 +126,27 @@ fn main() -> surge::Result<()> {
         let p = data::blobs_spread(n, KMEANS_DIM, KMEANS_K, 7, 8.0);
         let init = data::kmeans_plus_plus(&p, KMEANS_K, 1)?;
         let (serial_s, want) = time(3, || reference::lloyd_serial(&p, &init, iterations));
-        let (rayon_s, par) = time(3, || reference::lloyd_rayon(&p, &init, iterations));
         let (linfa_s, linfa_c) = time(3, || linfa_lloyd(&p, &init, want.iterations));
         let run = |v: &LloydVariants| kmeans::lloyd(&p, &init, iterations, &Target::cpu(), v);
-        let (default_s, def) = time(3, || run(&LloydVariants::default()));
         let (best_id, variants) = fastest_relabel(&p, &init)?;
         let best_v = LloydVariants {
             relabel: Some(best_id.clone()),
             recalculate: None,
         };
-        let (best_s, best) = time(3, || run(&best_v));
+        // Rayon's Lloyd and Surge's (default and fastest relabeling) in alternating rounds, so
+        // load during the run falls on all three alike.
+        let (mut par, mut def, mut best) = (None, None, None);
+        let rounds = interleaved(
+            ROUNDS,
+            &mut [
+                &mut || par = Some(reference::lloyd_rayon(&p, &init, iterations)),
+                &mut || def = Some(run(&LloydVariants::default())),
+                &mut || best = Some(run(&best_v)),
+            ],
+        );
+        let [rayon_s, default_s, best_s] = [0, 1, 2].map(|i| median(&rounds[i]));
+        let spread = |i: usize| spread(&rounds[i]);
+        let (par, def, best) = (par.expect("ran"), def.expect("ran"), best.expect("ran"));
         let check = |r: &KMeansResult| r.labels == want.labels;
         let (def, best) = (def?, best?);
         assert!(
@@ -126,6 +167,7 @@ fn main() -> surge::Result<()> {
             "linfa_centroid_diff": centroid_diff(&want.centroids, &linfa_c),
             "best_vs_linfa": rate(best_s) / linfa_rate,
             "best_vs_rayon": rayon_s / best_s,
+            "spread": {"rayon": spread(0), "surge_default": spread(1), "surge_best": spread(2)},
             "default_vs_rayon": rayon_s / default_s,
         }));
         eprintln!("{}", rows.last().expect("pushed"));

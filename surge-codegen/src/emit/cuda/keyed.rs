@@ -4,11 +4,21 @@
 //! kernel template (`runs.cu.tera`, `scatter.cu.tera`), since neither is a map over a known
 //! number of elements; both are rendered by `render.rs` like every other phase.
 //!
-//! - `reduce_by_key`: one execution resource walks the runs in order (the variant's one level,
-//!   as for a root `reduce`, is the level that folds each run: one thread, or a logical warp or
-//!   block row whose lane 0 finds the run's end and whose lanes reduce its elements). The shape
-//!   kernel counts the runs. Like `reduce`, the lanes assume an associative and commutative
-//!   operator.
+//! - `reduce_by_key` of scalars: one execution resource walks the runs in order (the variant's
+//!   one level, as for a root `reduce`, is the level that folds each run: one thread, or a
+//!   logical warp or block row whose lane 0 finds the run's end and whose lanes reduce its
+//!   elements). The shape kernel counts the runs. Like `reduce`, the lanes assume an
+//!   associative and commutative operator.
+//! - `reduce_by_key` of rows (Listing 5.5) and a `reduce` of rows with an element-wise combiner
+//!   (`runs_rows.cu.tera`): the positions are split into one contiguous range per block (at
+//!   most 256 blocks); a block counts the runs that start before its range (its first output
+//!   row), takes the runs that start in its range (reading the last one to its end), finds each
+//!   run's end by a block-wide search, and folds it with the variant's resource (one thread, a
+//!   logical warp or the whole block): columns over the threads and, where there are fewer
+//!   columns than threads, each column's rows in contiguous slices combined in slice order, so
+//!   an associative combiner needs no commutativity. On an H200 this took Lloyd's
+//!   recalculation of 10^6 points (d = 32, k = 10) from 1.43 s (one block walking every run)
+//!   to 0.13 s.
 //! - `scatter`: one block copies the destination, then its thread 0 writes the source at the
 //!   indices in order of position, so duplicate indices end with the last write and the first
 //!   out-of-range index (in position order) is the error, exactly as in the interpreter. The

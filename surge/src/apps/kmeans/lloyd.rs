@@ -245,10 +245,15 @@ pub fn lloyd(
         )));
     }
     let mut centroids = init.to_vec();
-    let first = program::relabel(points.data.clone(), centroids.clone(), d)?;
+    // The program is built on no points (its structure is all that compiling needs; lengths
+    // are run-time values), then run on one copy of them: the DSEL would copy them twice more.
+    let t = std::time::Instant::now();
+    let first = program::relabel(Vec::new(), centroids.clone(), d)?;
     let relabel = Program::new(&first, target, variants.relabel.as_deref())?;
+    trace("relabeling program built and compiled (or found)", t);
     let (px, pc) = (relabel.slot(POINTS), relabel.slot(CENTROIDS));
     let mut bufs = first.into_buffers();
+    bufs[px] = Buffer::F64(points.data.clone());
     let mut recalc: Option<Program> = None;
     let mut previous: Option<Vec<u32>> = None;
     let (mut done, mut converged) = (0, false);
