@@ -366,3 +366,17 @@ fn scalar_code_over_a_root_scan_or_scatter_reads_it_materialized() {
     let y = at(&sc, 3u32).unwrap();
     on_cuda("an element of a scatter", &Computation::new(&y).unwrap());
 }
+
+/// A histogram by key (runs of sorted keys, a count per run) and maxima per run: each block and
+/// each resource of it takes the runs that start in its range of positions.
+#[test]
+fn scalar_runs_are_split_over_blocks_and_resources() {
+    let keys: Vec<u32> = (0..2000u32).map(|i| (i / 7) + (i / 300) * 3).collect();
+    let k = Seq::input("k", keys).unwrap();
+    let ones = map(|_k: Scalar<u32>| lit(1u64), &k).unwrap();
+    let hist = reduce_by_key(add, &ones, &k, 0u64).unwrap();
+    on_cuda("a histogram by key", &Computation::new(&hist).unwrap());
+    let v = Seq::input("v", tests::conformance::values(2000, 3)).unwrap();
+    let maxes = reduce_by_key(max, &v, &k, f64::NEG_INFINITY).unwrap();
+    on_cuda("maxima per run", &Computation::new(&maxes).unwrap());
+}

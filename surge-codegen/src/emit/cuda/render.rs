@@ -48,8 +48,8 @@ impl Params<'_> {
     }
 }
 
-/// The most blocks that take part in a `reduce_by_key` of rows: each counts the runs before its
-/// range of positions, so the work grows with the block count times the length.
+/// The most blocks that take part in a `reduce_by_key` (or a `reduce` of rows): each counts the
+/// runs before its range of positions, so the work grows with the block count times the length.
 const ROW_RUN_BLOCKS: u32 = 256;
 
 /// Where and how a variant's kernel runs.
@@ -457,6 +457,7 @@ impl PhaseCode {
                 ctx.insert("op_body", op_body);
                 ctx.insert("ident", ident);
                 ctx.insert("prefix", prefix);
+                ctx.insert("max_blocks", &ROW_RUN_BLOCKS);
                 ("runs", *t)
             }
             Inner::Scatter {
@@ -519,7 +520,15 @@ impl PhaseCode {
         // reduce_by_key and scatter have their own templates (`keyed.rs`); a scatter is one
         // block's work.
         let (template, launch) = match inner {
-            "runs" => ("runs", g.launch()),
+            // About one run per group of threads; at most ROW_RUN_BLOCKS blocks take part.
+            "runs" => (
+                "runs",
+                Launch {
+                    single_group: false,
+                    grain: 1,
+                    ..g.launch()
+                },
+            ),
             // A block per run (at most ROW_RUN_BLOCKS take part; the template knows the cap).
             "row_runs" => (
                 "runs_rows",
