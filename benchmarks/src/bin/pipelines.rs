@@ -52,8 +52,10 @@ fn run_case(case: &Case, runs: usize, probe: &mut Probe) -> serde_json::Value {
     let k = Kernels::build(&c, &Target::cpu()).expect("compiled");
     let mut ws = Workspace::default();
     let mut best = (f64::INFINITY, String::new());
+    let mut timed = Vec::new();
     for v in k.variants() {
         let t = measure(1, runs, || k.run_in(&c, v, &mut ws).expect("runs"));
+        timed.push(json!({"variant": v.id(), "s": t.median}));
         if t.median < best.0 {
             best = (t.median, v.id());
         }
@@ -75,7 +77,9 @@ fn run_case(case: &Case, runs: usize, probe: &mut Probe) -> serde_json::Value {
         "variants": k.variants().len(),
         "best_s": best.0,
         "best_variant": best.1,
+        "default_variant": default.id(),
         "default_s": t_default.median,
+        "timed": timed,
         "serial_s": serial,
         "rayon_s": rayon,
         "best_vs_rayon": rayon / best.0,
