@@ -243,8 +243,9 @@ impl<R: Runtime> DeviceKernels<R> {
     }
 
     /// Uploads `buffers` (one per computation input) once, sizes every phase's result (running
-    /// the shape kernels, and each phase once with `shape_with[p]` so later phases see its
-    /// result) and allocates the results: what [`Prepared::run`] and [`Prepared::time`] reuse.
+    /// the shape kernels, and each phase but the last once with `shape_with[p]` so later phases
+    /// see its result) and allocates the results: what [`Prepared::run`] and [`Prepared::time`]
+    /// reuse.
     pub fn prepare(
         &self,
         buffers: &[Buffer],
@@ -301,8 +302,12 @@ impl<R: Runtime> DeviceKernels<R> {
                 len: total,
                 offsets,
             });
-            p.launch_phase(i, shape_with[self.variant_index(i)])?;
-            p.check()?;
+            // Later phases read this one's result; nothing reads the last one before `run`
+            // (running it here too ran the H200's k-means recalculation twice per iteration).
+            if i + 1 < self.plans.len() {
+                p.launch_phase(i, shape_with[self.variant_index(i)])?;
+                p.check()?;
+            }
         }
         Ok(p)
     }
