@@ -95,7 +95,13 @@ pub(crate) fn run(
     }
     let cp = Shared(c.as_mut_ptr());
     let pool = pool(threads);
-    PACK_B.with_borrow_mut(|pb| {
+    // The packed buffers are taken out of their thread-locals for the call, not borrowed across
+    // it: a thread waiting inside `install` or a parallel loop runs other jobs of its pool, and
+    // one of them may be another GEMM on this thread (a borrow held across the wait made that
+    // GEMM panic with "already borrowed": a flaky test when two ran at once).
+    let mut pb = PACK_B.with_borrow_mut(std::mem::take);
+    {
+        let pb = &mut pb;
         pool.install(|| {
             for jc in (0..n).step_by(v.nc) {
                 let ncb = v.nc.min(n - jc);
@@ -116,8 +122,9 @@ pub(crate) fn run(
                     }
                 }
             }
-        })
-    });
+        });
+    }
+    PACK_B.with_borrow_mut(|slot| *slot = pb);
 }
 
 /// One KC×NC panel of B: columns [jc, jc + ncb), rows [pc, pc + kcb).
@@ -211,7 +218,11 @@ fn over_jr(
     let m = a.rows;
     let np = panels(p.ncb, v.nr);
     let per = np.div_ceil(threads);
-    PACK_A.with_borrow_mut(|pa| {
+    // Taken out for the call (see `run`): the parallel loop below may run another GEMM's task
+    // on this thread.
+    let mut pa = PACK_A.with_borrow_mut(std::mem::take);
+    {
+        let pa = &mut pa;
         for ic in (0..m).step_by(v.mc) {
             let mcb = v.mc.min(m - ic);
             let need = mcb.div_ceil(v.mr) * v.mr * p.kcb;
@@ -251,5 +262,6 @@ fn over_jr(
                 }
             });
         }
-    });
+    }
+    PACK_A.with_borrow_mut(|slot| *slot = pa);
 }

@@ -236,3 +236,31 @@ fn other_simd_widths_compile_and_scalar_code_is_correct() {
         }
     }
 }
+
+/// GEMMs from several threads at once share the cached 2-thread pool: a pool thread waiting in
+/// a parallel loop runs other GEMMs' tasks, which must not find its packed buffers borrowed
+/// (they once did: "already borrowed", a flaky test).
+#[test]
+fn concurrent_gemms_sharing_a_pool_agree() {
+    let vs = test_variants();
+    let g = GemmKernels::build(&vs).unwrap();
+    let (m, n, k) = (37, 53, 29);
+    let (a, b) = (data(m * k, 9), data(k * n, 10));
+    let want = naive(m, n, k, &a, &b);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (g, vs, a, b, want) = (&g, &vs, &a, &b, &want);
+            s.spawn(move || {
+                for r in 0..30 {
+                    let v = &vs[(t + r) % vs.len()];
+                    let mut c = vec![f64::NAN; m * n];
+                    g.gemm(v, 2, MatRef::new(a, m, k), MatRef::new(b, k, n), &mut c)
+                        .unwrap();
+                    for (x, y) in c.iter().zip(want) {
+                        assert!((x - y).abs() <= 1e-12 * k as f64, "{v}: {x} vs {y}");
+                    }
+                }
+            });
+        }
+    });
+}
