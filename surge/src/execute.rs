@@ -205,13 +205,15 @@ fn cuda_execute(c: &Computation, target: &Target, id: Option<&str>) -> Result<Op
     }
 }
 
-fn cuda_execute_on<R: surge_cuda::Runtime>(
+/// One CUDA variant per phase of `c` on the device `rt` describes: with `id`, the phase that
+/// has that variant runs it and the others their default; without, every default.
+pub(crate) fn cuda_chosen<R: surge_cuda::Runtime>(
     rt: &R,
     c: &Computation,
     id: Option<&str>,
-) -> Result<Output> {
+) -> Result<Vec<Variant>> {
     let set = c.variants(&Platform::Cuda(rt.info().clone()))?;
-    let chosen = match id {
+    Ok(match id {
         None => set.defaults(),
         Some(id) => {
             let (phase, v) = set.find_in_phases(id).ok_or_else(|| {
@@ -221,7 +223,15 @@ fn cuda_execute_on<R: surge_cuda::Runtime>(
             })?;
             set.combination(phase, v)
         }
-    };
+    })
+}
+
+fn cuda_execute_on<R: surge_cuda::Runtime>(
+    rt: &R,
+    c: &Computation,
+    id: Option<&str>,
+) -> Result<Output> {
+    let chosen = cuda_chosen(rt, c, id)?;
     Ok(surge_cuda::execute_on(rt, c.ir(), c.buffers(), &chosen)?)
 }
 

@@ -10,7 +10,6 @@ use super::program::{self, CENTROIDS, COUNTS, ORDER, POINTS, SORTED_LABELS};
 use crate::{Computation, Kernels, Output, Result, SurgeError, Target};
 use surge_codegen::data::Buffer;
 use surge_codegen::ir;
-use surge_codegen::target::Platform;
 use surge_codegen::variant::Variant;
 use surge_cuda::{DeviceKernels, Runtime};
 
@@ -37,29 +36,13 @@ enum Compiled {
     Emulated(DeviceKernels<surge_cuda::Emulator>, Vec<Variant>),
 }
 
-/// Every phase's variant on CUDA: the one whose id is `id` in its phase, the others at their
-/// default; without `id` every default. The variant reported is the last phase's.
-fn cuda_chosen(c: &Computation, rt: &impl Runtime, id: Option<&str>) -> Result<Vec<Variant>> {
-    let set = c.variants(&Platform::Cuda(rt.info().clone()))?;
-    Ok(match id {
-        None => set.defaults(),
-        Some(id) => {
-            let (phase, v) = set.find_in_phases(id).ok_or_else(|| {
-                SurgeError::Usage(format!(
-                    "unknown CUDA variant `{id}` of the k-means program; `surge variants` lists them"
-                ))
-            })?;
-            set.combination(phase, v)
-        }
-    })
-}
-
+/// The chosen variant of every phase (see [`crate::execute::cuda_chosen`]), compiled and loaded.
 fn device_kernels<R: Runtime>(
     rt: &R,
     c: &Computation,
     id: Option<&str>,
 ) -> Result<(DeviceKernels<R>, Vec<Variant>)> {
-    let chosen = cuda_chosen(c, rt, id)?;
+    let chosen = crate::execute::cuda_chosen(rt, c, id)?;
     let lists: Vec<Vec<Variant>> = chosen.iter().map(|v| vec![v.clone()]).collect();
     Ok((DeviceKernels::build(rt, c.ir(), &lists)?, chosen))
 }
