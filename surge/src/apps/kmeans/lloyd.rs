@@ -167,7 +167,9 @@ pub(crate) fn recalculate(
     d: usize,
     counts: impl FnOnce(&[f64]) -> Vec<f64>,
 ) -> Result<(Vec<u32>, Vec<f64>, Vec<f64>)> {
+    let t = std::time::Instant::now();
     let (order, sorted, keys, sizes) = sort_by_label(labels, k);
+    trace("counting sort", t);
     let mut rb: Vec<Buffer> = prog
         .ir
         .inputs
