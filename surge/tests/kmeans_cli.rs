@@ -140,3 +140,67 @@ fn bad_points_centroids_and_flags_exit_2_naming_what() {
         "no tuning store for `kmeans`",
     );
 }
+
+/// The same points clustered on the CUDA emulator (both programs emitted as CUDA and run with
+/// CUDA's execution model) reach the CPU's counts and centroids; `--tuned` selects CPU variants
+/// only, and an unknown platform is named.
+#[test]
+fn clusters_on_the_cuda_emulator_as_on_the_cpu() {
+    let d = tmp("emu");
+    std::fs::write(
+        d.join("p.csv"),
+        "1,2\n1.5,1.8\n5,8\n8,8\n1,0.6\n9,11\n2,2.5\n7,9\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("init.csv"), "1,2\n5,8\n").unwrap();
+    let run = |platform: &str| {
+        json(&surge(
+            &d,
+            &[
+                "run",
+                "kmeans",
+                "--input",
+                "p.csv",
+                "--init",
+                "init.csv",
+                "--json",
+                "--platform",
+                platform,
+            ],
+        ))
+    };
+    let (cpu, emu) = (run("cpu"), run("cuda-emu"));
+    assert_eq!(emu["platform"], "cuda-emu");
+    assert_eq!(emu["counts"], cpu["counts"]);
+    assert_eq!(emu["iterations"], cpu["iterations"]);
+    let flat = |v: &serde_json::Value| -> Vec<f64> {
+        v["centroids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+            .collect()
+    };
+    for (a, b) in flat(&emu).iter().zip(flat(&cpu)) {
+        assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+    }
+    assert!(emu["variants"][0].as_str().unwrap().starts_with("cuda:"));
+    fails(
+        &d,
+        &[
+            "run",
+            "kmeans",
+            "--input",
+            "p.csv",
+            "--platform",
+            "cuda-emu",
+            "--tuned",
+        ],
+        "--tuned selects among CPU variants",
+    );
+    fails(
+        &d,
+        &["run", "kmeans", "--input", "p.csv", "--platform", "tpu"],
+        "unknown platform `tpu`",
+    );
+}
