@@ -97,40 +97,56 @@ pub fn neighbour_lists(
     sorted: &Sorted,
     cutoff: f64,
 ) -> ListInputs {
-    let rank = sorted.unsort(&(0..sorted.order.len() as u32).collect::<Vec<_>>());
     let rc2 = cutoff * cutoff;
-    let per_atom: Vec<Vec<(u32, u32)>> = sorted
+    // Chunks of atoms in parallel, each building its flat lists and per-atom counts; then the
+    // chunks are concatenated. (A list per atom, flattened by one thread, took 0.10-0.125 s
+    // of a 0.14 s force computation at 108,000 atoms.)
+    // Positions in sorted order: a cell's atoms are contiguous, and a neighbour's sorted
+    // position is its entry in the list.
+    let pos: Vec<[f64; 3]> = sorted.order.iter().map(|&i| atoms.positions[i]).collect();
+    let chunks: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = sorted
         .order
-        .par_iter()
-        .map(|&i| {
-            let mut list = Vec::with_capacity(64);
-            let ri = atoms.positions[i];
-            for nb in cells.neighbours(cells.cell_of(i)) {
-                for &j in cells.atoms_in(nb.cell) {
-                    let rj = atoms.positions[j];
-                    let d: [f64; 3] = std::array::from_fn(|k| (ri[k] - rj[k]) - nb.shift[k]);
-                    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-                    if r2 <= rc2 && r2 > 0.0 {
-                        list.push((rank[j], image_of(nb.shift)));
+        .par_chunks(1024)
+        .enumerate()
+        .map(|(ci, chunk)| {
+            let (mut nbs, mut images) = (Vec::new(), Vec::new());
+            let mut counts = Vec::with_capacity(chunk.len());
+            for s in ci * 1024..ci * 1024 + chunk.len() {
+                let before = nbs.len();
+                let ri = pos[s];
+                for nb in cells.neighbours(sorted.cell[s] as usize) {
+                    let image = image_of(nb.shift);
+                    let cell = sorted.start[nb.cell] as usize..sorted.start[nb.cell + 1] as usize;
+                    for (t, rj) in pos[cell.clone()].iter().enumerate() {
+                        let d: [f64; 3] = std::array::from_fn(|k| (ri[k] - rj[k]) - nb.shift[k]);
+                        let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                        if r2 <= rc2 && r2 > 0.0 {
+                            nbs.push((cell.start + t) as u32);
+                            images.push(image);
+                        }
                     }
                 }
+                counts.push((nbs.len() - before) as u32);
             }
-            list
+            (nbs, images, counts)
         })
         .collect();
+    let total: usize = chunks.iter().map(|c| c.0.len()).sum();
     let mut lists = ListInputs {
-        offsets: Vec::with_capacity(per_atom.len() + 1),
-        neighbours: Vec::new(),
-        image: Vec::new(),
+        offsets: Vec::with_capacity(sorted.order.len() + 1),
+        neighbours: Vec::with_capacity(total),
+        image: Vec::with_capacity(total),
         shift: image_shifts(atoms.box_len),
     };
     lists.offsets.push(0);
-    for l in per_atom {
-        for (j, m) in l {
-            lists.neighbours.push(j);
-            lists.image.push(m);
+    let mut at = 0u32;
+    for (nbs, images, counts) in chunks {
+        lists.neighbours.extend_from_slice(&nbs);
+        lists.image.extend_from_slice(&images);
+        for c in counts {
+            at += c;
+            lists.offsets.push(at);
         }
-        lists.offsets.push(lists.neighbours.len() as u32);
     }
     lists
 }

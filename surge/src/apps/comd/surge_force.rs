@@ -48,7 +48,17 @@ impl Algorithm {
         let c = match self {
             Algorithm::Direct => program::direct(&frame, cell_inputs(cells, &sorted))?,
             Algorithm::Redistributed => {
-                program::redistributed(&frame, neighbour_lists(atoms, cells, &sorted, pot.cutoff))?
+                let t = std::time::Instant::now();
+                let lists = neighbour_lists(atoms, cells, &sorted, pot.cutoff);
+                let listed = t.elapsed().as_secs_f64();
+                let c = program::redistributed(&frame, lists)?;
+                if std::env::var_os("SURGE_TRACE").is_some() {
+                    eprintln!(
+                        "redistributed: neighbour lists {listed:.4} s, program {:.4} s",
+                        t.elapsed().as_secs_f64() - listed
+                    );
+                }
+                c
             }
         };
         Ok((c, sorted))
