@@ -1,7 +1,7 @@
 //! A root `reduce_by_key` run cooperatively (`Inner::Runs`): the input split into the inner
-//! level's chunks, each chunk's runs folded in parallel by the kernel's `runs` into its own
-//! buffer, then the buffers joined in order, a chunk's first run combined with the previous
-//! chunk's last when it continues it. One pass over the data, like a hand-written rayon version.
+//! level's chunks, scheduled in ranges of chunks; each range's runs folded in parallel by one
+//! call of the kernel's `runs` into its own buffer, then the buffers joined in order, a range's
+//! first run combined with the previous range's last when it continues it. One pass over the data, like a hand-written rayon version.
 
 use super::abi::buffer_ptr;
 use super::plan::by_chunk;
