@@ -152,19 +152,15 @@ fn add_gemm_family(
 /// dense contraction's default is its GEMM family's (`gemm::default_variant`): the naive loops
 /// ran a 256³ mat-mat in 22 ms here, a packed GEMM variant in 0.4 ms.
 pub fn cpu_default(variants: &[Variant]) -> Option<&Variant> {
-    let gemm: Vec<(crate::gemm::GemmVariant, &Variant)> =
-        if variants.iter().any(crate::gemm::is_gemm) {
-            let bits = crate::gemm::Machine::query().simd_bits;
-            variants
-                .iter()
-                .filter_map(|v| crate::gemm::from_variant(v, bits).map(|g| (g, v)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-    let kernels: Vec<crate::gemm::GemmVariant> = gemm.iter().map(|(g, _)| g.clone()).collect();
-    if let Some(best) = crate::gemm::default_variant(&kernels) {
-        return gemm.iter().find(|(g, _)| g == best).map(|(_, v)| *v);
+    if variants.iter().any(crate::gemm::is_gemm) {
+        let bits = crate::gemm::Machine::query().simd_bits;
+        let (kernels, owners): (Vec<crate::gemm::GemmVariant>, Vec<&Variant>) = variants
+            .iter()
+            .filter_map(|v| crate::gemm::from_variant(v, bits).map(|g| (g, v)))
+            .unzip();
+        if let Some(best) = crate::gemm::default_variant(&kernels) {
+            return kernels.iter().position(|g| g == best).map(|i| owners[i]);
+        }
     }
     let score = |v: &Variant| -> (i64, i64, i64, i64, i64) {
         let elems = v.schedule.elems();

@@ -32,15 +32,22 @@ fn fails(dir: &Path, args: &[&str], expect: &str) {
     assert!(err.contains(expect), "{args:?}: `{expect}` not in {err}");
 }
 
-#[test]
-fn clusters_a_csv_from_given_centroids() {
-    let d = tmp("csv");
+/// A directory holding `p.csv` (six points in two clusters, a comment line) and `init.csv`
+/// (two centroids).
+fn two_clusters(name: &str) -> PathBuf {
+    let d = tmp(name);
     std::fs::write(
         d.join("p.csv"),
         "1,2\n1.5,1.8\n# a comment\n5,8\n8,8\n1,0.6\n9,11\n",
     )
     .unwrap();
     std::fs::write(d.join("init.csv"), "1,2\n5,8\n").unwrap();
+    d
+}
+
+#[test]
+fn clusters_a_csv_from_given_centroids() {
+    let d = two_clusters("csv");
     let v = json(&surge(
         &d,
         &[
@@ -146,13 +153,7 @@ fn bad_points_centroids_and_flags_exit_2_naming_what() {
 /// only, and an unknown platform is named.
 #[test]
 fn clusters_on_the_cuda_emulator_as_on_the_cpu() {
-    let d = tmp("emu");
-    std::fs::write(
-        d.join("p.csv"),
-        "1,2\n1.5,1.8\n5,8\n8,8\n1,0.6\n9,11\n2,2.5\n7,9\n",
-    )
-    .unwrap();
-    std::fs::write(d.join("init.csv"), "1,2\n5,8\n").unwrap();
+    let d = two_clusters("emu");
     let run = |platform: &str| {
         json(&surge(
             &d,

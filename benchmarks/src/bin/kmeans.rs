@@ -6,7 +6,9 @@
 //! mean), from the same
 //! k-means++ centroids on generated points (D = 32, k = 10, seeded, overlapping clusters so Lloyd
 //! iterates), in million points clustered per second (points × relabelings / seconds; every run
-//! makes the same iterations).
+//! makes the same iterations). Rayon's Lloyd and Surge's are timed in the benchmarks'
+//! interleaved, disturbance-guarded rounds (`surge::bench::confirm`); their rates are the
+//! medians of their batches, and the rounds' own/rayon ratios are reported as the spread.
 //! Each run's labels are checked against the serial reference's.
 //!
 //! `cargo run --release -p benchmarks --bin kmeans -- [N ...]` (default 25000 100000 400000);
@@ -18,6 +20,8 @@ use std::time::Instant;
 use surge::Target;
 use surge::apps::kmeans::{self, KMeansResult, LloydVariants, data, program, reference};
 use surge::apps::{KMEANS_DIM, KMEANS_K};
+use surge::bench::confirm::{Contender, confirm};
+use surge::tune::cpu::CpuBackend;
 
 /// The median of `runs` timings of `f` (after one warm-up), and its last result.
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
@@ -31,36 +35,6 @@ fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
         .collect();
     t.sort_by(f64::total_cmp);
     (t[t.len() / 2], out)
-}
-
-/// Rounds of the interleaved comparison.
-const ROUNDS: usize = 11;
-
-/// `rounds` rounds of every `f` in turn (after one warm-up round): each one's times.
-fn interleaved(rounds: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<Vec<f64>> {
-    fs.iter_mut().for_each(|f| f());
-    let mut t = vec![Vec::new(); fs.len()];
-    for _ in 0..rounds {
-        for (i, f) in fs.iter_mut().enumerate() {
-            let s = Instant::now();
-            f();
-            t[i].push(s.elapsed().as_secs_f64());
-        }
-    }
-    t
-}
-
-fn median(t: &[f64]) -> f64 {
-    let mut t = t.to_vec();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
-
-/// The interquartile range relative to the median.
-fn spread(t: &[f64]) -> f64 {
-    let mut t = t.to_vec();
-    t.sort_by(f64::total_cmp);
-    (t[3 * t.len() / 4] - t[t.len() / 4]) / t[t.len() / 2]
 }
 
 /// `linfa-clustering`'s KMeans from `init`, making exactly `updates` centroid updates (its
@@ -133,20 +107,34 @@ fn main() -> surge::Result<()> {
             relabel: Some(best_id.clone()),
             recalculate: None,
         };
-        // Rayon's Lloyd and Surge's (default and fastest relabeling) in alternating rounds, so
-        // load during the run falls on all three alike.
-        let (mut par, mut def, mut best) = (None, None, None);
-        let rounds = interleaved(
-            ROUNDS,
-            &mut [
-                &mut || par = Some(reference::lloyd_rayon(&p, &init, iterations)),
-                &mut || def = Some(run(&LloydVariants::default())),
-                &mut || best = Some(run(&best_v)),
-            ],
-        );
-        let [rayon_s, default_s, best_s] = [0, 1, 2].map(|i| median(&rounds[i]));
-        let spread = |i: usize| spread(&rounds[i]);
-        let (par, def, best) = (par.expect("ran"), def.expect("ran"), best.expect("ran"));
+        // Rayon's Lloyd against Surge's (default and fastest relabeling) in the benchmarks'
+        // interleaved, disturbance-guarded rounds (`surge::bench::confirm`), so load during the
+        // run falls on all three alike.
+        let lloyd_call = |v: LloydVariants| -> Box<dyn FnMut() -> surge::Result<()> + '_> {
+            Box::new(move || run(&v).map(|_| ()))
+        };
+        let contender = |name: &str, reference, call| Contender {
+            name: name.into(),
+            reference,
+            call,
+            after: None,
+        };
+        let mut contenders = [
+            contender(
+                "rayon",
+                true,
+                Box::new(|| {
+                    reference::lloyd_rayon(&p, &init, iterations);
+                    Ok(())
+                }),
+            ),
+            contender("surge_default", false, lloyd_call(LloydVariants::default())),
+            contender("surge_best", false, lloyd_call(best_v.clone())),
+        ];
+        let conf = confirm(&mut contenders, &CpuBackend::new())?;
+        let [rayon_s, default_s, best_s] = [0, 1, 2].map(|i| conf.contenders[i].median_seconds);
+        let par = reference::lloyd_rayon(&p, &init, iterations);
+        let (def, best) = (run(&LloydVariants::default()), run(&best_v));
         let check = |r: &KMeansResult| r.labels == want.labels;
         let (def, best) = (def?, best?);
         assert!(
@@ -167,7 +155,8 @@ fn main() -> surge::Result<()> {
             "linfa_centroid_diff": centroid_diff(&want.centroids, &linfa_c),
             "best_vs_linfa": rate(best_s) / linfa_rate,
             "best_vs_rayon": rayon_s / best_s,
-            "spread": {"rayon": spread(0), "surge_default": spread(1), "surge_best": spread(2)},
+            "rounds": conf.rounds, "discarded_rounds": conf.discarded,
+            "round_ratio": {"median": conf.ratio_median, "low": conf.ratio_low, "high": conf.ratio_high},
             "default_vs_rayon": rayon_s / default_s,
         }));
         eprintln!("{}", rows.last().expect("pushed"));

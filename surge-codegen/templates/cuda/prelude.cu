@@ -55,6 +55,29 @@ __device__ __forceinline__ u64 surge_block_u64(u64 v, SURGE_SHARED(u64) sm, unsi
   return r;
 }
 
+// This block's contiguous range [lo, hi) of the positions 0..len, when the first min(gridDim.x,
+// CAP) blocks take part; false when it has none (every thread of the block gets the same
+// answer, so the block returns as one).
+template <unsigned CAP>
+__device__ __forceinline__ bool surge_block_range(u64 len, u64 &lo, u64 &hi) {
+  const u64 blocks = gridDim.x < CAP ? gridDim.x : CAP;
+  if (blockIdx.x >= blocks) return false;
+  const u64 chunk = (len + blocks - 1) / blocks;
+  lo = blockIdx.x * chunk < len ? blockIdx.x * chunk : len;
+  hi = lo + chunk < len ? lo + chunk : len;
+  return lo < hi;
+}
+
+// How many runs start before position `lo` (`starts(p)`: a run starts at p), counted by the
+// block's T threads; every thread gets the count.
+template <unsigned T, class Starts>
+__device__ __forceinline__ u64 surge_runs_before(u64 lo, Starts starts, SURGE_SHARED(u64) sm,
+                                                 unsigned tid) {
+  u64 n = 0;
+  for (u64 p = tid; p < lo; p += T) n += starts(p) ? 1 : 0;
+  return surge_block_u64<T, false>(n, sm, tid);
+}
+
 // The lanes of the logical warp of `LW` lanes the calling thread belongs to.
 template <int LW> __device__ __forceinline__ unsigned surge_lw_mask(unsigned physical_lane) {
   return LW == 32 ? 0xffffffffu : (((1u << LW) - 1u) << (physical_lane / LW * LW));

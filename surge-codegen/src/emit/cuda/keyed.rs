@@ -4,10 +4,12 @@
 //! kernel template (`runs.cu.tera`, `scatter.cu.tera`), since neither is a map over a known
 //! number of elements; both are rendered by `render.rs` like every other phase.
 //!
-//! - `reduce_by_key` of scalars: one execution resource walks the runs in order (the variant's
-//!   one level, as for a root `reduce`, is the level that folds each run: one thread, or a
-//!   logical warp or block row whose lane 0 finds the run's end and whose lanes reduce its
-//!   elements). The shape kernel counts the runs. Like `reduce`, the lanes assume an
+//! - `reduce_by_key` of scalars: the positions are split into a range per block (at most 256)
+//!   and a sub-range per execution resource; each resource counts the runs that start before
+//!   its sub-range (its first output position) and walks the runs that start in it (the
+//!   variant's one level, as for a root `reduce`, is the level that folds each run: one
+//!   thread, or a logical warp or block row whose lane 0 finds the run's end and whose lanes
+//!   reduce its elements). The shape kernel counts the runs. Like `reduce`, the lanes assume an
 //!   associative and commutative operator.
 //! - `reduce_by_key` of rows (Listing 5.5) and a `reduce` of rows with an element-wise combiner
 //!   (`runs_rows.cu.tera`): the positions are split into one contiguous range per block (at

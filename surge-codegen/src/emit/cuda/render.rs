@@ -509,16 +509,16 @@ impl PhaseCode {
         ctx.insert("t", t);
         ctx.insert("st", cuda_type(self.output().elem));
         insert_inner_schedule(&mut ctx, &pv, &g, inner)?;
-        // Row runs fold with every thread of the variant's resource: one, a logical warp, or
-        // the whole block.
-        let workers = match g.res.as_str() {
-            "thread" => 1,
-            "warp" => g.lanes,
-            _ => g.bx * g.by,
-        };
-        ctx.insert("workers", &workers);
         // reduce_by_key and scatter have their own templates (`keyed.rs`); a scatter is one
         // block's work.
+        if inner == "row_runs" {
+            let workers = match g.res.as_str() {
+                "thread" => 1,
+                "warp" => g.lanes,
+                _ => g.bx * g.by,
+            };
+            ctx.insert("workers", &workers);
+        }
         let (template, launch) = match inner {
             // About one run per group of threads; at most ROW_RUN_BLOCKS blocks take part.
             "runs" => (
@@ -529,7 +529,9 @@ impl PhaseCode {
                     ..g.launch()
                 },
             ),
-            // A block per run (at most ROW_RUN_BLOCKS take part; the template knows the cap).
+            // A block per run (at most ROW_RUN_BLOCKS take part; the template knows the cap),
+            // folding with every thread of the variant's resource: one, a logical warp, or the
+            // whole block.
             "row_runs" => (
                 "runs_rows",
                 Launch {

@@ -36,15 +36,17 @@ enum Compiled {
     Emulated(DeviceKernels<surge_cuda::Emulator>, Vec<Variant>),
 }
 
-/// The chosen variant of every phase (see [`crate::execute::cuda_chosen`]), compiled and loaded.
+/// The chosen variant of every phase (see [`crate::execute::cuda_chosen`]), compiled and loaded,
+/// and the variant reported (the last phase's).
 fn device_kernels<R: Runtime>(
     rt: &R,
     c: &Computation,
     id: Option<&str>,
-) -> Result<(DeviceKernels<R>, Vec<Variant>)> {
+) -> Result<(DeviceKernels<R>, Vec<Variant>, Variant)> {
     let chosen = crate::execute::cuda_chosen(rt, c, id)?;
     let lists: Vec<Vec<Variant>> = chosen.iter().map(|v| vec![v.clone()]).collect();
-    Ok((DeviceKernels::build(rt, c.ir(), &lists)?, chosen))
+    let reported = chosen.last().cloned().expect("a program has a phase");
+    Ok((DeviceKernels::build(rt, c.ir(), &lists)?, chosen, reported))
 }
 
 fn run_device<R: Runtime>(
@@ -84,14 +86,12 @@ impl Program {
                 (Compiled::Cpu(kernels), variant)
             }
             Target::Cuda(i) => {
-                let (k, chosen) = device_kernels(&surge_cuda::Device::open(*i)?, c, id)?;
-                let v = chosen.last().cloned().expect("a program has a phase");
+                let (k, chosen, v) = device_kernels(&surge_cuda::Device::open(*i)?, c, id)?;
                 (Compiled::Gpu(k, chosen), v)
             }
             Target::CudaEmulated(d) => {
                 let rt = surge_cuda::Emulator::new(d.clone());
-                let (k, chosen) = device_kernels(&rt, c, id)?;
-                let v = chosen.last().cloned().expect("a program has a phase");
+                let (k, chosen, v) = device_kernels(&rt, c, id)?;
                 (Compiled::Emulated(k, chosen), v)
             }
         };
