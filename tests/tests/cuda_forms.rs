@@ -380,3 +380,36 @@ fn scalar_runs_are_split_over_blocks_and_resources() {
     let maxes = reduce_by_key(max, &v, &k, f64::NEG_INFINITY).unwrap();
     on_cuda("maxima per run", &Computation::new(&maxes).unwrap());
 }
+
+/// A scatter of rows: rows of other lengths than the ones they replace, duplicate indices (the
+/// last write wins whole, whether it is longer or shorter than an earlier one), rows of a `nest`,
+/// a `split`, a `reverse`, a `replicate` and a `map` whose body is a sequence; an index out of
+/// range is the interpreter's error.
+#[test]
+fn a_scatter_of_rows_writes_whole_rows_in_order() {
+    let x = xs(30);
+    let src = nest(&x, &Seq::input("o", vec![0u32, 5, 5, 12, 13]).unwrap()).unwrap();
+    let dest = split(&x, 4u64).unwrap();
+    let idx = Seq::input("idx", vec![2u32, 0, 2, 7]).unwrap();
+    let y = scatter(&src, &idx, &dest).unwrap();
+    on_cuda(
+        "rows of a nest into a split",
+        &Computation::new(&y).unwrap(),
+    );
+    let y = scatter(&reverse(&src).unwrap(), &idx, &reverse(&dest).unwrap()).unwrap();
+    on_cuda("reversed rows", &Computation::new(&y).unwrap());
+    let row = Seq::input("r", vec![1.0f64, -2.0, 3.0]).unwrap();
+    let reps: Seq<Seq<f64>> = replicate(&row, 4u64).unwrap();
+    let y = scatter(&reps, &idx, &dest).unwrap();
+    on_cuda("a replicated row", &Computation::new(&y).unwrap());
+    let k = Seq::input("k", vec![3u32, 0, 6, 1]).unwrap();
+    let ranges = map(|n: Scalar<u32>| range(0u32, n), &k).unwrap();
+    let into = map(
+        |n: Scalar<u32>| range(0u32, n),
+        &Seq::input("m", vec![2u32; 8]).unwrap(),
+    );
+    let y = scatter(&ranges, &idx, &into.unwrap()).unwrap();
+    on_cuda("rows of a map", &Computation::new(&y).unwrap());
+    let bad = Seq::input("bad", vec![1u32, 8, 0, 2]).unwrap();
+    fails_as_the_interpreter(&Computation::new(&scatter(&src, &bad, &dest).unwrap()).unwrap());
+}

@@ -325,7 +325,7 @@ fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
         Ok(Err(e)) => {
             if let Some(class) = cpu_refusal(&e) {
                 if cuda {
-                    check_cuda(&c, &expected, partial(p))?;
+                    check_cuda(&c, &expected, p)?;
                 }
                 return Ok(Outcome::Refused(class));
             }
@@ -370,7 +370,7 @@ fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
         }
     }
     if cuda {
-        check_cuda(&c, &expected, partial(p))?;
+        check_cuda(&c, &expected, p)?;
     }
     Ok(Outcome::Agreed {
         variants: variants.len(),
@@ -402,7 +402,8 @@ fn partial(p: &Program) -> bool {
 /// Emits the CUDA program of every variant, compiles it with NVRTC (when it can be loaded) and
 /// runs every variant in the CUDA emulator against the interpreter (`expected`: its result, or
 /// `None` where it failed, so every variant must fail too, unless `partial`).
-fn check_cuda(c: &Computation, expected: &Option<Expected>, partial: bool) -> Result<(), Failure> {
+fn check_cuda(c: &Computation, expected: &Option<Expected>, p: &Program) -> Result<(), Failure> {
+    let partial = partial(p);
     use surge_codegen::emit::cuda;
     use surge_codegen::target::Platform;
     let platform = Platform::from_names("cuda", Some("h200")).expect("a built-in device");
@@ -425,7 +426,8 @@ fn check_cuda(c: &Computation, expected: &Option<Expected>, partial: bool) -> Re
             return match refusal_class(&e) {
                 Some(class) => {
                     if st.failures == 0 {
-                        *st.cuda_refusals.entry(class).or_default() += 1;
+                        *st.cuda_refusals.entry(class.clone()).or_default() += 1;
+                        example(&mut st, &class, p);
                     }
                     Ok(())
                 }

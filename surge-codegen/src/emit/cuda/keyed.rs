@@ -35,7 +35,7 @@ use crate::analysis::Phase;
 use crate::ir::{Lambda, NodeId, Op};
 
 /// The integer key at position `@I@` as an `i64` (equal keys are equal bit patterns).
-fn key_at(keys: &SeqV) -> String {
+pub(super) fn key_at(keys: &SeqV) -> String {
     format!("(i64)({})", keys.at)
 }
 
@@ -187,6 +187,9 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
     else {
         return Err(tr.unsupported(root, "as a scatter phase"));
     };
+    if tr.c.node(*dest).ty.depth() == 2 {
+        return super::scatter_rows::scatter_rows(tr, root, (*source, *indices, *dest));
+    }
     let env = Env::new();
     let (s, idx, d) = (
         tr.seq(*source, &env)?,

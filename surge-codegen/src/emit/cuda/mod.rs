@@ -16,6 +16,7 @@ mod phase;
 mod render;
 mod roots;
 mod rows;
+mod scatter_rows;
 #[cfg(test)]
 mod tests;
 mod tuples;

@@ -91,6 +91,19 @@ pub(super) enum Inner {
         dest: String,
         t: Elem,
     },
+    /// A root `scatter` of rows (`scatter_rows.rs`): the checked source length and the index
+    /// template over `pos`; the source row `pos`'s and the destination row `d`'s length and
+    /// element `j`; the element type.
+    ScatterRows {
+        node: NodeId,
+        len: String,
+        index: String,
+        source_len: String,
+        source_at: String,
+        dest_len: String,
+        dest_at: String,
+        t: Elem,
+    },
 }
 
 /// A phase translated once; its kernels differ only in schedule and policy.
@@ -284,7 +297,7 @@ impl PhaseCode {
                 elem: *out_elem,
                 nested: true,
             },
-            Inner::RowRuns { t, .. } => OutputShape {
+            Inner::RowRuns { t, .. } | Inner::ScatterRows { t, .. } => OutputShape {
                 elem: t.stored(),
                 nested: true,
             },

@@ -18,6 +18,7 @@ const SHAPE: &str = include_str!("../../../templates/cuda/shape.cu.tera");
 const RUNS: &str = include_str!("../../../templates/cuda/runs.cu.tera");
 const SCATTER: &str = include_str!("../../../templates/cuda/scatter.cu.tera");
 const RUNS_ROWS: &str = include_str!("../../../templates/cuda/runs_rows.cu.tera");
+const SCATTER_ROWS: &str = include_str!("../../../templates/cuda/scatter_rows.cu.tera");
 
 pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
     let mut t = tera::Tera::default();
@@ -28,6 +29,7 @@ pub(super) fn templates() -> Result<tera::Tera, CodegenError> {
         ("runs", RUNS),
         ("runs_rows", RUNS_ROWS),
         ("scatter", SCATTER),
+        ("scatter_rows", SCATTER_ROWS),
     ])
     .map_err(|e| CodegenError::EmitVariant {
         what: "cuda templates".into(),
@@ -282,6 +284,21 @@ impl PhaseCode {
             Inner::Scan { seq, .. } | Inner::Copy { seq } => ctx.insert("len_expr", &seq.len),
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
             Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
+            Inner::ScatterRows {
+                node,
+                len,
+                index,
+                source_len,
+                dest_len,
+                ..
+            } => {
+                ctx.insert("scatter_rows", &true);
+                ctx.insert("node", &node.0);
+                ctx.insert("len_expr", len);
+                ctx.insert("index_expr", index);
+                ctx.insert("source_len", source_len);
+                ctx.insert("dest_len", dest_len);
+            }
             _ => {}
         }
         tera.render("shape", &ctx)
@@ -324,7 +341,10 @@ impl PhaseCode {
         if !matches!(v.platform, Platform::Cuda(_)) {
             return Err(bad("not a CUDA variant".into()));
         }
-        let one_level = matches!(self.inner, Inner::None { .. } | Inner::Scatter { .. });
+        let one_level = matches!(
+            self.inner,
+            Inner::None { .. } | Inner::Scatter { .. } | Inner::ScatterRows { .. }
+        );
         let levels = if one_level || self.one_element() {
             1
         } else {
@@ -332,8 +352,10 @@ impl PhaseCode {
         };
         // Copied rows come from a nested producer's or a map body's one level (`map` over a
         // sequence-valued body) or two (`map.reverse`): the outer resource copies either way.
-        let copy_any = matches!(self.inner, Inner::Copy { .. } | Inner::RowRuns { .. })
-            && v.schedule.depth() <= 2;
+        let copy_any = matches!(
+            self.inner,
+            Inner::Copy { .. } | Inner::RowRuns { .. } | Inner::ScatterRows { .. }
+        ) && v.schedule.depth() <= 2;
         if v.schedule.depth() != levels && !copy_any {
             return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",
@@ -475,6 +497,25 @@ impl PhaseCode {
                 ctx.insert("dest_expr", &dest.replace(I, "(d)"));
                 ("scatter", *t)
             }
+            Inner::ScatterRows {
+                node,
+                len,
+                index,
+                source_len,
+                source_at,
+                dest_len,
+                dest_at,
+                t,
+            } => {
+                ctx.insert("node", &node.0);
+                ctx.insert("len_expr", len);
+                ctx.insert("index_expr", index);
+                ctx.insert("source_len", source_len);
+                ctx.insert("source_at", source_at);
+                ctx.insert("dest_len", dest_len);
+                ctx.insert("dest_at", dest_at);
+                ("scatter_rows", *t)
+            }
         };
         (inner, cuda_type(t))
     }
@@ -490,7 +531,10 @@ impl PhaseCode {
         let s = v.schedule.elems();
         // Copied rows: the outer level's resource copies each row with all its lanes, whatever
         // the inner level's schedule; a scatter runs on one block whatever its level's.
-        let any_resource = matches!(self.inner, Inner::Copy { .. } | Inner::Scatter { .. });
+        let any_resource = matches!(
+            self.inner,
+            Inner::Copy { .. } | Inner::Scatter { .. } | Inner::ScatterRows { .. }
+        );
         let (p_of, levels) = if self.one_element() {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
@@ -541,8 +585,8 @@ impl PhaseCode {
                     ..g.launch()
                 },
             ),
-            "scatter" => (
-                "scatter",
+            "scatter" | "scatter_rows" => (
+                inner,
                 Launch {
                     single_group: true,
                     ..g.launch()

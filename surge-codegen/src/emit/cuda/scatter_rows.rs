@@ -1,0 +1,44 @@
+//! A root `scatter` whose elements are rows (`scatter(rows, indices, dest_rows)`): the result
+//! has the destination's row count, and row `d` is the source row last written at `d` (in order
+//! of position), else the destination's row `d`, so each row's length is its last writer's.
+//!
+//! The phase's rows kernel (`shape.cu.tera`) finds those lengths on one thread in order of
+//! position, so the first out-of-range index is the error, as in the interpreter. The kernel
+//! (`scatter_rows.cu.tera`) runs on one block: it copies every destination row, then writes the
+//! source rows in order of position, one row at a time over all the block's threads, each
+//! clipped to its destination row's allotted length. The last writer of a row fills it whole,
+//! so the result is the interpreter's whatever the earlier writers' lengths.
+
+use super::checks::pair_lengths;
+use super::elements::{Env, Tr};
+use super::keyed::key_at;
+use super::phase::{Inner, PhaseCode};
+use crate::CodegenError;
+use crate::ir::NodeId;
+
+/// The scatter `root` of rows `source` at `indices` into rows `dest`.
+pub(super) fn scatter_rows(
+    tr: Tr<'_>,
+    root: NodeId,
+    (source, indices, dest): (NodeId, NodeId, NodeId),
+) -> Result<PhaseCode, CodegenError> {
+    let env = Env::new();
+    let (s, idx, d) = (
+        tr.rows(source, &env)?,
+        tr.seq(indices, &env)?,
+        tr.rows(dest, &env)?,
+    );
+    let (src_row, dest_row) = (s.row("pos", None), d.row("d", None));
+    let t = dest_row.elem;
+    let inner = Inner::ScatterRows {
+        node: root,
+        len: pair_lengths(&s.rows, &idx.len, 1, root),
+        index: key_at(&idx).replace(super::elements::I, "(pos)"),
+        source_len: src_row.len.clone(),
+        source_at: src_row.at("j"),
+        dest_len: dest_row.len.clone(),
+        dest_at: dest_row.at("j"),
+        t,
+    };
+    Ok(PhaseCode::of(&tr, d.rows, Vec::new(), inner))
+}
