@@ -413,3 +413,32 @@ fn a_scatter_of_rows_writes_whole_rows_in_order() {
     let bad = Seq::input("bad", vec![1u32, 8, 0, 2]).unwrap();
     fails_as_the_interpreter(&Computation::new(&scatter(&src, &bad, &dest).unwrap()).unwrap());
 }
+
+/// Rows of tuples (`split`, `nest`, `transpose` of a `replicate` of a `zip`, rows reversed):
+/// each component keeps the row structure; stored in parts, or read by a map over the rows (a
+/// fold of each row's tuples, a row's length).
+#[test]
+fn rows_of_tuples_keep_their_structure_per_component() {
+    let x = xs(23);
+    let k = Seq::input("k", (0..23u32).map(|i| (i * 7) % 5).collect()).unwrap();
+    let pairs = zip(&x, &k).unwrap();
+    let y = split(&pairs, 4u64).unwrap();
+    on_cuda("split of a zip", &Computation::new(&y).unwrap());
+    let o = Seq::input("o", vec![0u32, 3, 3, 10, 23]).unwrap();
+    let y = reverse(&nest(&pairs, &o).unwrap()).unwrap();
+    on_cuda("reversed nest of a zip", &Computation::new(&y).unwrap());
+    let small = zip(&xs(3), &Seq::input("b", vec![1u32, 2, 3]).unwrap()).unwrap();
+    let y = transpose(&replicate(&small, 4u64).unwrap()).unwrap();
+    on_cuda("transpose of replicated tuples", &Computation::new(&y).unwrap());
+    let o = Seq::input("o", vec![0u32, 3, 4, 10, 23]).unwrap();
+    let rows = nest(&pairs, &o).unwrap();
+    let y = map(
+        |r: Seq<(f64, u32)>| {
+            let best = reduce(argmin, &r)?;
+            Ok(best.1 + len(&r).cast::<u32>())
+        },
+        &rows,
+    )
+    .unwrap();
+    on_cuda("a fold of each row of tuples", &Computation::new(&y).unwrap());
+}

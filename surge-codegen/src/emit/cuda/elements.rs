@@ -80,6 +80,9 @@ pub(super) enum Bound {
     Seq(SeqV),
     /// A tuple of scalars (an element of a `zip` or `join`): one expression per component.
     Tuple(Vec<String>),
+    /// A flat sequence of tuples of scalars (a row of rows of tuples): one sequence per
+    /// component.
+    Tuples(super::tuples::TupleSeqV),
 }
 
 pub(super) type Env = HashMap<NodeId, Bound>;
@@ -134,7 +137,9 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Scalar(s) => Ok(s.clone()),
-                Bound::Seq(_) => Err(self.unsupported(n, "as a scalar (it is a sequence)")),
+                Bound::Seq(_) | Bound::Tuples(_) => {
+                    Err(self.unsupported(n, "as a scalar (it is a sequence)"))
+                }
                 Bound::Tuple(_) => Err(self.unsupported(n, "as a scalar (it is a tuple)")),
             };
         }
@@ -172,7 +177,9 @@ impl Tr<'_> {
                 }
             }
             Op::Length { seq } => match self.ty(*seq).depth() {
+                1 if seq_of_tuples(self.ty(*seq)) => Ok(self.tuples(*seq, env)?.len),
                 1 => Ok(self.seq(*seq, env)?.len),
+                _ if rows_of_tuples(self.ty(*seq)) => Ok(self.tuple_rows(*seq, env)?[0].rows.clone()),
                 _ => Ok(self.rows(*seq, env)?.rows),
             },
             Op::Project { tuple, index } => match (env.get(tuple), &self.c.node(*tuple).op) {
@@ -337,6 +344,7 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Seq(s) => Ok(s.clone()),
+                Bound::Tuples(_) => Err(self.unsupported(n, "as a sequence of scalars")),
                 Bound::Scalar(_) | Bound::Tuple(_) => {
                     Err(self.unsupported(n, "as a sequence (it is a scalar)"))
                 }
@@ -434,7 +442,11 @@ impl Tr<'_> {
         let mut inner = env.clone();
         let mut lens = Vec::new();
         for (p, i) in f.params.iter().zip(inputs) {
-            let (len, b) = if self.ty(*i).depth() == 2 {
+            let (len, b) = if self.ty(*i).depth() == 2 && rows_of_tuples(self.ty(*i)) {
+                let parts = self.tuple_rows(*i, env)?;
+                let rows = parts[0].rows.clone();
+                (rows, Bound::Tuples(row_of_tuples(&parts, &e)))
+            } else if self.ty(*i).depth() == 2 {
                 let rows = self.rows(*i, env)?;
                 (rows.rows.clone(), Bound::Seq(rows.row(&e, None)))
             } else {
@@ -444,5 +456,20 @@ impl Tr<'_> {
             lens.push(len);
         }
         Ok((e, inner, lens))
+    }
+}
+
+/// Whether `ty` is a nested sequence of tuples.
+pub(super) fn rows_of_tuples(ty: &Type) -> bool {
+    matches!(ty, Type::Seq(row) if seq_of_tuples(row))
+}
+
+/// Row `r` of rows of tuples given per component (`Tr::tuple_rows`): one sequence per component,
+/// all of the first component's length (the components share their row structure).
+pub(super) fn row_of_tuples(parts: &[RowsV], r: &str) -> super::tuples::TupleSeqV {
+    let parts: Vec<SeqV> = parts.iter().map(|p| p.row(r, None)).collect();
+    super::tuples::TupleSeqV {
+        len: parts[0].len.clone(),
+        parts,
     }
 }

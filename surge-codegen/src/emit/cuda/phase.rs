@@ -3,7 +3,9 @@
 //! map body, or a reduce/scan with its operator, identity and prefix).
 
 use super::checks::equal_lengths;
-use super::elements::{Bound, Env, I, R, RowForm, RowsV, SeqV, Slices, Tr, seq_of_tuples};
+use super::elements::{
+    Bound, Env, I, R, RowForm, RowsV, SeqV, Slices, Tr, row_of_tuples, rows_of_tuples, seq_of_tuples,
+};
 use super::roots::{
     flat_root, is_flat_producer, is_lazy_root, is_nested_producer, is_scalar_over_map,
     is_scalar_over_result, nested_root, scalar_root, single_row_root,
@@ -330,6 +332,11 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
     let mut lens = Vec::new();
     for (k, (param, input)) in f.params.iter().zip(inputs).enumerate() {
         match tr.c.node(*input).ty.depth() {
+            2 if rows_of_tuples(&tr.c.node(*input).ty) => {
+                let parts = tr.tuple_rows(*input, &env)?;
+                env.insert(*param, Bound::Tuples(row_of_tuples(&parts, "i")));
+                lens.push(parts[0].rows.clone());
+            }
             2 => {
                 let rows = tr.rows(*input, &env)?;
                 env.insert(*param, Bound::Seq(bind_row(&rows, k, &mut bind)));

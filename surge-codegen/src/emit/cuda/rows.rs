@@ -9,7 +9,7 @@ use super::checks::equal_lengths;
 use super::elements::{Env, I, R, SeqV, Tr, renamed};
 use crate::CodegenError;
 use crate::emit::lower::{Flat, Operand};
-use crate::ir::{Elem, NodeId, Op};
+use crate::ir::{Elem, NodeId, Op, Type};
 
 /// A nested sequence: its row count and its rows.
 #[derive(Debug, Clone)]
@@ -142,9 +142,50 @@ impl Slices {
 }
 
 impl Tr<'_> {
-    /// A nested sequence (depth 2) as rows over a flat sequence.
+    /// A nested sequence (depth 2) of scalars as rows over a flat sequence.
     pub(super) fn rows(&self, n: NodeId, env: &Env) -> Result<RowsV, CodegenError> {
-        if let Some((k, elem, true)) = self.phase_result(n) {
+        self.rows_of(n, env, None)
+    }
+
+    /// A nested sequence (depth 2) of tuples of scalars as one nested sequence per component:
+    /// the row structure (`nest`, `split`, `transpose`, `replicate`, a `map` whose body is a
+    /// sequence of tuples, rows reversed, strided or gathered) applies to each component alike.
+    pub(super) fn tuple_rows(&self, n: NodeId, env: &Env) -> Result<Vec<RowsV>, CodegenError> {
+        let arity = match self.ty(n) {
+            Type::Seq(row) => match &**row {
+                Type::Seq(t) => match &**t {
+                    Type::Tuple(items) if items.iter().all(|i| i.as_scalar().is_some()) => {
+                        items.len()
+                    }
+                    _ => 0,
+                },
+                _ => 0,
+            },
+            _ => 0,
+        };
+        if arity == 0 {
+            return Err(self.unsupported(n, "as rows of tuples of scalars"));
+        }
+        (0..arity).map(|k| self.rows_of(n, env, Some(k))).collect()
+    }
+
+    /// The flat sequence `n`, or component `k` of the flat sequence of tuples `n` (its length
+    /// the checked length of the whole).
+    fn flat_part(&self, n: NodeId, env: &Env, part: Option<usize>) -> Result<SeqV, CodegenError> {
+        let Some(k) = part else {
+            return self.seq(n, env);
+        };
+        let t = self.tuples(n, env)?;
+        let mut p = t.parts.get(k).cloned().ok_or_else(|| {
+            self.unsupported(n, "(a component of a sequence of tuples out of range)")
+        })?;
+        p.len = t.len;
+        Ok(p)
+    }
+
+    /// [`Tr::rows`], or component `part` of the rows of tuples `n`.
+    fn rows_of(&self, n: NodeId, env: &Env, part: Option<usize>) -> Result<RowsV, CodegenError> {
+        if let (None, Some((k, elem, true))) = (part, self.phase_result(n)) {
             let a = self.arg(ArgSlot::Phase {
                 phase: k,
                 elem: elem.stored(),
@@ -166,7 +207,7 @@ impl Tr<'_> {
             Op::Nest { input, offsets } => {
                 // Checked: no offsets, and rows outside the flat sequence or reversed, record the
                 // error (the rows read as empty).
-                let flat = self.seq(*input, env)?;
+                let flat = self.flat_part(*input, env, part)?;
                 let off = self.seq(*offsets, env)?;
                 let (lo, hi) = (off.at(R), off.at(&format!("{R} + 1")));
                 let (b, e) = (format!("(u64)({lo})"), format!("(u64)({hi})"));
@@ -183,7 +224,7 @@ impl Tr<'_> {
                 ))
             }
             Op::Split { input, tile } => {
-                let flat = self.seq(*input, env)?;
+                let flat = self.flat_part(*input, env, part)?;
                 let t = format!(
                     "surge_positive((i64)({}), 0, {}, surge_err)",
                     self.scalar(*tile, env)?,
@@ -199,7 +240,7 @@ impl Tr<'_> {
                 ))
             }
             Op::Transpose { input } => {
-                let input = self.rows(*input, env)?;
+                let input = self.rows_of(*input, env, part)?;
                 let r = format!("surge_r{}", n.0);
                 let width = format!(
                     "surge_transpose_width({}, {}, surge_err, [&](u64 {r}) {{ return (u64)({}); }})",
@@ -220,13 +261,15 @@ impl Tr<'_> {
                 );
                 Ok(RowsV {
                     rows: count,
-                    form: RowForm::Same(self.seq(*value, env)?),
+                    form: RowForm::Same(self.flat_part(*value, env, part)?),
                 })
             }
-            Op::Map { f, inputs } if !inputs.is_empty() => self.map_rows(n, f, inputs, env),
+            Op::Map { f, inputs } if !inputs.is_empty() => {
+                self.map_rows(n, f, inputs, env, part)
+            }
             op => match crate::emit::lower::flat(op) {
                 Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
-                    self.lowered_rows(n, &f, env)
+                    self.lowered_rows(n, &f, env, part)
                 }
                 _ => Err(self.unsupported(n, "as a nested sequence")),
             },
@@ -242,9 +285,10 @@ impl Tr<'_> {
         f: &crate::ir::Lambda,
         inputs: &[NodeId],
         env: &Env,
+        part: Option<usize>,
     ) -> Result<RowsV, CodegenError> {
         let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
-        let row = self.seq(f.body, &inner)?;
+        let row = self.flat_part(f.body, &inner, part)?;
         Ok(RowsV {
             rows: equal_lengths(&lens, n),
             form: RowForm::Each(SeqV {
@@ -257,11 +301,17 @@ impl Tr<'_> {
 
     /// A `reverse`, `striding` or `gather` of a nested sequence: the lowering of `emit::lower`
     /// over the source's row numbers gives each result row's source row.
-    fn lowered_rows(&self, n: NodeId, f: &Flat, env: &Env) -> Result<RowsV, CodegenError> {
+    fn lowered_rows(
+        &self,
+        n: NodeId,
+        f: &Flat,
+        env: &Env,
+        part: Option<usize>,
+    ) -> Result<RowsV, CodegenError> {
         let Some(Operand::Seq(source)) = f.operands.first() else {
             unreachable!("internal: checked by the caller")
         };
-        let src = self.rows(*source, env)?;
+        let src = self.rows_of(*source, env, part)?;
         let numbers = SeqV {
             len: src.rows.clone(),
             at: I.to_string(),

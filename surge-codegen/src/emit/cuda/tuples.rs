@@ -26,6 +26,12 @@ impl Tr<'_> {
     /// A flat sequence of tuples of scalars: `zip` (inputs of one length, checked) and `join`
     /// (the Cartesian product, the last input varying fastest).
     pub(super) fn tuples(&self, n: NodeId, env: &Env) -> Result<TupleSeqV, CodegenError> {
+        if let Some(b) = env.get(&n) {
+            return match b {
+                Bound::Tuples(t) => Ok(t.clone()),
+                _ => Err(self.unsupported(n, "as a sequence of tuples")),
+            };
+        }
         let op = &self.c.node(n).op;
         if let Op::Map { f, inputs } = op {
             return self.map_tuples(n, f, inputs, env);
