@@ -429,7 +429,10 @@ fn rows_of_tuples_keep_their_structure_per_component() {
     on_cuda("reversed nest of a zip", &Computation::new(&y).unwrap());
     let small = zip(&xs(3), &Seq::input("b", vec![1u32, 2, 3]).unwrap()).unwrap();
     let y = transpose(&replicate(&small, 4u64).unwrap()).unwrap();
-    on_cuda("transpose of replicated tuples", &Computation::new(&y).unwrap());
+    on_cuda(
+        "transpose of replicated tuples",
+        &Computation::new(&y).unwrap(),
+    );
     let o = Seq::input("o", vec![0u32, 3, 4, 10, 23]).unwrap();
     let rows = nest(&pairs, &o).unwrap();
     let y = map(
@@ -440,5 +443,38 @@ fn rows_of_tuples_keep_their_structure_per_component() {
         &rows,
     )
     .unwrap();
-    on_cuda("a fold of each row of tuples", &Computation::new(&y).unwrap());
+    on_cuda(
+        "a fold of each row of tuples",
+        &Computation::new(&y).unwrap(),
+    );
+}
+
+/// A tuple reduced in one phase and read by a later one (replicated, projected into scalar
+/// code): stored packed, a word per component, read back bit for bit (NaN, -0.0, booleans,
+/// negative integers).
+#[test]
+fn a_tuple_that_a_later_phase_reads_is_stored_packed() {
+    let v = Seq::input("v", vec![3.5f64, -0.0, f64::NAN, -7.25, 2.0]).unwrap();
+    let k = Seq::input("k", vec![4i64, -9, 2, -9, 0]).unwrap();
+    let flags = map(|x: Scalar<f64>| x.lt(0.0), &v).unwrap();
+    let t = reduce(
+        |a: (Scalar<f64>, Scalar<i64>, Scalar<bool>),
+         b: (Scalar<f64>, Scalar<i64>, Scalar<bool>)| {
+            let take = a.1.le(&b.1);
+            (
+                take.select(&a.0, &b.0),
+                take.select(&a.1, &b.1),
+                a.2.or(&b.2),
+            )
+        },
+        &zip3(&v, &k, &flags).unwrap(),
+    )
+    .unwrap();
+    let y: Seq<(f64, i64, bool)> = replicate(&t, 3u64).unwrap();
+    on_cuda("a replicated tuple", &Computation::new(&y).unwrap());
+    let y = map(|x: Scalar<f64>| x * t.0.clone() + t.1.cast::<f64>(), &v).unwrap();
+    on_cuda(
+        "a tuple's components in a later map",
+        &Computation::new(&y).unwrap(),
+    );
 }

@@ -350,3 +350,20 @@ template <class Key> __device__ __forceinline__ u64 surge_run_count(u64 len, Key
   for (u64 j = 1; j < len; ++j) runs += key(j) != key(j - 1) ? 1 : 0;
   return runs;
 }
+
+// A tuple of scalars that an earlier phase computed is stored packed: one u64 word per
+// component (its bits), read back as the component's type.
+__device__ __forceinline__ u64 surge_pack(f64 x) { return (u64)__double_as_longlong(x); }
+__device__ __forceinline__ u64 surge_pack(f32 x) { return (u64)__float_as_uint(x); }
+__device__ __forceinline__ u64 surge_pack(i64 x) { return (u64)x; }
+__device__ __forceinline__ u64 surge_pack(i32 x) { return (u64)(u32)x; }
+__device__ __forceinline__ u64 surge_pack(u64 x) { return x; }
+__device__ __forceinline__ u64 surge_pack(u32 x) { return (u64)x; }
+__device__ __forceinline__ u64 surge_pack(bool x) { return x ? 1ULL : 0ULL; }
+__device__ __forceinline__ f64 surge_unpack_f64(u64 w) { return __longlong_as_double((long long)w); }
+__device__ __forceinline__ f32 surge_unpack_f32(u64 w) { return __uint_as_float((u32)w); }
+__device__ __forceinline__ i64 surge_unpack_i64(u64 w) { return (i64)w; }
+__device__ __forceinline__ i32 surge_unpack_i32(u64 w) { return (i32)(u32)w; }
+__device__ __forceinline__ u64 surge_unpack_u64(u64 w) { return w; }
+__device__ __forceinline__ u32 surge_unpack_u32(u64 w) { return (u32)w; }
+__device__ __forceinline__ bool surge_unpack_bool(u64 w) { return w != 0; }

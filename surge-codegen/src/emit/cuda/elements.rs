@@ -179,13 +179,18 @@ impl Tr<'_> {
             Op::Length { seq } => match self.ty(*seq).depth() {
                 1 if seq_of_tuples(self.ty(*seq)) => Ok(self.tuples(*seq, env)?.len),
                 1 => Ok(self.seq(*seq, env)?.len),
-                _ if rows_of_tuples(self.ty(*seq)) => Ok(self.tuple_rows(*seq, env)?[0].rows.clone()),
+                _ if rows_of_tuples(self.ty(*seq)) => {
+                    Ok(self.tuple_rows(*seq, env)?[0].rows.clone())
+                }
                 _ => Ok(self.rows(*seq, env)?.rows),
             },
             Op::Project { tuple, index } => match (env.get(tuple), &self.c.node(*tuple).op) {
                 (Some(Bound::Tuple(parts)), _) if *index < parts.len() => Ok(parts[*index].clone()),
                 (_, Op::Tuple { items }) if *index < items.len() => self.scalar(items[*index], env),
-                _ => Err(self.unsupported(n, "(a projection of a computed tuple)")),
+                _ => match self.parts(*tuple, env) {
+                    Ok(parts) if *index < parts.len() => Ok(parts[*index].clone()),
+                    _ => Err(self.unsupported(n, "(a projection of a computed tuple)")),
+                },
             },
             Op::Reduce { op, input, prefix } => self.fold(n, op, *input, *prefix, env),
             _ => Err(self.unsupported(n, "as a scalar in an element expression")),

@@ -42,6 +42,14 @@ pub(super) fn fold_level(
     let f = Fold::of(tr, env, level)?;
     let mut res_env = env.clone();
     res_env.insert(f.node, f.bound(&f.acc));
+    if body.is_tuple(tr) {
+        // A tuple of scalars for a later phase: stored packed, a u64 word per component.
+        let (width, write) = packed_write(tr, body, &res_env)?;
+        return Ok(Inner::PackedFold {
+            code: f.print_fold(&write),
+            width,
+        });
+    }
     let out_elem =
         tr.c.node(body.node())
             .ty
@@ -49,7 +57,7 @@ pub(super) fn fold_level(
             .ok_or_else(|| tr.unsupported(body.node(), "as a reduction's result (not a scalar)"))?;
     let result = store(out_elem, body.value(tr, &res_env)?);
     Ok(Inner::Fold {
-        code: f.print_reduce(&result),
+        code: f.print_fold(&format!("out[i] = {result};")),
         out_elem: out_elem.stored(),
     })
 }
@@ -177,9 +185,9 @@ impl Fold {
         (declare, format!("{read}{combine}{assign}"))
     }
 
-    /// Lane 0 folds the row and writes `result` (over the accumulator) at `out[i]`; an empty row
-    /// without a prefix records the node's error.
-    fn print_reduce(&self, result: &str) -> String {
+    /// Lane 0 folds the row and runs `write` (statements over the accumulator that store the
+    /// result); an empty row without a prefix records the node's error.
+    fn print_fold(&self, write: &str) -> String {
         let (declare, step) = self.declare_and_step();
         let empty = match self.prefix {
             true => String::new(),
@@ -192,7 +200,7 @@ impl Fold {
         format!(
             "if (lane == 0) {{\n        const u64 surge_fold_len = {len};\n        {empty}{{\n          \
              {declare}\n          for (u64 surge_fold_j = {from}; surge_fold_j < surge_fold_len; ++surge_fold_j) {{ \
-             {step}}}\n          out[i] = {result};\n        }}\n      }}",
+             {step}}}\n          {write}\n        }}\n      }}",
             len = self.len,
         )
     }
@@ -217,5 +225,39 @@ impl Fold {
              }}\n      }}",
             len = self.len,
         )
+    }
+}
+
+/// The statements that store `body`'s tuple of scalars packed at row `i` of the result (one u64
+/// word per component, `surge_pack`), and the tuple's width.
+pub(super) fn packed_write(
+    tr: &Tr<'_>,
+    body: &Body<'_>,
+    env: &Env,
+) -> Result<(usize, String), CodegenError> {
+    let node = body.node();
+    let Some(elems) = packed_tuple(&tr.c.node(node).ty) else {
+        return Err(tr.unsupported(node, "as a stored tuple (not a tuple of scalars)"));
+    };
+    let parts = tr.parts(node, env)?;
+    let write = parts
+        .iter()
+        .zip(&elems)
+        .enumerate()
+        .map(|(c, (x, e))| {
+            format!(
+                "out[out_off[i] + {c}] = surge_pack(({})({x})); ",
+                cuda_type(*e)
+            )
+        })
+        .collect();
+    Ok((elems.len(), write))
+}
+
+/// The component types of a tuple of scalars.
+pub(super) fn packed_tuple(ty: &crate::ir::Type) -> Option<Vec<crate::ir::Elem>> {
+    match ty {
+        crate::ir::Type::Tuple(items) => items.iter().map(|i| i.as_scalar()).collect(),
+        _ => None,
     }
 }

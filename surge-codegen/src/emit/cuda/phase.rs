@@ -4,7 +4,8 @@
 
 use super::checks::equal_lengths;
 use super::elements::{
-    Bound, Env, I, R, RowForm, RowsV, SeqV, Slices, Tr, row_of_tuples, rows_of_tuples, seq_of_tuples,
+    Bound, Env, I, R, RowForm, RowsV, SeqV, Slices, Tr, row_of_tuples, rows_of_tuples,
+    seq_of_tuples,
 };
 use super::roots::{
     flat_root, is_flat_producer, is_lazy_root, is_nested_producer, is_scalar_over_map,
@@ -46,6 +47,9 @@ pub(super) enum Inner {
     /// tuples (argmin): lane 0 of the element's resource folds the row sequentially in the
     /// interpreter's order (`fold.rs`) and writes `out[i]`, whatever the inner schedule.
     Fold { code: String, out_elem: Elem },
+    /// A fold whose result is a tuple of scalars that a later phase reads (`fold.rs`): lane 0
+    /// stores it packed, `width` u64 words at `out[out_off[i] + c]` (`surge_pack`).
+    PackedFold { code: String, width: usize },
     /// A scan folded the same way (`fold.rs`): lane 0 writes row `i`'s running values, `len`
     /// of them (the input's length), at `out[out_off[i] + j]`.
     FoldScan {
@@ -295,6 +299,10 @@ impl PhaseCode {
                 elem: seq.elem.stored(),
                 nested: true,
             },
+            Inner::PackedFold { .. } => OutputShape {
+                elem: Elem::U64,
+                nested: true,
+            },
             Inner::FoldScan { out_elem, .. } => OutputShape {
                 elem: *out_elem,
                 nested: true,
@@ -460,6 +468,11 @@ impl Body<'_> {
     /// The node whose type the stored value has.
     pub(super) fn node(&self) -> NodeId {
         self.post.map_or(self.value, |p| p.body)
+    }
+
+    /// Whether the stored value is a tuple (of a phase that a later one reads).
+    pub(super) fn is_tuple(&self, tr: &Tr<'_>) -> bool {
+        self.post.is_none() && matches!(tr.c.node(self.value).ty, crate::ir::Type::Tuple(_))
     }
 
     /// The value in `env`: the body, or the projection of the body's tuple (its items bound

@@ -284,6 +284,7 @@ impl PhaseCode {
             Inner::Scan { seq, .. } | Inner::Copy { seq } => ctx.insert("len_expr", &seq.len),
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
             Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
+            Inner::PackedFold { width, .. } => ctx.insert("len_expr", &format!("{width}ULL")),
             Inner::ScatterRows {
                 node,
                 len,
@@ -463,6 +464,10 @@ impl PhaseCode {
             Inner::Fold { code, out_elem } | Inner::FoldScan { code, out_elem, .. } => {
                 ctx.insert("fold", code);
                 ("fold", *out_elem)
+            }
+            Inner::PackedFold { code, .. } => {
+                ctx.insert("fold", code);
+                ("fold", crate::ir::Elem::U64)
             }
             Inner::Runs {
                 len,

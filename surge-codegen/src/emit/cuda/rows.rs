@@ -264,9 +264,7 @@ impl Tr<'_> {
                     form: RowForm::Same(self.flat_part(*value, env, part)?),
                 })
             }
-            Op::Map { f, inputs } if !inputs.is_empty() => {
-                self.map_rows(n, f, inputs, env, part)
-            }
+            Op::Map { f, inputs } if !inputs.is_empty() => self.map_rows(n, f, inputs, env, part),
             op => match crate::emit::lower::flat(op) {
                 Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
                     self.lowered_rows(n, &f, env, part)

@@ -103,8 +103,27 @@ impl Tr<'_> {
         match (env.get(&n), &self.c.node(n).op) {
             (Some(Bound::Tuple(parts)), _) => Ok(parts.clone()),
             (_, Op::Tuple { items }) => items.iter().map(|i| self.scalar(*i, env)).collect(),
-            _ => Err(self.unsupported(n, "as a tuple of scalars")),
+            _ => self
+                .packed_result(n)
+                .ok_or_else(|| self.unsupported(n, "as a tuple of scalars")),
         }
+    }
+
+    /// The tuple of scalars an earlier phase stored packed (`fold::packed_write`): its one row's
+    /// words read back as their components' types.
+    fn packed_result(&self, n: NodeId) -> Option<Vec<String>> {
+        let k = *self.roots.get(&n)?;
+        let elems = super::fold::packed_tuple(self.ty(n)).filter(|_| k < self.phase)?;
+        let a = self.arg(super::ArgSlot::Phase {
+            phase: k,
+            elem: crate::ir::Elem::U64,
+            nested: true,
+        });
+        let words = elems
+            .iter()
+            .enumerate()
+            .map(|(c, e)| format!("surge_unpack_{}({a}[{c}])", super::cuda_type(*e)));
+        Some(words.collect())
     }
 
     /// A `map` whose body is a tuple of scalars, one element template per component.
