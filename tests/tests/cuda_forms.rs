@@ -478,3 +478,19 @@ fn a_tuple_that_a_later_phase_reads_is_stored_packed() {
         &Computation::new(&y).unwrap(),
     );
 }
+
+/// One row of a map whose body gives rows (`at(map(|_| replicate(r, n), x), k)`, `r` reduced by
+/// an earlier phase), read at the root: computed where it is copied out.
+#[test]
+fn a_row_of_a_map_of_rows_is_computed_where_it_is_read() {
+    let x = xs(9);
+    let flags = map(|v: Scalar<f64>| v.lt(0.5), &x).unwrap();
+    let all = reduce(|a: Scalar<bool>, b: Scalar<bool>| a.and(&b), &flags).unwrap();
+    let k = Seq::input("k", vec![1i64, 4, 2, 0]).unwrap();
+    let rows: Seq<Seq<bool>> = map(|n: Scalar<i64>| replicate(&all, n.cast::<u64>()), &k).unwrap();
+    let y = at(&rows, 1u32).unwrap();
+    on_cuda("a row of replicated flags", &Computation::new(&y).unwrap());
+    let rows = map(|n: Scalar<i64>| range(0i64, n), &k).unwrap();
+    let y = at(&rows, 2u32).unwrap();
+    on_cuda("a range row", &Computation::new(&y).unwrap());
+}

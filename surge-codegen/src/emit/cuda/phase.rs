@@ -8,8 +8,8 @@ use super::elements::{
     seq_of_tuples,
 };
 use super::roots::{
-    flat_root, is_flat_producer, is_lazy_root, is_nested_producer, is_scalar_over_map,
-    is_scalar_over_result, nested_root, scalar_root, single_row_root,
+    flat_root, is_flat_producer, is_lazy_root, is_nested_producer, is_row_over_map,
+    is_scalar_over_map, is_scalar_over_result, nested_root, scalar_root, single_row_root,
 };
 use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
 use crate::CodegenError;
@@ -235,6 +235,9 @@ impl PhaseCode {
         }
         if is_scalar_over_map(c, phase) || is_scalar_over_result(c, roots, p, phase) {
             return scalar_root(tr, phase);
+        }
+        if is_row_over_map(c, phase) {
+            return single_row_root(tr, phase);
         }
         if is_lazy_root(c, phase) {
             let level_depth = c.node(phase.levels[0].node).ty.depth();

@@ -38,6 +38,27 @@ pub(super) fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
         && c.node(phase.root).ty.as_scalar().is_some()
 }
 
+/// A flat sequence of scalars read out of its phase's one `map` at the root (`at(map(f, x), k)`
+/// where `f` gives rows): one row copied out, computed where it is read.
+pub(super) fn is_row_over_map(c: &Computation, phase: &Phase) -> bool {
+    let ty = &c.node(phase.root).ty;
+    let Some(level) = phase.levels.first() else {
+        return false;
+    };
+    // The map's body may be a level of its own (`map.replicate`): the row is read lazily all
+    // the same.
+    let body_level = match (&c.node(level.node).op, phase.levels.get(1)) {
+        (_, None) => true,
+        (Op::Map { f, .. }, Some(l)) => phase.levels.len() == 2 && l.node == f.body,
+        _ => false,
+    };
+    level.op == OpKind::Map
+        && body_level
+        && phase.root != level.node
+        && ty.depth() == 1
+        && !seq_of_tuples(ty)
+}
+
 /// Scalar code over an earlier phase's result at its root (`mod.rs`, `materialized`).
 pub(super) fn is_scalar_over_result(
     c: &Computation,
