@@ -494,3 +494,20 @@ fn a_row_of_a_map_of_rows_is_computed_where_it_is_read() {
     let y = at(&rows, 2u32).unwrap();
     on_cuda("a range row", &Computation::new(&y).unwrap());
 }
+
+/// Scalar code over a gather (`len(gather(x, idx))`): every index is checked, as the
+/// interpreter evaluates the whole gather, then the code reads it lazily.
+#[test]
+fn scalar_code_over_a_gather_checks_every_index() {
+    let x = xs(6);
+    let idx = Seq::input("idx", vec![5u32, 0, 2, 2]).unwrap();
+    let g = gather(&x, &idx).unwrap();
+    let y = len(&g).cast::<f64>() + at(&g, 1u32).unwrap();
+    on_cuda(
+        "length and an element of a gather",
+        &Computation::new(&y).unwrap(),
+    );
+    let bad = Seq::input("bad", vec![5u32, 0, 6, 2]).unwrap();
+    let y = len(&gather(&x, &bad).unwrap());
+    fails_as_the_interpreter(&Computation::new(&y).unwrap());
+}

@@ -9,7 +9,8 @@ use super::elements::{
 };
 use super::roots::{
     flat_root, is_flat_producer, is_lazy_root, is_nested_producer, is_row_over_map,
-    is_scalar_over_map, is_scalar_over_result, nested_root, scalar_root, single_row_root,
+    is_scalar_over_map, is_scalar_over_producer, is_scalar_over_result, nested_root,
+    scalar_over_producer, scalar_root, single_row_root,
 };
 use super::{ArgSlot, OutputShape, PhasePlan, SUPPORTED, cuda_type};
 use crate::CodegenError;
@@ -235,6 +236,9 @@ impl PhaseCode {
         }
         if is_scalar_over_map(c, phase) || is_scalar_over_result(c, roots, p, phase) {
             return scalar_root(tr, phase);
+        }
+        if is_scalar_over_producer(c, phase) {
+            return scalar_over_producer(tr, phase);
         }
         if is_row_over_map(c, phase) {
             return single_row_root(tr, phase);

@@ -84,6 +84,39 @@ pub(super) fn scalar_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Codege
     Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
 }
 
+/// Scalar code at the root over the phase's one level, an element-wise producer of a flat
+/// sequence of scalars (`len(gather(x, idx))`).
+pub(super) fn is_scalar_over_producer(c: &Computation, phase: &Phase) -> bool {
+    let [level] = phase.levels.as_slice() else {
+        return false;
+    };
+    let node = c.node(level.node);
+    phase.root != level.node
+        && c.node(phase.root).ty.as_scalar().is_some()
+        && crate::emit::lower::flat(&node.op).is_some()
+        && matches!(&node.ty, crate::ir::Type::Seq(t) if t.as_scalar().is_some())
+}
+
+/// Scalar code over an element-wise producer: one element, which first reads every element of
+/// the producer (so each one's check runs, as the interpreter evaluates the whole sequence:
+/// a gathered index out of range is an error even where the code reads only the length), then
+/// computes the code, reading the producer lazily.
+pub(super) fn scalar_over_producer(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let seq = tr.seq(phase.levels[0].node, &Env::new())?;
+    let touch = format!(
+        "for (u64 surge_t = 0; surge_t < {}; ++surge_t) (void)({});",
+        seq.len,
+        seq.at("surge_t")
+    );
+    let elem = tr.c.node(phase.root).ty.as_scalar().expect("a scalar root");
+    let value = tr.scalar(phase.root, &Env::new())?;
+    let inner = Inner::None {
+        result: store(elem, value),
+        elem: elem.stored(),
+    };
+    Ok(PhaseCode::of(&tr, "1ULL".into(), vec![touch], inner))
+}
+
 /// A flat sequence read lazily from a phase whose level is nested (`at(transpose(m), k)`): one
 /// row copied out (the level's schedule has two levels, as a row copy's may).
 pub(super) fn single_row_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
