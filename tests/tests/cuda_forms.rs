@@ -511,3 +511,18 @@ fn scalar_code_over_a_gather_checks_every_index() {
     let y = len(&gather(&x, &bad).unwrap());
     fails_as_the_interpreter(&Computation::new(&y).unwrap());
 }
+
+/// A map whose elements are tuples, stored for a later phase (each row's argmin, then strided
+/// and reduced): packed, a word per component.
+#[test]
+fn a_sequence_of_tuples_that_a_later_phase_reads_is_stored_packed() {
+    let x = xs(40);
+    let k = Seq::input("k", (0..40u32).collect()).unwrap();
+    let rows = split(&zip(&x, &k).unwrap(), 3u64).unwrap();
+    let best = map(|r: Seq<(f64, u32)>| reduce(argmin, &r), &rows).unwrap();
+    let y = reduce(argmin, &striding(&best, 2u64).unwrap()).unwrap();
+    on_cuda(
+        "argmin of strided row argmins",
+        &Computation::new(&y).unwrap(),
+    );
+}

@@ -45,7 +45,7 @@ pub(super) fn fold_level(
     if body.is_tuple(tr) {
         // A tuple of scalars for a later phase: stored packed, a u64 word per component.
         let (width, write) = packed_write(tr, body, &res_env)?;
-        return Ok(Inner::PackedFold {
+        return Ok(Inner::Packed {
             code: f.print_fold(&write),
             width,
         });

@@ -48,9 +48,10 @@ pub(super) enum Inner {
     /// tuples (argmin): lane 0 of the element's resource folds the row sequentially in the
     /// interpreter's order (`fold.rs`) and writes `out[i]`, whatever the inner schedule.
     Fold { code: String, out_elem: Elem },
-    /// A fold whose result is a tuple of scalars that a later phase reads (`fold.rs`): lane 0
-    /// stores it packed, `width` u64 words at `out[out_off[i] + c]` (`surge_pack`).
-    PackedFold { code: String, width: usize },
+    /// A fold or a map body whose result is a tuple of scalars that a later phase reads
+    /// (`fold.rs`): lane 0 stores it packed, `width` u64 words at `out[out_off[i] + c]`
+    /// (`surge_pack`).
+    Packed { code: String, width: usize },
     /// A scan folded the same way (`fold.rs`): lane 0 writes row `i`'s running values, `len`
     /// of them (the input's length), at `out[out_off[i] + j]`.
     FoldScan {
@@ -306,7 +307,7 @@ impl PhaseCode {
                 elem: seq.elem.stored(),
                 nested: true,
             },
-            Inner::PackedFold { .. } => OutputShape {
+            Inner::Packed { .. } => OutputShape {
                 elem: Elem::U64,
                 nested: true,
             },
@@ -519,6 +520,13 @@ fn map_body(tr: &Tr<'_>, body: &Body<'_>, env: &Env) -> Result<Inner, CodegenErr
     if ty.depth() == 1 && !seq_of_tuples(ty) && body.post.is_none() {
         return Ok(Inner::Copy {
             seq: tr.seq(body.value, env)?,
+        });
+    }
+    if body.is_tuple(tr) {
+        let (width, write) = super::fold::packed_write(tr, body, env)?;
+        return Ok(Inner::Packed {
+            code: format!("if (lane == 0) {{ {write}}}"),
+            width,
         });
     }
     Err(tr.unsupported(

@@ -284,7 +284,7 @@ impl PhaseCode {
             Inner::Scan { seq, .. } | Inner::Copy { seq } => ctx.insert("len_expr", &seq.len),
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
             Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
-            Inner::PackedFold { width, .. } => ctx.insert("len_expr", &format!("{width}ULL")),
+            Inner::Packed { width, .. } => ctx.insert("len_expr", &format!("{width}ULL")),
             Inner::ScatterRows {
                 node,
                 len,
@@ -355,7 +355,10 @@ impl PhaseCode {
         // sequence-valued body) or two (`map.reverse`): the outer resource copies either way.
         let copy_any = matches!(
             self.inner,
-            Inner::Copy { .. } | Inner::RowRuns { .. } | Inner::ScatterRows { .. }
+            Inner::Copy { .. }
+                | Inner::RowRuns { .. }
+                | Inner::ScatterRows { .. }
+                | Inner::Packed { .. }
         ) && v.schedule.depth() <= 2;
         if v.schedule.depth() != levels && !copy_any {
             return Err(bad(format!(
@@ -465,7 +468,7 @@ impl PhaseCode {
                 ctx.insert("fold", code);
                 ("fold", *out_elem)
             }
-            Inner::PackedFold { code, .. } => {
+            Inner::Packed { code, .. } => {
                 ctx.insert("fold", code);
                 ("fold", crate::ir::Elem::U64)
             }

@@ -32,6 +32,9 @@ impl Tr<'_> {
                 _ => Err(self.unsupported(n, "as a sequence of tuples")),
             };
         }
+        if let Some(t) = self.packed_seq(n) {
+            return Ok(t);
+        }
         let op = &self.c.node(n).op;
         if let Op::Map { f, inputs } = op {
             return self.map_tuples(n, f, inputs, env);
@@ -107,6 +110,34 @@ impl Tr<'_> {
                 .packed_result(n)
                 .ok_or_else(|| self.unsupported(n, "as a tuple of scalars")),
         }
+    }
+
+    /// The sequence of tuples of scalars an earlier phase stored packed (`fold::packed_write`):
+    /// element `@I@`'s words read back as their components' types.
+    fn packed_seq(&self, n: NodeId) -> Option<TupleSeqV> {
+        let k = *self.roots.get(&n)?;
+        let Type::Seq(item) = self.ty(n) else {
+            return None;
+        };
+        let elems = super::fold::packed_tuple(item).filter(|_| k < self.phase)?;
+        let a = self.arg(super::ArgSlot::Phase {
+            phase: k,
+            elem: crate::ir::Elem::U64,
+            nested: true,
+        });
+        let width = elems.len();
+        let parts = elems.iter().enumerate().map(|(c, e)| SeqV {
+            len: format!("(n_{a}_off - 1)"),
+            at: format!(
+                "surge_unpack_{}({a}[{I} * {width} + {c}])",
+                super::cuda_type(*e)
+            ),
+            elem: *e,
+        });
+        Some(TupleSeqV {
+            len: format!("(n_{a}_off - 1)"),
+            parts: parts.collect(),
+        })
     }
 
     /// The tuple of scalars an earlier phase stored packed (`fold::packed_write`): its one row's
