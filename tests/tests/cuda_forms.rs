@@ -526,3 +526,28 @@ fn a_sequence_of_tuples_that_a_later_phase_reads_is_stored_packed() {
         &Computation::new(&y).unwrap(),
     );
 }
+
+/// A result stored in parts whose parts are scalar code over the final phase's root scatter
+/// (`(r, at(scatter(..), k), c)`): the scatter is stored first, then each part reads it.
+#[test]
+fn parts_over_a_root_scatter_read_it_materialized() {
+    let idx = Seq::input("idx", vec![2u32, 0, 2, 4, 2, 0]).unwrap();
+    let ks = range(-3i64, 6i64).unwrap();
+    let src: Seq<f64> = replicate(5.75f64, 6u64).unwrap();
+    let with_dest = |dest: Vec<f64>| {
+        let r = reduce_prefix(
+            min,
+            &map(|k: Scalar<i64>| k.cast::<f32>(), &ks).unwrap(),
+            1.75f32,
+        );
+        let sc = scatter(&src, &idx, &Seq::input("dest", dest).unwrap()).unwrap();
+        let y = (r.unwrap(), at(&sc, 0u32).unwrap(), lit(-3.5f64));
+        Computation::new(&y).unwrap()
+    };
+    on_cuda(
+        "an element of a scatter beside a minimum",
+        &with_dest(vec![0.25, 1.0, 2.0, 3.0, 4.0]),
+    );
+    // Indices past a one-element destination: the interpreter's error, on every variant.
+    fails_as_the_interpreter(&with_dest(vec![0.25]));
+}

@@ -204,8 +204,50 @@ pub fn emit(
             ),
         });
     };
-    let lists = with_last_repeated(variants, analysis, parts.parts - 1);
+    let (a2, extra) = materialized_parts(&c2, a2, parts.parts);
+    let lists = with_last_repeated(variants, analysis, parts.parts - 1 + extra);
     emit_program(&c2, &a2, &lists, Some(parts))
+}
+
+/// The parts of a result stored in parts (`split_parts`) that are scalar code over a root
+/// `scan`, `scatter` or `reduce_by_key` (`(at(scatter(..), 0), r)`): that level is emitted first
+/// as a phase of its own (before the parts, which stay last), then each part reads it, as
+/// [`materialized`] does for one scalar result. Returns the analysis and the phases added.
+fn materialized_parts(c: &Computation, a: Analysis, parts: usize) -> (Analysis, usize) {
+    let first = a.phases.len() - parts;
+    let Some(level) = eager_level(&a.phases[first]) else {
+        return (a, 0);
+    };
+    let lazy = |p: &crate::analysis::Phase| {
+        p.root != level.node && c.node(p.root).ty.as_scalar().is_some()
+    };
+    if !a.phases[first..].iter().any(lazy) {
+        return (a, 0);
+    }
+    let mut phases = a.phases.clone();
+    phases.insert(
+        first,
+        crate::analysis::Phase {
+            root: level.node,
+            diagonal: None,
+            contraction: None,
+            ..a.phases[first].clone()
+        },
+    );
+    (Analysis { phases }, 1)
+}
+
+/// The one level of `phase` when it is a `scan`, `scatter` or `reduce_by_key`, which cannot be
+/// read lazily.
+fn eager_level(phase: &crate::analysis::Phase) -> Option<&crate::analysis::Level> {
+    let [level] = phase.levels.as_slice() else {
+        return None;
+    };
+    matches!(
+        level.op,
+        crate::ir::OpKind::Scan | crate::ir::OpKind::Scatter | crate::ir::OpKind::ReduceByKey
+    )
+    .then_some(level)
 }
 
 /// `variants` with the final phase's list repeated `extra` times for the program's further
@@ -229,14 +271,8 @@ fn with_last_repeated(
 /// result; both run with the final phase's variant.
 fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     let last = analysis.final_phase();
-    let [level] = last.levels.as_slice() else {
-        return None;
-    };
-    let eager = matches!(
-        level.op,
-        crate::ir::OpKind::Scan | crate::ir::OpKind::Scatter | crate::ir::OpKind::ReduceByKey
-    );
-    if !eager || last.root == level.node || c.node(last.root).ty.as_scalar().is_none() {
+    let level = eager_level(last)?;
+    if last.root == level.node || c.node(last.root).ty.as_scalar().is_none() {
         return None;
     }
     let mut phases = analysis.phases.clone();
