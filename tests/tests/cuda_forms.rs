@@ -551,3 +551,27 @@ fn parts_over_a_root_scatter_read_it_materialized() {
     // Indices past a one-element destination: the interpreter's error, on every variant.
     fails_as_the_interpreter(&with_dest(vec![0.25]));
 }
+
+/// A scan of tuples that other code reads (an element of it as the result, every element in a
+/// later map): stored packed, each running value a word per component.
+#[test]
+fn a_scan_of_tuples_that_is_read_is_stored_packed() {
+    let k = Seq::input("k", vec![3u32, 8, 5, 8, 3, 2]).unwrap();
+    let v = Seq::input("v", vec![-0.75f64, -0.5, -1.75, -0.25, 2.5, 1.75]).unwrap();
+    let step =
+        |a: (Scalar<u32>, Scalar<f64>), b: (Scalar<u32>, Scalar<f64>)| (a.0.min(&b.0), a.1 + b.1);
+    let s = scan(step, &zip(&k, &v).unwrap()).unwrap();
+    let y = at(&s, 3u32).unwrap();
+    on_cuda(
+        "an element of a scan of tuples",
+        &Computation::new(&y).unwrap(),
+    );
+    let y = map(|t: (Scalar<u32>, Scalar<f64>)| t.1 * t.0.cast::<f64>(), &s).unwrap();
+    on_cuda(
+        "a map over a scan of tuples",
+        &Computation::new(&y).unwrap(),
+    );
+    let j = at(&Seq::input("j", vec![6u32]).unwrap(), 0u32).unwrap();
+    let bad = at(&s, j).unwrap();
+    fails_as_the_interpreter(&Computation::new(&bad).unwrap());
+}

@@ -78,16 +78,34 @@ pub(super) fn fold_scan(
             (tr.scalar(p.body, &env)?, p.body)
         }
         None if !f.tuple => (f.acc[0].clone(), level.node),
-        None => return Err(tr.unsupported(level.node, "as a stored scan of tuples")),
+        None => {
+            // A scan of tuples for a later phase: each running value stored packed.
+            let width = f.acc.len();
+            let write = |at: &str| -> String {
+                (0..width)
+                    .map(|c| {
+                        let t = cuda_type(f.parts[c].elem);
+                        let acc = &f.acc[c];
+                        format!("out[surge_fold_o + ({at}) * {width} + {c}] = surge_pack(({t})({acc})); ")
+                    })
+                    .collect()
+            };
+            return Ok(Inner::FoldScan {
+                len: format!("(({}) * {width}ULL)", f.len),
+                code: f.print_scan(&write),
+                out_elem: crate::ir::Elem::U64,
+            });
+        }
     };
     let out_elem = match &tr.c.node(out).ty {
         crate::ir::Type::Seq(t) => t.as_scalar(),
         t => t.as_scalar(),
     }
     .ok_or_else(|| tr.unsupported(out, "as a scan's result (not scalars)"))?;
+    let value = store(out_elem, value);
     Ok(Inner::FoldScan {
         len: f.len.clone(),
-        code: f.print_scan(&store(out_elem, value)),
+        code: f.print_scan(&|at: &str| format!("out[surge_fold_o + {at}] = {value}; ")),
         out_elem: out_elem.stored(),
     })
 }
@@ -205,18 +223,20 @@ impl Fold {
         )
     }
 
-    /// Lane 0 writes row `i`'s running values (`value` over the accumulator): inclusive from the
+    /// Lane 0 writes row `i`'s running values (`write(k)`: the statements that store the
+    /// accumulator as value `k` of the row, which starts at `surge_fold_o`): inclusive from the
     /// first element, or exclusive after the prefix, as the interpreter's scan.
-    fn print_scan(&self, value: &str) -> String {
+    fn print_scan(&self, write: &dyn Fn(&str) -> String) -> String {
         let (declare, step) = self.declare_and_step();
+        let at_j = write("surge_fold_j");
         let body = match self.prefix {
             true => format!(
-                "for (u64 surge_fold_j = 0; surge_fold_j < surge_fold_len; ++surge_fold_j) {{ out[surge_fold_o + surge_fold_j] = \
-                 {value}; {step}}}"
+                "for (u64 surge_fold_j = 0; surge_fold_j < surge_fold_len; ++surge_fold_j) {{ {at_j}{step}}}"
             ),
             false => format!(
-                "out[surge_fold_o] = {value};\n          for (u64 surge_fold_j = 1; surge_fold_j < surge_fold_len; \
-                 ++surge_fold_j) {{ {step}out[surge_fold_o + surge_fold_j] = {value}; }}"
+                "{}\n          for (u64 surge_fold_j = 1; surge_fold_j < surge_fold_len; \
+                 ++surge_fold_j) {{ {step}{at_j}}}",
+                write("0")
             ),
         };
         format!(

@@ -106,6 +106,21 @@ impl Tr<'_> {
         match (env.get(&n), &self.c.node(n).op) {
             (Some(Bound::Tuple(parts)), _) => Ok(parts.clone()),
             (_, Op::Tuple { items }) => items.iter().map(|i| self.scalar(*i, env)).collect(),
+            (_, Op::Index { seq, index }) if seq_of_tuples(self.ty(*seq)) => {
+                // Each component indexed alike (the index checked once per component).
+                let t = self.tuples(*seq, env)?;
+                let i = self.scalar(*index, env)?;
+                let at = |p: &SeqV| {
+                    format!(
+                        "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                        super::cuda_type(p.elem),
+                        t.len,
+                        n.0,
+                        p.at("surge_k")
+                    )
+                };
+                Ok(t.parts.iter().map(at).collect())
+            }
             _ => self
                 .packed_result(n)
                 .ok_or_else(|| self.unsupported(n, "as a tuple of scalars")),
@@ -126,18 +141,19 @@ impl Tr<'_> {
             nested: true,
         });
         let width = elems.len();
+        // A map's tuples are rows of `width` words, a root scan's one row of them: either way
+        // element `@I@` is words `@I@ · width ..`.
+        let len = format!("(n_{a} / {width}ULL)");
         let parts = elems.iter().enumerate().map(|(c, e)| SeqV {
-            len: format!("(n_{a}_off - 1)"),
+            len: len.clone(),
             at: format!(
                 "surge_unpack_{}({a}[{I} * {width} + {c}])",
                 super::cuda_type(*e)
             ),
             elem: *e,
         });
-        Some(TupleSeqV {
-            len: format!("(n_{a}_off - 1)"),
-            parts: parts.collect(),
-        })
+        let parts = parts.collect();
+        Some(TupleSeqV { len, parts })
     }
 
     /// The tuple of scalars an earlier phase stored packed (`fold::packed_write`): its one row's
