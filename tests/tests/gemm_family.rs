@@ -1,5 +1,6 @@
 //! The GEMM family of the DSEL's dense contraction (`map(arow) map(bcol) reduce(add, map(*))`
-//! over `split(A, k)` and `transpose(split(B, n))`): recognized in its forms and not in others,
+//! over `split(A, k)` and `transpose(split(B, n))`, or `split(Bt, k)` for A·Btᵀ): recognized in
+//! its forms and not in others,
 //! every variant of the machine's GEMM space within the oracle's tolerance of the interpreter,
 //! the interpreter's errors on operands that do not conform, other sizes without a compile.
 
@@ -102,14 +103,14 @@ fn the_forms_of_the_pattern_are_recognized_and_others_are_not() {
             "swapped {swapped} prefix {prefix}"
         );
     }
-    // B's rows against A's rows (no transpose) is A·Bᵀ, not this family's operand layout.
+    // Differences instead of products (a distance's cross terms written out) are not it.
     let a = Seq::input("a", data(12, 5)).unwrap();
     let b = Seq::input("b", data(12, 6)).unwrap();
     let brows = split(&b, 3).unwrap();
     let c = map(
         |arow: Seq<f64>| {
             map(
-                |brow: Seq<f64>| reduce(add, &map(|(u, v)| &u * &v, (&arow, &brow))?),
+                |brow: Seq<f64>| reduce(add, &map(|(u, v)| &u - &v, (&arow, &brow))?),
                 &brows,
             )
         },
@@ -119,6 +120,52 @@ fn the_forms_of_the_pattern_are_recognized_and_others_are_not() {
     let c = Computation::new(&c).unwrap();
     let set = c.variants(&Target::cpu().platform().unwrap()).unwrap();
     assert!(!set.variants().iter().any(is_gemm));
+}
+
+/// `C = A·Btᵀ` as a user writes it: the rows of A against the rows of `bt` (n×k), no transpose.
+fn a_bt(a: Vec<f64>, bt: Vec<f64>, k: u64, kb: u64) -> Computation {
+    let a = Seq::input("a", a).unwrap();
+    let bt = Seq::input("bt", bt).unwrap();
+    let brows = split(&bt, kb).unwrap();
+    let c = map(
+        |arow: Seq<f64>| {
+            map(
+                |brow: Seq<f64>| reduce_prefix(add, &map(|(u, v)| &u * &v, (&arow, &brow))?, 0.0),
+                &brows,
+            )
+        },
+        &split(&a, k).unwrap(),
+    )
+    .unwrap();
+    Computation::new(&c).unwrap()
+}
+
+/// A·Btᵀ (B given by its columns, the rows of the second input) gets the family too: every
+/// variant within the oracle's tolerance, operands that do not conform the interpreter's errors.
+#[test]
+fn a_times_rows_of_b_is_the_family_with_b_given_by_columns() {
+    let (m, kk, n) = (23, 19, 31);
+    let c = a_bt(data(m * kk, 7), data(n * kk, 8), kk as u64, kk as u64);
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let family = gemm_ids(&k);
+    assert_eq!(family.len(), gemm_space(&Machine::query()).unwrap().len());
+    let want = Expected::interpret(c.ir(), c.buffers()).unwrap();
+    for v in family {
+        check_against(&want, &c, &k, v);
+    }
+    let v = gemm_ids(&k)[0].clone();
+    // Bt's rows of another length than A's (k = 3, Bt split by 4), a ragged Bt, a ragged A.
+    let cases = [
+        a_bt(data(9, 1), data(12, 2), 3, 4),
+        a_bt(data(9, 1), data(13, 2), 3, 3),
+        a_bt(data(10, 1), data(12, 2), 3, 3),
+    ];
+    for c in &cases {
+        let want = c.interpret().unwrap_err().to_string();
+        let got = k.run(c, &v).unwrap_err().to_string();
+        assert_eq!(got, want);
+    }
+    check(&a_bt(vec![], data(12, 2), 3, 3), &k, &v);
 }
 
 #[test]

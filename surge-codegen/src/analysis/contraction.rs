@@ -5,9 +5,12 @@
 //! ```
 //!
 //! (`reduce` with or without a `0.0` prefix, the product and the sum in either operand order,
-//! f64 throughout), which is `C = A·B` for row-major `A` (m×k) and `B` (k×n). A phase with it
-//! also gets the GEMM variant family (`crate::gemm`): packed, register-blocked, cache-blocked
-//! kernels instead of one dot product per element.
+//! f64 throughout), which is `C = A·B` for row-major `A` (m×k) and `B` (k×n); and the same
+//! without the `transpose`, over `split(Bt, k)`: `C = A·Btᵀ`, B given by its columns (the rows of
+//! an n×k `Bt`: a Gram matrix, distances' cross terms). A phase with it also gets the GEMM
+//! variant family (`crate::gemm`): packed, register-blocked, cache-blocked kernels instead of
+//! one dot product per element (B's panels packed from `Bt` directly when it is given by
+//! columns).
 
 use crate::ir::{BinaryOp, Computation, Elem, Literal, NodeId, Op, ScalarExpr, Type};
 use serde::{Deserialize, Serialize};
@@ -18,9 +21,13 @@ pub struct Contraction {
     /// Input buffers of A and B.
     pub a: usize,
     pub b: usize,
-    /// The integer literal nodes of the split tiles: A's row length k and B's row length n.
+    /// The integer literal nodes of the split tiles: A's row length k and B's row length (n;
+    /// k when B is given by its columns).
     pub k_tile: NodeId,
     pub n_tile: NodeId,
+    /// Whether B is given by its columns (`split(Bt, k)`, no `transpose`): `C = A·Btᵀ`.
+    #[serde(default)]
+    pub b_by_columns: bool,
     /// Whether the reduce starts from a `0.0` prefix (without one, k = 0 is an error).
     pub prefix: bool,
 }
@@ -30,10 +37,16 @@ pub fn contraction_pattern(c: &Computation, root: NodeId) -> Option<Contraction>
     let (arow, body, rows) = map1(c, root)?;
     let (a, k_tile) = split_of_input(c, rows)?;
     let (bcol, body2, cols) = map1(c, body)?;
-    let Op::Transpose { input } = &c.node(cols).op else {
-        return None;
+    let (b, n_tile, b_by_columns) = match &c.node(cols).op {
+        Op::Transpose { input } => {
+            let (b, t) = split_of_input(c, *input)?;
+            (b, t, false)
+        }
+        _ => {
+            let (b, t) = split_of_input(c, cols)?;
+            (b, t, true)
+        }
     };
-    let (b, n_tile) = split_of_input(c, *input)?;
     let Op::Reduce { op, input, prefix } = &c.node(body2).op else {
         return None;
     };
@@ -58,6 +71,7 @@ pub fn contraction_pattern(c: &Computation, root: NodeId) -> Option<Contraction>
         b,
         k_tile,
         n_tile,
+        b_by_columns,
         prefix: prefix.is_some(),
     })
 }

@@ -26,22 +26,60 @@ thread_local! {
     static PACK_B: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The B operand: a row-major k×n matrix, or its columns stored as the rows of an n×k one
+/// (`C = A·Btᵀ`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BOperand<'a> {
+    stored: MatRef<'a>,
+    by_columns: bool,
+}
+
+impl<'a> BOperand<'a> {
+    pub(crate) fn rows(b: MatRef<'a>) -> BOperand<'a> {
+        BOperand {
+            stored: b,
+            by_columns: false,
+        }
+    }
+
+    pub(crate) fn columns(bt: MatRef<'a>) -> BOperand<'a> {
+        BOperand {
+            stored: bt,
+            by_columns: true,
+        }
+    }
+
+    /// B's rows (the shared dimension k) and columns (n).
+    fn shape(&self) -> (usize, usize) {
+        match self.by_columns {
+            false => (self.stored.rows, self.stored.cols),
+            true => (self.stored.cols, self.stored.rows),
+        }
+    }
+}
+
 /// Checks that A (m×k), B (k×n) and C (m×n, leading dimension ldc) conform and fit their
 /// buffers.
 pub(crate) fn check_shapes(
     a: MatRef<'_>,
-    b: MatRef<'_>,
+    b: BOperand<'_>,
     c_len: usize,
     ldc: usize,
 ) -> Result<(), CpuError> {
     let bad = |m: String| Err(CpuError::Gemm(m));
-    if a.cols != b.rows {
+    let (b_rows, b_cols) = b.shape();
+    if a.cols != b_rows {
+        let stored = if b.by_columns {
+            " (stored by columns)"
+        } else {
+            ""
+        };
         return bad(format!(
-            "A is {}x{} and B is {}x{}: A's columns must equal B's rows",
-            a.rows, a.cols, b.rows, b.cols
+            "A is {}x{} and B is {b_rows}x{b_cols}{stored}: A's columns must equal B's rows",
+            a.rows, a.cols
         ));
     }
-    for (name, x) in [("A", a), ("B", b)] {
+    for (name, x) in [("A", a), ("B", b.stored)] {
         if x.ld < x.cols {
             return bad(format!(
                 "{name}'s leading dimension {} is below its {} columns",
@@ -58,16 +96,15 @@ pub(crate) fn check_shapes(
             ));
         }
     }
-    if ldc < b.cols {
+    if ldc < b_cols {
         return bad(format!(
-            "C's leading dimension {ldc} is below its {} columns",
-            b.cols
+            "C's leading dimension {ldc} is below its {b_cols} columns"
         ));
     }
-    if a.rows > 0 && b.cols > 0 && c_len < (a.rows - 1) * ldc + b.cols {
+    if a.rows > 0 && b_cols > 0 && c_len < (a.rows - 1) * ldc + b_cols {
         return bad(format!(
-            "C is {}x{} (leading dimension {ldc}) but its buffer holds {c_len} values",
-            a.rows, b.cols
+            "C is {}x{b_cols} (leading dimension {ldc}) but its buffer holds {c_len} values",
+            a.rows
         ));
     }
     Ok(())
@@ -79,11 +116,11 @@ pub(crate) fn run(
     v: &GemmVariant,
     threads: usize,
     a: MatRef<'_>,
-    b: MatRef<'_>,
+    b: BOperand<'_>,
     c: &mut [f64],
     ldc: usize,
 ) {
-    let (m, n, k) = (a.rows, b.cols, a.cols);
+    let (m, n, k) = (a.rows, b.shape().1, a.cols);
     if m == 0 || n == 0 {
         return;
     }
@@ -145,10 +182,11 @@ fn pack_b(
     f: KernelFns,
     v: &GemmVariant,
     threads: usize,
-    b: MatRef<'_>,
+    b: BOperand<'_>,
     p: &Block,
     pb: &mut Vec<f64>,
 ) {
+    let (b, by_columns) = (b.stored, b.by_columns);
     let np = panels(p.ncb, v.nr);
     let need = np * v.nr * p.kcb;
     if pb.len() < need {
@@ -162,10 +200,17 @@ fn pack_b(
         let cols = (p.ncb - j0 * v.nr).min((j1 - j0) * v.nr);
         let d = dst;
         // SAFETY: rows [pc, pc + kcb) and columns [jc + j0·NR, + cols) lie in B (checked
-        // shapes); each task writes its own panels [j0, j1) of the packed buffer.
+        // shapes; stored by columns, they are columns and rows of `b`); each task writes its
+        // own panels [j0, j1) of the packed buffer.
         unsafe {
-            let s = (src as *const f64).add(p.pc * b.ld + p.jc + j0 * v.nr);
-            (f.pack_b)(s, b.ld, p.kcb, cols, d.0.add(j0 * v.nr * p.kcb));
+            let out = d.0.add(j0 * v.nr * p.kcb);
+            if by_columns {
+                let s = (src as *const f64).add((p.jc + j0 * v.nr) * b.ld + p.pc);
+                pack_columns(s, b.ld, p.kcb, cols, v.nr, out);
+            } else {
+                let s = (src as *const f64).add(p.pc * b.ld + p.jc + j0 * v.nr);
+                (f.pack_b)(s, b.ld, p.kcb, cols, out);
+            }
         }
     });
 }
@@ -264,4 +309,34 @@ fn over_jr(
         }
     }
     PACK_A.with_borrow_mut(|slot| *slot = pa);
+}
+
+/// Packs B's rows [0, kc) and columns [0, nc) from `bt`, B stored by columns (column j is row j
+/// of `bt`, leading dimension `ldbt`), into the emitted `pack_b`'s layout: panels of `nr`
+/// columns, pb[(panel · kc + p) · nr + j]; columns past nc are zero.
+///
+/// # Safety
+/// Rows [0, nc) and columns [0, kc) of `bt` must lie in its buffer and `pb` must hold the
+/// panels' `nc.div_ceil(nr) · nr · kc` values.
+unsafe fn pack_columns(bt: *const f64, ldbt: usize, kc: usize, nc: usize, nr: usize, pb: *mut f64) {
+    // SAFETY: the caller's contract: every read lies in `bt`'s rows [0, nc) and columns [0, kc),
+    // every write in `pb`'s panels.
+    unsafe {
+        for jr in 0..nc.div_ceil(nr) {
+            let dst = pb.add(jr * nr * kc);
+            for j in 0..nr {
+                let col = jr * nr + j;
+                if col < nc {
+                    let src = bt.add(col * ldbt);
+                    for p in 0..kc {
+                        *dst.add(p * nr + j) = *src.add(p);
+                    }
+                } else {
+                    for p in 0..kc {
+                        *dst.add(p * nr + j) = 0.0;
+                    }
+                }
+            }
+        }
+    }
 }

@@ -107,6 +107,33 @@ impl GemmKernels {
         c: &mut [f64],
         ldc: usize,
     ) -> Result<(), CpuError> {
+        self.gemm_of(variant, threads, a, driver::BOperand::rows(b), c, ldc)
+    }
+
+    /// `C = A·Btᵀ` with `variant` on `threads` threads: A is m×k, `bt` n×k (B stored by its
+    /// columns: the rows of the user's second matrix), C m×n (row-major, dense). B's panels are
+    /// packed from `bt` directly, so no transposed copy is made.
+    pub fn gemm_bt(
+        &self,
+        variant: &GemmVariant,
+        threads: usize,
+        a: MatRef<'_>,
+        bt: MatRef<'_>,
+        c: &mut [f64],
+    ) -> Result<(), CpuError> {
+        let ldc = bt.rows;
+        self.gemm_of(variant, threads, a, driver::BOperand::columns(bt), c, ldc)
+    }
+
+    fn gemm_of(
+        &self,
+        variant: &GemmVariant,
+        threads: usize,
+        a: MatRef<'_>,
+        b: driver::BOperand<'_>,
+        c: &mut [f64],
+        ldc: usize,
+    ) -> Result<(), CpuError> {
         let f = *self
             .fns
             .get(&variant.kernel())

@@ -264,3 +264,55 @@ fn concurrent_gemms_sharing_a_pool_agree() {
         }
     });
 }
+
+/// `C = A·Btᵀ` with B stored by its columns (the rows of `bt`) gives, bit for bit, what the same
+/// variant gives on the row-major B: the packed panels are the same values.
+#[test]
+fn a_b_stored_by_columns_packs_to_the_same_panels() {
+    let vs = test_variants();
+    let g = GemmKernels::build(&vs).unwrap();
+    for &(m, n, k) in &[(1, 1, 1), (7, 5, 3), (33, 47, 61), (5, 130, 17)] {
+        let a = data(m * k, 3);
+        let bt = data(n * k, 4);
+        let b: Vec<f64> = (0..k * n).map(|i| bt[(i % n) * k + i / n]).collect();
+        for v in &vs {
+            for threads in [1, 2] {
+                let mut want = vec![0.0; m * n];
+                g.gemm(
+                    v,
+                    threads,
+                    MatRef::new(&a, m, k),
+                    MatRef::new(&b, k, n),
+                    &mut want,
+                )
+                .unwrap();
+                let mut c = vec![f64::NAN; m * n];
+                g.gemm_bt(
+                    v,
+                    threads,
+                    MatRef::new(&a, m, k),
+                    MatRef::new(&bt, n, k),
+                    &mut c,
+                )
+                .unwrap();
+                let same = c.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "{v} on {m}x{n}x{k}, {threads} threads");
+            }
+        }
+    }
+    let mut c = vec![0.0; 4];
+    let err = g
+        .gemm_bt(
+            &vs[0],
+            1,
+            MatRef::new(&[0.0; 6], 2, 3),
+            MatRef::new(&[0.0; 4], 2, 2),
+            &mut c,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("A is 2x3 and B is 2x2 (stored by columns)"),
+        "{err}"
+    );
+}

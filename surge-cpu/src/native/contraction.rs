@@ -1,6 +1,7 @@
 //! Running a GEMM variant of a dense contraction (`surge_codegen::analysis::Contraction`): the
-//! operands are the inputs A (m×k) and B (k×n) with k and n the split tiles of this run, the
-//! result C is nested m rows of n. Only conforming, non-empty operands go to the GEMM kernels;
+//! operands are the inputs A (m×k) and B (k×n) with k and n the split tiles of this run, or B
+//! given by its columns (the n rows of k of the second input: `C = A·Btᵀ`); the result C is
+//! nested m rows of n. Only conforming, non-empty operands go to the GEMM kernels;
 //! everything else (a ragged split, unequal lengths, a zero tile, an empty A or B) takes the
 //! reference semantics, so errors and edge cases are the interpreter's own.
 
@@ -100,20 +101,30 @@ fn run(
     let (Some(k), Some(n)) = (tiles.0.map(|v| v as usize), tiles.1.map(|v| v as usize)) else {
         return reference(ir, buffers, ws);
     };
+    // B's split tile t is its rows' length: n (k rows), or k when B is given by its columns (n
+    // rows). Either way B is whole rows of t and holds k·n values.
+    let t = n;
+    let n = match c.b_by_columns {
+        false => t,
+        true => b.len().checked_div(t).unwrap_or(0),
+    };
     let conforming = k > 0
+        && t > 0
         && n > 0
         && !a.is_empty()
         && !b.is_empty()
         && a.len() % k == 0
-        && b.len() % n == 0
-        && b.len() / n == k;
+        && b.len() % t == 0
+        && b.len() == k * n;
     if !conforming {
         return reference(ir, buffers, ws);
     }
     let m = a.len() / k;
     let offsets = (0..=m).map(|i| (i * n) as u64).collect();
-    ws.set_nested(m * n, offsets, |out| {
-        g.gemm(gv, threads, MatRef::new(a, m, k), MatRef::new(b, k, n), out)
+    let a = MatRef::new(a, m, k);
+    ws.set_nested(m * n, offsets, |out| match c.b_by_columns {
+        false => g.gemm(gv, threads, a, MatRef::new(b, k, n), out),
+        true => g.gemm_bt(gv, threads, a, MatRef::new(b, n, k), out),
     })
 }
 
