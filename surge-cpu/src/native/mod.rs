@@ -7,6 +7,8 @@ mod abi;
 pub mod bcsr;
 mod bcsr_run;
 #[cfg(test)]
+mod bcsr_tests;
+#[cfg(test)]
 mod cache_tests;
 pub mod compile;
 mod contraction;
