@@ -11,9 +11,9 @@
 //! last `rows mod r` rows, are the layout's `rest`, computed through `elems` on the original
 //! rows, so they are computed, or reported, exactly as in the row layout.
 //!
-//! Before building, the inspector measures the fill on a sample of [`SAMPLES`] block rows (a
-//! full pass costs several SpMVs, the sample a few percent of one: `benchmarks --bin
-//! bcsr_probe`); when fewer than [`MIN_SHARE`] of the sampled elements would be held there is no
+//! Before building, the inspector measures the fill on a sample of [`SAMPLE_ROWS`] rows in
+//! block rows spread over the matrix (the build, a full pass, costs 10-35 row SpMVs on the
+//! large FE matrices; the sample 0.05-0.15 of one: `benchmarks --bin bcsr_probe`); when fewer than [`MIN_SHARE`] of the sampled elements would be held there is no
 //! layout and the variant runs as `layout1 = rows`. Built once per input set and kept in the
 //! [`super::Workspace`] under the caller's key, one per shape, as the SELL layout is.
 
@@ -21,14 +21,21 @@ use super::diagonal::int_at;
 use std::time::Instant;
 use surge_codegen::analysis::{BlockedPattern, DiagonalPattern};
 use surge_codegen::data::Buffer;
+use surge_codegen::ir::Elem;
 pub use surge_codegen::policy::bcsr::BcsrShape;
 
 /// A block row whose blocks store more than this many values per element runs as rows.
 pub const MAX_FILL: f64 = 1.5;
 /// Below this share of the sampled elements in block rows the layout would hold, no layout.
 pub const MIN_SHARE: f64 = 0.5;
-/// Block rows sampled for the fill.
-pub const SAMPLES: usize = 64;
+/// Rows sampled for the fill, in `SAMPLE_ROWS / r` block rows spread over the matrix...
+pub const SAMPLE_ROWS: usize = 64;
+/// ... until they hold this share of the elements (at least [`SAMPLE_MIN`]): a sampled element
+/// costs about ten of an SpMV's (its columns checked and copied, its blocks found), so the
+/// sample stays near a tenth of an SpMV however short the rows.
+pub const SAMPLE_SHARE: usize = 128;
+/// Elements a sample may always read.
+pub const SAMPLE_MIN: usize = 256;
 
 /// A BCSR r×c copy of a phase's values and its block columns.
 #[derive(Debug)]
@@ -93,19 +100,25 @@ pub fn sample(pat: &DiagonalPattern, buffers: &[Buffer], shape: BcsrShape) -> Op
     let t0 = Instant::now();
     let mut scan = Scan::new(pat, buffers, shape)?;
     let block_rows = scan.block_rows;
-    let picks: Vec<usize> = if block_rows <= SAMPLES {
+    let samples = SAMPLE_ROWS / shape.r;
+    let picks: Vec<usize> = if block_rows <= samples {
         (0..block_rows).collect()
     } else {
         // Spread by the golden ratio: evenly spaced samples alias with grid-structured matrices.
-        (0..SAMPLES as u64)
+        (0..samples as u64)
             .map(|s| {
                 ((u128::from(s.wrapping_mul(0x9E37_79B9_7F4A_7C15)) * block_rows as u128) >> 64)
                     as usize
             })
             .collect()
     };
-    let (mut all, mut held, mut stored) = (0usize, 0usize, 0usize);
+    let budget = (scan.data_len as usize / SAMPLE_SHARE).max(SAMPLE_MIN);
+    let (mut all, mut held, mut stored, mut taken) = (0usize, 0usize, 0usize, 0usize);
     for &q in &picks {
+        if all >= budget {
+            break;
+        }
+        taken += 1;
         match scan.block_row(q) {
             Some(nnz) if scan.fits(nnz) => {
                 all += nnz;
@@ -117,7 +130,7 @@ pub fn sample(pat: &DiagonalPattern, buffers: &[Buffer], shape: BcsrShape) -> Op
         }
     }
     Some(Sample {
-        block_rows: picks.len(),
+        block_rows: taken,
         share: if all == 0 {
             1.0
         } else {
@@ -147,8 +160,14 @@ pub fn inspect(
         return None;
     }
     let (r, c) = (shape.r, shape.c);
-    let mut values = Buffer::zeroed(blocked.elem, 0);
-    let (mut first, mut starts, mut cols) = (Vec::new(), vec![0u64], Vec::new());
+    // Room for the blocks the sample expects (no copies while the layout grows).
+    let expect = (src.len() as f64 * sample.share * sample.fill / shape.area() as f64) as usize;
+    let mut values = match blocked.elem {
+        Elem::F32 => Buffer::F32(Vec::with_capacity(expect * shape.area())),
+        _ => Buffer::F64(Vec::with_capacity(expect * shape.area())),
+    };
+    let (mut first, mut starts) = (Vec::new(), vec![0u64]);
+    let mut cols = Vec::with_capacity(expect);
     let mut rest: Vec<(usize, usize)> = Vec::new();
     let mut nnz = 0;
     let mut push_rest = |a: usize, e: usize| match rest.last_mut() {
