@@ -106,7 +106,7 @@ fn blown_up(m: &CsrMatrix, s: BcsrShape) -> CsrMatrix {
             for k in a..b {
                 let j = m.col_indices[k] as usize;
                 for u in 0..c {
-                    let keep = (i * 7 + j * 3 + t * 5 + u) % (4 + i % 5) != 0;
+                    let keep = !(i * 7 + j * 3 + t * 5 + u).is_multiple_of(4 + i % 5);
                     if keep {
                         out.col_indices.push((j * c + u) as u32);
                         out.values
