@@ -12,10 +12,12 @@
 //! rows, so they are computed, or reported, exactly as in the row layout.
 //!
 //! Before building, the inspector measures the fill on a sample of [`SAMPLE_ROWS`] rows in
-//! block rows spread over the matrix (the build, a full pass, costs 10-35 row SpMVs on the
-//! large FE matrices; the sample 0.05-0.15 of one: `benchmarks --bin bcsr_probe`); when fewer than [`MIN_SHARE`] of the sampled elements would be held there is no
-//! layout and the variant runs as `layout1 = rows`. Built once per input set and kept in the
-//! [`super::Workspace`] under the caller's key, one per shape, as the SELL layout is.
+//! block rows spread over the matrix (the build, a full pass, costs 15-40 row SpMVs on the
+//! large FE matrices; the sample 0.04-0.2 of one on those of 90k-360k nonzeros, less on larger
+//! ones: `benchmarks --bin bcsr_probe`); when fewer than [`MIN_SHARE`] of the sampled elements
+//! would be held there is no layout and the variant runs as `layout1 = rows`. Built once per
+//! input set and kept in the [`super::Workspace`] under the caller's key, one per shape, as the
+//! SELL layout is.
 
 use super::diagonal::int_at;
 use std::time::Instant;
