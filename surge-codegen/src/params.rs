@@ -6,6 +6,7 @@
 
 use crate::CodegenError;
 use crate::policy::PValue;
+use crate::policy::bcsr::BcsrShape;
 use crate::policy::sell::SellShape;
 use crate::schedule::ScheduleElem;
 use crate::variant::Variant;
@@ -37,6 +38,8 @@ pub struct CpuParams {
     pub diagonals: bool,
     /// `layout1 = sell_<C>_<σ>`: the SELL-C-σ layout's shape.
     pub sell: Option<SellShape>,
+    /// `layout1 = bcsr_<r>_<c>`: the register-blocked layout's block shape.
+    pub bcsr: Option<BcsrShape>,
     pub levels: Vec<CpuLevel>,
 }
 
@@ -97,17 +100,21 @@ impl CpuParams {
             let unroll = r.flag(&format!("unroll{d}"))?;
             levels.push(CpuLevel { parallel, unroll });
         }
-        let (diagonals, sell) = match r.text("layout1")?.as_deref() {
-            None | Some("rows") => (false, None),
-            Some("diagonals") => (true, None),
-            Some(other) => match SellShape::parse(other) {
-                Some(s) => (false, Some(s)),
-                None => {
-                    let sells: Vec<String> =
-                        SellShape::all().iter().map(|s| s.to_string()).collect();
+        let (diagonals, sell, bcsr) = match r.text("layout1")?.as_deref() {
+            None | Some("rows") => (false, None, None),
+            Some("diagonals") => (true, None, None),
+            Some(other) => match (SellShape::parse(other), BcsrShape::parse(other)) {
+                (Some(s), _) => (false, Some(s), None),
+                (None, Some(b)) => (false, None, Some(b)),
+                (None, None) => {
+                    let shapes: Vec<String> = SellShape::all()
+                        .iter()
+                        .map(|s| s.to_string())
+                        .chain(BcsrShape::all().iter().map(|s| s.to_string()))
+                        .collect();
                     return Err(r.bad(format!(
                         "`layout1` = {other} is not rows, diagonals or one of {}",
-                        sells.join(", ")
+                        shapes.join(", ")
                     )));
                 }
             },
@@ -117,6 +124,7 @@ impl CpuParams {
             nesting,
             diagonals,
             sell,
+            bcsr,
             levels,
         })
     }
@@ -263,12 +271,23 @@ mod tests {
             })
         );
         assert!(!p.diagonals);
+        assert_eq!(p.bcsr, None);
+        let bcsr: Variant = "cpu:haswell32/independent.sequential/threads=2,nesting=0,sched1=static,chunk1=64,unroll2=0,layout1=bcsr_3_3"
+            .parse()
+            .unwrap();
+        let p = CpuParams::of(&bcsr).unwrap();
+        assert_eq!(p.bcsr, Some(BcsrShape { r: 3, c: 3 }));
+        assert_eq!((p.sell, p.diagonals), (None, false));
         let odd: Variant = "cpu:haswell32/independent.sequential/threads=2,nesting=0,sched1=static,chunk1=64,unroll2=0,layout1=sell_12_1"
             .parse()
             .unwrap();
         let e = CpuParams::of(&odd).unwrap_err().to_string();
         assert!(
             e.contains("`layout1` = sell_12_1 is not rows, diagonals or one of sell_8_1"),
+            "{e}"
+        );
+        assert!(
+            e.contains("sell_16_4096, bcsr_2_2, bcsr_3_3, bcsr_4_2"),
             "{e}"
         );
         let bad: Variant = "cpu:haswell32/independent/threads=2,sched1=sideways,chunk1=4"

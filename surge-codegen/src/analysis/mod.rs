@@ -8,10 +8,12 @@
 //! `reduce`) and does not depend on the enclosing lambda's parameters is computed first, as its own
 //! *phase* (the tiled reduction's partials, the scan benchmark's partial scans).
 
+mod blocked;
 mod contraction;
 mod diagonal;
 mod features;
 
+pub use blocked::{BlockedPattern, blocked_pattern};
 pub use contraction::{Contraction, contraction_pattern, tile_value};
 pub use diagonal::{DiagonalPattern, DiagonalRow, diagonal_pattern};
 pub use features::{Features, NestLevel, check_buffers, features};

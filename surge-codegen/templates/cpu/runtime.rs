@@ -462,3 +462,49 @@ fn sell_gather<T: Copy>(s: &[T], j: usize, max: usize) -> T {
     // SAFETY: `j < s.len()`, the host's invariant above.
     unsafe { *s.get_unchecked(j) }
 }
+
+// ---- BCSR r×c (`bcsr<r>x<c>` kernels; see `emit/cpu/README.md`) ----
+
+/// The blocks `starts[q]..starts[q + 1]` of block row `q`, checked against the `blocks` the
+/// layout holds.
+#[inline(always)]
+fn bcsr_range(starts: &[u64], q: usize, blocks: usize, op: &str, node: u64) -> (usize, usize) {
+    match (starts.get(q), starts.get(q + 1)) {
+        (Some(&a), Some(&e)) if a <= e && e <= blocks as u64 => (a as usize, e as usize),
+        _ => fail_bcsr(q, starts.len(), op, node),
+    }
+}
+
+/// The first row of block row `q`.
+#[inline(always)]
+fn bcsr_first(first: &[u32], q: usize, op: &str, node: u64) -> usize {
+    match first.get(q) {
+        Some(&i) => i as usize,
+        None => fail_bcsr(q, first.len(), op, node),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fail_bcsr(q: usize, len: usize, op: &str, node: u64) -> ! {
+    fail(op, node, format!("BCSR block row {q} has no valid extent among {len}"))
+}
+
+/// `s[j..j + C]`, unchecked: the host runs a `bcsr<r>x<c>` kernel only over a layout whose every
+/// block column its inspector validated (`j + C <= gather_len`) against a gathered input of at
+/// most `s.len()` elements (`BcsrLayout::gather_len`, checked before each run).
+#[inline(always)]
+fn bcsr_x<T, const C: usize>(s: &[T], j: usize) -> &[T; C] {
+    debug_assert!(j + C <= s.len());
+    // SAFETY: `j + C <= s.len()`, the host's invariant above.
+    unsafe { &*(s.as_ptr().add(j) as *const [T; C]) }
+}
+
+/// Block `b` of a block row's values (`N` values from `b * N`); the kernel keeps `b` below the
+/// block row's blocks, `vq.len() / N`.
+#[inline(always)]
+fn bcsr_block<T, const N: usize>(vq: &[T], b: usize) -> &[T; N] {
+    debug_assert!((b + 1) * N <= vq.len());
+    // SAFETY: `(b + 1) * N <= vq.len()`: `b` is below the block row's blocks.
+    unsafe { &*(vq.as_ptr().add(b * N) as *const [T; N]) }
+}

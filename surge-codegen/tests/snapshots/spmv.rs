@@ -346,6 +346,175 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 }
 
 
+/// Output rows of the BCSR-2×2 block rows `lo..hi` (`layout1 = bcsr_2_2`).
+/// `bcsr[0]` is each block row's first row (its rows: that one and the next 2 - 1),
+/// `bcsr[1]` where each block row's blocks start (one past the last at the end), `bcsr[2]` each
+/// block's first column, `bcsr[3]` each block's values column by column
+/// (`[(b * 2 + k) * 2 + r]`), zeros where a row has no element. Each row folds the
+/// values of its block row in increasing column order from the prefix, one product then one sum,
+/// as `elems` folds the row's elements; the zeros add `±0` to a sum that is never `-0.0`, which
+/// leaves it unchanged while `x` is finite (the host checks it before each run).
+#[no_mangle]
+pub unsafe extern "C" fn m0_p0_bcsr2x2(bufs: *const Buf, bcsr: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const R: usize = 2;
+        const C: usize = 2;
+        let first: &[u32] = unsafe { slot(bcsr, 0) };
+        let starts: &[u64] = unsafe { slot(bcsr, 1) };
+        let cols: &[u32] = unsafe { slot(bcsr, 2) };
+        let vals: &[f64] = unsafe { slot(bcsr, 3) };
+        let xs: &[f64] = b3;
+        let blocks: usize = cols.len().min(vals.len() / (R * C));
+        for q in lo..hi {
+            let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
+            let i0: usize = bcsr_first(first, q, "map", 18);
+            // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
+            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
+            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
+            let mut accs: [f64; R] = [0.0f64; R];
+            for b in 0..cq.len() {
+                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
+                let vb: &[f64; R * C] = bcsr_block(vq, b);
+                for k in 0..C {
+                    let xv: f64 = xw[k];
+                    for r in 0..R {
+                        let v: f64 = vb[k * R + r];
+                        let x: f64 = ((v) * (xv));
+                        let acc: f64 = accs[r];
+                        accs[r] = ((acc) + (x));
+                    }
+                }
+            }
+            for r in 0..R {
+                // SAFETY: the host's layout holds each block row's rows once, below the output's
+                // length.
+                unsafe { *out.add(i0 + r) = accs[r] };
+            }
+        }
+    })
+}
+
+/// Output rows of the BCSR-3×3 block rows `lo..hi` (`layout1 = bcsr_3_3`).
+/// `bcsr[0]` is each block row's first row (its rows: that one and the next 3 - 1),
+/// `bcsr[1]` where each block row's blocks start (one past the last at the end), `bcsr[2]` each
+/// block's first column, `bcsr[3]` each block's values column by column
+/// (`[(b * 3 + k) * 3 + r]`), zeros where a row has no element. Each row folds the
+/// values of its block row in increasing column order from the prefix, one product then one sum,
+/// as `elems` folds the row's elements; the zeros add `±0` to a sum that is never `-0.0`, which
+/// leaves it unchanged while `x` is finite (the host checks it before each run).
+#[no_mangle]
+pub unsafe extern "C" fn m0_p0_bcsr3x3(bufs: *const Buf, bcsr: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const R: usize = 3;
+        const C: usize = 3;
+        let first: &[u32] = unsafe { slot(bcsr, 0) };
+        let starts: &[u64] = unsafe { slot(bcsr, 1) };
+        let cols: &[u32] = unsafe { slot(bcsr, 2) };
+        let vals: &[f64] = unsafe { slot(bcsr, 3) };
+        let xs: &[f64] = b3;
+        let blocks: usize = cols.len().min(vals.len() / (R * C));
+        for q in lo..hi {
+            let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
+            let i0: usize = bcsr_first(first, q, "map", 18);
+            // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
+            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
+            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
+            let mut accs: [f64; R] = [0.0f64; R];
+            for b in 0..cq.len() {
+                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
+                let vb: &[f64; R * C] = bcsr_block(vq, b);
+                for k in 0..C {
+                    let xv: f64 = xw[k];
+                    for r in 0..R {
+                        let v: f64 = vb[k * R + r];
+                        let x: f64 = ((v) * (xv));
+                        let acc: f64 = accs[r];
+                        accs[r] = ((acc) + (x));
+                    }
+                }
+            }
+            for r in 0..R {
+                // SAFETY: the host's layout holds each block row's rows once, below the output's
+                // length.
+                unsafe { *out.add(i0 + r) = accs[r] };
+            }
+        }
+    })
+}
+
+/// Output rows of the BCSR-4×2 block rows `lo..hi` (`layout1 = bcsr_4_2`).
+/// `bcsr[0]` is each block row's first row (its rows: that one and the next 4 - 1),
+/// `bcsr[1]` where each block row's blocks start (one past the last at the end), `bcsr[2]` each
+/// block's first column, `bcsr[3]` each block's values column by column
+/// (`[(b * 2 + k) * 4 + r]`), zeros where a row has no element. Each row folds the
+/// values of its block row in increasing column order from the prefix, one product then one sum,
+/// as `elems` folds the row's elements; the zeros add `±0` to a sum that is never `-0.0`, which
+/// leaves it unchanged while `x` is finite (the host checks it before each run).
+#[no_mangle]
+pub unsafe extern "C" fn m0_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const R: usize = 4;
+        const C: usize = 2;
+        let first: &[u32] = unsafe { slot(bcsr, 0) };
+        let starts: &[u64] = unsafe { slot(bcsr, 1) };
+        let cols: &[u32] = unsafe { slot(bcsr, 2) };
+        let vals: &[f64] = unsafe { slot(bcsr, 3) };
+        let xs: &[f64] = b3;
+        let blocks: usize = cols.len().min(vals.len() / (R * C));
+        for q in lo..hi {
+            let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
+            let i0: usize = bcsr_first(first, q, "map", 18);
+            // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
+            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
+            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
+            let mut accs: [f64; R] = [0.0f64; R];
+            for b in 0..cq.len() {
+                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
+                let vb: &[f64; R * C] = bcsr_block(vq, b);
+                for k in 0..C {
+                    let xv: f64 = xw[k];
+                    for r in 0..R {
+                        let v: f64 = vb[k * R + r];
+                        let x: f64 = ((v) * (xv));
+                        let acc: f64 = accs[r];
+                        accs[r] = ((acc) + (x));
+                    }
+                }
+            }
+            for r in 0..R {
+                // SAFETY: the host's layout holds each block row's rows once, below the output's
+                // length.
+                unsafe { *out.add(i0 + r) = accs[r] };
+            }
+        }
+    })
+}
+
+
 // ---- end of module m0 ----
 
 // ---- module m1 ----
@@ -700,6 +869,175 @@ let vk1: &[u32; C] = sell_column(vq1, k);
                     // SAFETY: the host's layout holds each output row once, below its length.
                     unsafe { *out.add(pq[r] as usize) = accs[r] };
                 }
+            }
+        }
+    })
+}
+
+
+/// Output rows of the BCSR-2×2 block rows `lo..hi` (`layout1 = bcsr_2_2`).
+/// `bcsr[0]` is each block row's first row (its rows: that one and the next 2 - 1),
+/// `bcsr[1]` where each block row's blocks start (one past the last at the end), `bcsr[2]` each
+/// block's first column, `bcsr[3]` each block's values column by column
+/// (`[(b * 2 + k) * 2 + r]`), zeros where a row has no element. Each row folds the
+/// values of its block row in increasing column order from the prefix, one product then one sum,
+/// as `elems` folds the row's elements; the zeros add `±0` to a sum that is never `-0.0`, which
+/// leaves it unchanged while `x` is finite (the host checks it before each run).
+#[no_mangle]
+pub unsafe extern "C" fn m1_p0_bcsr2x2(bufs: *const Buf, bcsr: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const R: usize = 2;
+        const C: usize = 2;
+        let first: &[u32] = unsafe { slot(bcsr, 0) };
+        let starts: &[u64] = unsafe { slot(bcsr, 1) };
+        let cols: &[u32] = unsafe { slot(bcsr, 2) };
+        let vals: &[f64] = unsafe { slot(bcsr, 3) };
+        let xs: &[f64] = b3;
+        let blocks: usize = cols.len().min(vals.len() / (R * C));
+        for q in lo..hi {
+            let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
+            let i0: usize = bcsr_first(first, q, "map", 18);
+            // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
+            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
+            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
+            let mut accs: [f64; R] = [0.0f64; R];
+            for b in 0..cq.len() {
+                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
+                let vb: &[f64; R * C] = bcsr_block(vq, b);
+                for k in 0..C {
+                    let xv: f64 = xw[k];
+                    for r in 0..R {
+                        let v: f64 = vb[k * R + r];
+                        let x: f64 = ((v) * (xv));
+                        let acc: f64 = accs[r];
+                        accs[r] = ((acc) + (x));
+                    }
+                }
+            }
+            for r in 0..R {
+                // SAFETY: the host's layout holds each block row's rows once, below the output's
+                // length.
+                unsafe { *out.add(i0 + r) = accs[r] };
+            }
+        }
+    })
+}
+
+/// Output rows of the BCSR-3×3 block rows `lo..hi` (`layout1 = bcsr_3_3`).
+/// `bcsr[0]` is each block row's first row (its rows: that one and the next 3 - 1),
+/// `bcsr[1]` where each block row's blocks start (one past the last at the end), `bcsr[2]` each
+/// block's first column, `bcsr[3]` each block's values column by column
+/// (`[(b * 3 + k) * 3 + r]`), zeros where a row has no element. Each row folds the
+/// values of its block row in increasing column order from the prefix, one product then one sum,
+/// as `elems` folds the row's elements; the zeros add `±0` to a sum that is never `-0.0`, which
+/// leaves it unchanged while `x` is finite (the host checks it before each run).
+#[no_mangle]
+pub unsafe extern "C" fn m1_p0_bcsr3x3(bufs: *const Buf, bcsr: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const R: usize = 3;
+        const C: usize = 3;
+        let first: &[u32] = unsafe { slot(bcsr, 0) };
+        let starts: &[u64] = unsafe { slot(bcsr, 1) };
+        let cols: &[u32] = unsafe { slot(bcsr, 2) };
+        let vals: &[f64] = unsafe { slot(bcsr, 3) };
+        let xs: &[f64] = b3;
+        let blocks: usize = cols.len().min(vals.len() / (R * C));
+        for q in lo..hi {
+            let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
+            let i0: usize = bcsr_first(first, q, "map", 18);
+            // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
+            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
+            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
+            let mut accs: [f64; R] = [0.0f64; R];
+            for b in 0..cq.len() {
+                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
+                let vb: &[f64; R * C] = bcsr_block(vq, b);
+                for k in 0..C {
+                    let xv: f64 = xw[k];
+                    for r in 0..R {
+                        let v: f64 = vb[k * R + r];
+                        let x: f64 = ((v) * (xv));
+                        let acc: f64 = accs[r];
+                        accs[r] = ((acc) + (x));
+                    }
+                }
+            }
+            for r in 0..R {
+                // SAFETY: the host's layout holds each block row's rows once, below the output's
+                // length.
+                unsafe { *out.add(i0 + r) = accs[r] };
+            }
+        }
+    })
+}
+
+/// Output rows of the BCSR-4×2 block rows `lo..hi` (`layout1 = bcsr_4_2`).
+/// `bcsr[0]` is each block row's first row (its rows: that one and the next 4 - 1),
+/// `bcsr[1]` where each block row's blocks start (one past the last at the end), `bcsr[2]` each
+/// block's first column, `bcsr[3]` each block's values column by column
+/// (`[(b * 2 + k) * 4 + r]`), zeros where a row has no element. Each row folds the
+/// values of its block row in increasing column order from the prefix, one product then one sum,
+/// as `elems` folds the row's elements; the zeros add `±0` to a sum that is never `-0.0`, which
+/// leaves it unchanged while `x` is finite (the host checks it before each run).
+#[no_mangle]
+pub unsafe extern "C" fn m1_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        const R: usize = 4;
+        const C: usize = 2;
+        let first: &[u32] = unsafe { slot(bcsr, 0) };
+        let starts: &[u64] = unsafe { slot(bcsr, 1) };
+        let cols: &[u32] = unsafe { slot(bcsr, 2) };
+        let vals: &[f64] = unsafe { slot(bcsr, 3) };
+        let xs: &[f64] = b3;
+        let blocks: usize = cols.len().min(vals.len() / (R * C));
+        for q in lo..hi {
+            let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
+            let i0: usize = bcsr_first(first, q, "map", 18);
+            // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
+            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
+            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
+            let mut accs: [f64; R] = [0.0f64; R];
+            for b in 0..cq.len() {
+                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
+                let vb: &[f64; R * C] = bcsr_block(vq, b);
+                for k in 0..C {
+                    let xv: f64 = xw[k];
+                    for r in 0..R {
+                        let v: f64 = vb[k * R + r];
+                        let x: f64 = ((v) * (xv));
+                        let acc: f64 = accs[r];
+                        accs[r] = ((acc) + (x));
+                    }
+                }
+            }
+            for r in 0..R {
+                // SAFETY: the host's layout holds each block row's rows once, below the output's
+                // length.
+                unsafe { *out.add(i0 + r) = accs[r] };
             }
         }
     })

@@ -5,6 +5,7 @@ use super::compile::Loaded;
 use crate::CpuError;
 use surge_codegen::data::Buffer;
 use surge_codegen::emit::cpu::CpuProgram;
+use surge_codegen::policy::bcsr::BCSR_SHAPES;
 use surge_codegen::policy::sell::SELL_CHUNKS;
 
 /// One slot of the slot table: a buffer's data and length, as kernels read it.
@@ -64,6 +65,7 @@ pub(super) type RunsFn =
     unsafe extern "C" fn(*const Buf, usize, usize, *mut u8, *mut usize, *mut u8) -> i32;
 pub(super) type DiagFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
 pub(super) type SellFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
+pub(super) type BcsrFn = unsafe extern "C" fn(*const Buf, *const Buf, usize, usize, *mut u8) -> i32;
 pub(super) type TakeErrorFn = unsafe extern "C" fn(*mut u8, usize) -> usize;
 
 /// The resolved functions of one phase in one module.
@@ -84,6 +86,8 @@ pub(super) struct PhaseFns {
     pub(super) diag: Option<DiagFn>,
     /// `sell<C>` per chunk size of `policy::sell::SELL_CHUNKS`.
     pub(super) sell: [Option<SellFn>; SELL_CHUNKS.len()],
+    /// `bcsr<r>x<c>` per block shape of `policy::bcsr::BCSR_SHAPES`.
+    pub(super) bcsr: [Option<BcsrFn>; BCSR_SHAPES.len()],
 }
 impl std::fmt::Debug for PhaseFns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -153,6 +157,7 @@ impl LibraryFns {
                     runs: sym(&lib.lib, &format!("{p}runs")),
                     diag: sym(&lib.lib, &format!("{p}diag")),
                     sell: SELL_CHUNKS.map(|c| sym(&lib.lib, &format!("{p}sell{c}"))),
+                    bcsr: BCSR_SHAPES.map(|(r, c)| sym(&lib.lib, &format!("{p}bcsr{r}x{c}"))),
                 });
             }
             phases.push(per_phase);

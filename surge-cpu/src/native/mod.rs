@@ -4,6 +4,10 @@
 //! See `README.md` beside this file for what each module holds.
 
 mod abi;
+pub mod bcsr;
+mod bcsr_run;
+#[cfg(test)]
+mod bcsr_tests;
 #[cfg(test)]
 mod cache_tests;
 pub mod compile;
@@ -11,6 +15,7 @@ mod contraction;
 mod cooperative;
 mod deep;
 pub mod diagonal;
+mod kept;
 mod plan;
 mod run;
 mod runs;

@@ -6,6 +6,7 @@ use super::skeleton::LevelPlan;
 use crate::CpuError;
 use surge_codegen::emit::cpu::PhaseAbi;
 use surge_codegen::params::CpuParams;
+use surge_codegen::policy::bcsr::BcsrShape;
 use surge_codegen::policy::sell::SellShape;
 use surge_codegen::variant::Variant;
 
@@ -18,6 +19,8 @@ pub(super) struct HostPlan {
     pub(super) diagonals: bool,
     /// `layout1 = sell_<C>_<σ>`.
     pub(super) sell: Option<SellShape>,
+    /// `layout1 = bcsr_<r>_<c>`.
+    pub(super) bcsr: Option<BcsrShape>,
     pub(super) levels: Vec<LevelPlan>,
 }
 
@@ -37,6 +40,7 @@ impl HostPlan {
             nesting: p.nesting,
             diagonals: p.diagonals,
             sell: p.sell,
+            bcsr: p.bcsr,
             levels,
         })
     }

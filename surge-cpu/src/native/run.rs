@@ -31,6 +31,8 @@ pub(super) struct PhaseCall<'a> {
     pub(super) plan: PhasePlan,
     /// The SELL-C-σ layout the phase runs over (`layout1 = sell_<C>_<σ>`), if any.
     pub(super) sell: Option<&'a super::sell::SellLayout>,
+    /// The BCSR layout the phase runs over (`layout1 = bcsr_<r>_<c>`), if any.
+    pub(super) bcsr: Option<&'a super::bcsr::BcsrLayout>,
 }
 
 impl NativeKernels {
@@ -86,6 +88,7 @@ impl NativeKernels {
                 _ => None,
             };
             let sell = super::sell_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
+            let bcsr = super::bcsr_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
             let call = PhaseCall {
                 kernels: self,
                 pool: &pool,
@@ -94,6 +97,7 @@ impl NativeKernels {
                 bufs: Shared(slots.as_ptr()),
                 plan: plan.phase(abi),
                 sell: sell.as_deref(),
+                bcsr: bcsr.as_deref(),
             };
             let r = call.run(ws.take_phase(pi), layout.as_deref())?;
             let s = phase_slot(inputs, pi);
@@ -206,6 +210,13 @@ impl PhaseCall<'_> {
             && l.rows == n
         {
             self.diagonal(l, diag, elems, optr, n)?;
+            return Ok((out, Vec::new()));
+        }
+        // Over a BCSR layout; on an error, the rows below report it as the row layout does.
+        if let (Some(l), false) = (self.bcsr, coop)
+            && l.rows == n
+            && self.run_bcsr(l, optr).is_ok()
+        {
             return Ok((out, Vec::new()));
         }
         // Over a SELL layout; on an error, the rows below report it as the row layout does.

@@ -20,6 +20,8 @@ pub struct Workspace {
     layouts: Vec<Option<(u64, Option<Arc<DiagonalLayout>>)>>,
     /// The SELL-C-σ layouts of keyed inputs (`super::sell`).
     pub(super) sell: super::sell::SellStore,
+    /// The BCSR layouts of keyed inputs (`super::bcsr`).
+    pub(super) bcsr: super::kept::KeptLayouts<super::bcsr::BcsrShape, super::bcsr::BcsrLayout>,
 }
 
 impl Workspace {

@@ -1,6 +1,7 @@
 //! The CPU emitter: Rust source for the variants of a computation, compiled by `rustc` into one
 //! `cdylib` in `surge-cpu` and driven there by rayon skeletons. See `README.md` here.
 
+mod bcsr;
 mod code;
 mod deep;
 mod diagonal;
@@ -20,7 +21,7 @@ mod shared;
 mod values;
 
 use crate::CodegenError;
-use crate::analysis::{Analysis, DiagonalPattern, Phase};
+use crate::analysis::{Analysis, BlockedPattern, DiagonalPattern, Phase};
 use crate::ir::{Computation, Elem, NodeId};
 use crate::variant::Variant;
 use code::{Gen, R};
@@ -83,6 +84,9 @@ pub struct PhaseAbi {
     pub acc: Option<Elem>,
     /// Set when the phase also exports `diag`, its kernel over blocks of diagonally stored rows.
     pub diagonal: Option<DiagonalPattern>,
+    /// Set when the phase also exports `bcsr<r>x<c>` (`policy::bcsr`), its kernels over
+    /// register-blocked rows: the blocked form of `diagonal`'s pattern.
+    pub bcsr: Option<BlockedPattern>,
     /// Set when the result's elements are tuples or booleans stored as `u64` words
     /// (`packed.rs`): `elem` is then `U64`, and each element takes `width()` of them.
     pub packed: Option<Packing>,

@@ -264,6 +264,8 @@ pub(super) fn emit_phase<'a>(
     );
     let text = render(PHASE, &ctx)?;
     let text = text + &super::sell::emit_sell(g, diagonal.as_ref(), &env0, &ctx)?;
+    let (blocks, bcsr) = super::bcsr::emit_bcsr(g, diagonal.as_ref(), &env0, &ctx)?;
+    let text = text + &blocks;
     // The memo cells of the values this phase computes once per run (`materialized_at`).
     let statics = {
         let mut m = g.memo.borrow_mut();
@@ -286,6 +288,7 @@ pub(super) fn emit_phase<'a>(
             inner,
             acc,
             diagonal,
+            bcsr,
             packed,
         },
     ))
