@@ -10,7 +10,6 @@ use super::abi::{BcsrFn, Buf, PhaseFns};
 use super::bcsr::{self, BcsrLayout, BcsrShape};
 use super::plan::HostPlan;
 use super::run::{PhaseCall, Shared};
-use super::skeleton::{LevelPlan, for_chunks};
 use crate::CpuError;
 use std::sync::Arc;
 use surge_codegen::data::Buffer;
@@ -57,7 +56,6 @@ impl PhaseCall<'_> {
             .f
             .bcsr_for(l.shape)
             .expect("internal: a BCSR layout without its kernel");
-        let elems = self.f.elems.expect("elems of a flat phase");
         let slots = [
             Buf {
                 ptr: l.first.as_ptr() as *const u8,
@@ -73,30 +71,7 @@ impl PhaseCall<'_> {
             },
             Buf::of(&l.values),
         ];
-        let s = Shared(slots.as_ptr());
-        let by = |per: usize| match self.plan.outer {
-            LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
-                schedule,
-                chunk: chunk.div_ceil(per).max(1),
-            },
-            p => p,
-        };
-        let threads = self.plan.threads;
-        let r = l.shape.r;
-        for_chunks::<CpuError>(self.pool, l.block_rows(), by(r), threads, &|lo, hi| {
-            let (b, s, o) = (self.bufs, s, out);
-            // SAFETY: the block rows' rows are disjoint rows of the output, within its length
-            // (`l.rows == n`, checked by the caller); the slots outlive the call.
-            self.check(unsafe { f(b.0, s.0, lo, hi, o.0) })
-        })?;
-        for_chunks::<CpuError>(self.pool, l.rest.len(), by(r), threads, &|lo, hi| {
-            let (b, o) = (self.bufs, out);
-            for &(a, e) in &l.rest[lo..hi] {
-                // SAFETY: the runs are disjoint ranges of the output's rows.
-                self.check(unsafe { elems(b.0, a, e, o.0) })?;
-            }
-            Ok(())
-        })
+        self.run_units(f, &slots, (l.block_rows(), l.shape.r), &l.rest, out)
     }
 }
 

@@ -1,6 +1,5 @@
 //! Inspected layouts of keyed inputs, per phase and shape, kept in the [`super::Workspace`]: the
-//! store of the BCSR layouts (`super::bcsr`); the SELL layouts keep theirs the same way
-//! (`super::sell::SellStore`).
+//! stores of the SELL (`super::sell::SellStore`) and BCSR (`super::bcsr`) layouts.
 
 use std::sync::Arc;
 

@@ -19,7 +19,6 @@
 
 use super::Workspace;
 use super::diagonal::int_at;
-use std::sync::Arc;
 use std::time::Instant;
 use surge_codegen::analysis::DiagonalPattern;
 use surge_codegen::data::Buffer;
@@ -244,59 +243,11 @@ fn copy_columns(
 }
 
 /// The SELL layouts of keyed inputs, per phase and shape (see [`super::Workspace`]).
-#[derive(Debug, Default)]
-pub(super) struct SellStore {
-    kept: Vec<Kept>,
-}
-
-#[derive(Debug)]
-struct Kept {
-    phase: usize,
-    key: u64,
-    shape: SellShape,
-    layout: Option<Arc<SellLayout>>,
-}
-
-impl SellStore {
-    /// The layout of phase `phase` in `shape`: the one kept under `key`, else `build`'s (kept
-    /// when there is a key, replacing the phase's layouts of other keys).
-    pub(super) fn layout(
-        &mut self,
-        phase: usize,
-        key: Option<u64>,
-        shape: SellShape,
-        build: impl FnOnce() -> Option<SellLayout>,
-    ) -> Option<Arc<SellLayout>> {
-        let Some(key) = key else {
-            return build().map(Arc::new);
-        };
-        if let Some(k) = self
-            .kept
-            .iter()
-            .find(|k| k.phase == phase && k.key == key && k.shape == shape)
-        {
-            return k.layout.clone();
-        }
-        let layout = build().map(Arc::new);
-        self.kept.retain(|k| k.phase != phase || k.key == key);
-        self.kept.push(Kept {
-            phase,
-            key,
-            shape,
-            layout: layout.clone(),
-        });
-        layout
-    }
-}
+pub(super) type SellStore = super::kept::KeptLayouts<SellShape, SellLayout>;
 
 impl Workspace {
     /// The SELL layout of `shape` kept for phase `phase`, if one was built for a keyed run.
     pub fn sell_layout(&self, phase: usize, shape: SellShape) -> Option<&SellLayout> {
-        self.sell
-            .kept
-            .iter()
-            .find(|k| k.phase == phase && k.shape == shape)?
-            .layout
-            .as_deref()
+        self.sell.kept(phase, shape)
     }
 }

@@ -54,7 +54,6 @@ impl PhaseCall<'_> {
             .f
             .sell_for(c)
             .expect("internal: a SELL layout without its kernel");
-        let elems = self.f.elems.expect("elems of a flat phase");
         let mut slots = vec![
             Buf {
                 ptr: l.perm.as_ptr() as *const u8,
@@ -70,8 +69,23 @@ impl PhaseCall<'_> {
             },
         ];
         slots.extend(l.values.iter().map(Buf::of));
+        self.run_units(f, &slots, (l.chunks(), c), &l.rest, out)
+    }
+
+    /// A layout's `units` of `per` rows each (SELL chunks, BCSR block rows) through its kernel
+    /// `f` over `slots`, the outer level's schedule applied to units, then the runs of rows the
+    /// layout left out (`rest`) through `elems`.
+    pub(super) fn run_units(
+        &self,
+        f: SellFn,
+        slots: &[Buf],
+        (units, per): (usize, usize),
+        rest: &[(usize, usize)],
+        out: Shared<*mut u8>,
+    ) -> Result<(), CpuError> {
+        let elems = self.f.elems.expect("elems of a flat phase");
         let s = Shared(slots.as_ptr());
-        let by = |per: usize| match self.plan.outer {
+        let by = match self.plan.outer {
             LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
                 schedule,
                 chunk: chunk.div_ceil(per).max(1),
@@ -79,15 +93,15 @@ impl PhaseCall<'_> {
             p => p,
         };
         let threads = self.plan.threads;
-        for_chunks::<CpuError>(self.pool, l.chunks(), by(c), threads, &|lo, hi| {
+        for_chunks::<CpuError>(self.pool, units, by, threads, &|lo, hi| {
             let (b, s, o) = (self.bufs, s, out);
-            // SAFETY: the chunks' rows are disjoint rows of the output, within its length
+            // SAFETY: the units' rows are disjoint rows of the output, within its length
             // (`l.rows == n`, checked by the caller); the slots outlive the call.
             self.check(unsafe { f(b.0, s.0, lo, hi, o.0) })
         })?;
-        for_chunks::<CpuError>(self.pool, l.rest.len(), by(c), threads, &|lo, hi| {
+        for_chunks::<CpuError>(self.pool, rest.len(), by, threads, &|lo, hi| {
             let (b, o) = (self.bufs, out);
-            for &(a, e) in &l.rest[lo..hi] {
+            for &(a, e) in &rest[lo..hi] {
                 // SAFETY: the runs are disjoint ranges of the output's rows.
                 self.check(unsafe { elems(b.0, a, e, o.0) })?;
             }
