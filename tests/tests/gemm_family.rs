@@ -199,3 +199,21 @@ fn another_size_runs_on_the_same_kernels_and_nan_passes_through() {
     check(&big, &k, &v);
     assert_eq!(surge_cpu::native::compile::rustc_calls(), compiles);
 }
+
+/// Kernels built for GEMM variants alone (what `surge bench gemm` does for the DSEL's mat-mat
+/// and its A·Btᵀ) run: the library built beside them is the phase's own default, not the
+/// family's (which once failed with "parameter `threads` is missing").
+#[test]
+fn kernels_of_gemm_variants_alone_run_both_forms() {
+    let (m, kk, n) = (9, 7, 5);
+    let forms = [
+        surge::apps::mat_mat(data(m * kk, 1), data(kk * n, 2), kk as u64, n as u64).unwrap(),
+        surge::apps::mat_mat_bt(data(m * kk, 1), data(n * kk, 2), kk as u64).unwrap(),
+    ];
+    for c in &forms {
+        let set = c.variants(&Target::cpu().platform().unwrap()).unwrap();
+        let v = set.variants().iter().find(|v| is_gemm(v)).unwrap().clone();
+        let k = Kernels::build_variants(c, std::slice::from_ref(&v)).unwrap();
+        check(c, &k, &v);
+    }
+}

@@ -38,7 +38,7 @@ use surge_codegen::emit::cpu::{CpuProgram, EmitOptions, emit};
 use surge_codegen::gemm;
 use surge_codegen::ir::{Computation, Elem, literal_values, structure_difference};
 use surge_codegen::variant::Variant;
-use surge_codegen::variant_set::VariantSet;
+use surge_codegen::variant_set::{VariantSet, cpu_default};
 
 /// The compiled variants of one computation.
 #[derive(Debug, Clone)]
@@ -73,12 +73,20 @@ impl NativeKernels {
         let analysis = analyze(ir)?;
         let (family, native): (Vec<Variant>, Vec<Variant>) =
             variants.iter().cloned().partition(gemm::is_gemm);
-        // A GEMM-only list still gets a library of the computation's default variant, so that
-        // every `NativeKernels` has one (it is what `program()` shows).
+        // A GEMM-only list still gets a library of the phase's own default variant (not the
+        // GEMM family's, which is the computation's default), so that every `NativeKernels` has
+        // one (it is what `program()` shows).
         let native = match (native.is_empty(), variants.first()) {
             (true, Some(v)) => {
                 let set = VariantSet::new(&analysis, &v.platform)?;
-                vec![set.default_variant().clone()]
+                let own: Vec<Variant> = set
+                    .variants()
+                    .iter()
+                    .filter(|v| !gemm::is_gemm(v))
+                    .cloned()
+                    .collect();
+                let default = cpu_default(&own).unwrap_or(set.default_variant());
+                vec![default.clone()]
             }
             _ => native,
         };

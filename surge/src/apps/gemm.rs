@@ -28,3 +28,21 @@ pub fn mat_mat(a: Vec<f64>, b: Vec<f64>, k: u64, n: u64) -> Result<Computation> 
     )?;
     Computation::new(&c)
 }
+
+/// `C = A·Btᵀ` as a user writes it: the rows of A (m×k, row-major) against the rows of `bt`
+/// (n×k, row-major), no `transpose`. The same GEMM family runs it, B's panels packed from `bt`.
+pub fn mat_mat_bt(a: Vec<f64>, bt: Vec<f64>, k: u64) -> Result<Computation> {
+    let a = Seq::input("a", a)?;
+    let bt = Seq::input("bt", bt)?;
+    let brows = split(&bt, k)?;
+    let c = map(
+        |arow: Seq<f64>| {
+            map(
+                |brow: Seq<f64>| reduce(add, &map(|(u, v)| &u * &v, (&arow, &brow))?),
+                &brows,
+            )
+        },
+        &split(&a, k)?,
+    )?;
+    Computation::new(&c)
+}

@@ -11,7 +11,7 @@ mod scan;
 mod spmv;
 mod tuning;
 
-pub use gemm::mat_mat;
+pub use gemm::{mat_mat, mat_mat_bt};
 pub use reduce::{reduce_app, sum_input};
 pub use scan::scan_app;
 pub use spmv::spmv_app;

@@ -159,7 +159,13 @@ fn bench_shape(
     calls.push((
         "surge-dsel".into(),
         Some(found.best.id()),
-        dsel_call(shape, &found.best)?,
+        dsel_call(shape, &found.best, false)?,
+        None,
+    ));
+    calls.push((
+        "surge-dsel-bt".into(),
+        Some(found.best.id()),
+        dsel_call(shape, &found.best, true)?,
         None,
     ));
     for p in peers {
@@ -225,10 +231,17 @@ fn bench_shape(
 /// The user's DSEL mat-mat (`apps::mat_mat`) run with the searched GEMM variant through
 /// `Kernels::run_in`: what a user's obvious program pays on top of the dedicated entry
 /// (recognition, buffer checks, the result in a workspace). Its operands are its own copies of
-/// the same data, made once.
-fn dsel_call<'a>(shape: &Shape, best: &GemmVariant) -> Result<Call<'a>> {
+/// the same data, made once. With `by_columns`, the same product written as `A·Btᵀ`
+/// (`apps::mat_mat_bt`, B given as its transpose: B's panels are packed from the rows of Bt).
+fn dsel_call<'a>(shape: &Shape, best: &GemmVariant, by_columns: bool) -> Result<Call<'a>> {
     let (m, n, k) = (shape.m, shape.n, shape.k);
-    let c = crate::apps::mat_mat(operand(m * k, 1), operand(k * n, 2), k as u64, n as u64)?;
+    let (a, b) = (operand(m * k, 1), operand(k * n, 2));
+    let c = if by_columns {
+        let bt = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
+        crate::apps::mat_mat_bt(a, bt, k as u64)?
+    } else {
+        crate::apps::mat_mat(a, b, k as u64, n as u64)?
+    };
     let simd = Machine::query().simd_bits;
     let set = c.variants(&crate::Target::cpu().platform()?)?;
     let v = set
@@ -279,9 +292,9 @@ fn summarize(
 ) -> ShapeResult {
     let surge = contenders[0].gflops;
     let best_of = |f: &dyn Fn(&Contender) -> bool| {
-        contenders[3..]
+        contenders
             .iter()
-            .filter(|c| f(c))
+            .filter(|c| !c.name.starts_with("surge") && f(c))
             .max_by(|x, y| x.gflops.total_cmp(&y.gflops))
             .map(|c| (c.name.clone(), surge / c.gflops))
     };
