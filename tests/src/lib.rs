@@ -27,5 +27,6 @@ pub fn shared_matrix_files() -> Vec<PathBuf> {
 }
 
 pub mod conformance;
+pub mod layouts;
 pub mod operator_table;
 pub mod random;

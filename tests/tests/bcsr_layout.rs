@@ -10,7 +10,8 @@ use surge::codegen::policy::bcsr::BcsrShape;
 use surge::codegen::variant::Variant;
 use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
-use surge::{Buffer, Kernels, Output, Target, Workspace};
+use surge::{Kernels, Target, Workspace};
+use tests::layouts::{bits, row_variant};
 use tests::shared_matrix_files;
 
 fn bcsr_variants(k: &Kernels) -> Vec<&Variant> {
@@ -34,26 +35,6 @@ fn shape_of(v: &Variant) -> BcsrShape {
     let id = v.id();
     let name = id.split(',').find_map(|p| p.strip_prefix("layout1="));
     BcsrShape::parse(name.expect("a layout")).expect("a BCSR layout")
-}
-
-/// The row variant that folds each row sequentially (`unroll2=0`), one thread.
-fn row_variant(k: &Kernels) -> &Variant {
-    k.variants()
-        .iter()
-        .find(|v| {
-            let id = v.id();
-            id.contains("independent.sequential/threads=1,")
-                && id.contains("unroll2=0")
-                && id.contains("layout1=rows")
-        })
-        .expect("a sequential row variant")
-}
-
-fn bits(o: Output) -> Vec<u64> {
-    match o {
-        Output::Seq(Buffer::F64(v)) => v.iter().map(|x| x.to_bits()).collect(),
-        other => panic!("expected a flat sequence, got {other:?}"),
-    }
 }
 
 /// Runs every BCSR variant of `c` twice in one workspace (the second run reuses the layouts)

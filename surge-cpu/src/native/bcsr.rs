@@ -19,7 +19,7 @@
 //! input set and kept in the [`super::Workspace`] under the caller's key, one per shape, as the
 //! SELL layout is.
 
-use super::diagonal::int_at;
+use super::diagonal::{data_len, int_at};
 use std::time::Instant;
 use surge_codegen::analysis::{BlockedPattern, DiagonalPattern};
 use surge_codegen::data::Buffer;
@@ -240,12 +240,7 @@ impl<'a> Scan<'a> {
         if block_rows == 0 {
             return None;
         }
-        let data_len = pat
-            .rows
-            .iter()
-            .map(|r| buffers[r.buffer].len())
-            .min()
-            .unwrap_or(0) as i64;
+        let data_len = data_len(pat, buffers);
         Some(Scan {
             shape,
             rows,

@@ -63,6 +63,16 @@ pub(super) fn int_at(b: &Buffer, i: usize) -> Option<i64> {
     })
 }
 
+/// The length of the shortest nested input's data (values, indices) of `pat`: the bound every
+/// row's extent must stay within (shared by the diagonal, SELL and BCSR inspectors).
+pub(super) fn data_len(pat: &DiagonalPattern, buffers: &[Buffer]) -> i64 {
+    pat.rows
+        .iter()
+        .map(|r| buffers[r.buffer].len())
+        .min()
+        .unwrap_or(0) as i64
+}
+
 /// The layout of `buffers` for `pat`, or `None` when it does not pay (or does not apply).
 pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayout> {
     let off = &buffers[pat.offsets];
@@ -73,12 +83,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
     }
     let index = &buffers[pat.rows[pat.index].buffer];
     let x_len = i64::try_from(buffers[pat.gathered].len()).ok()?;
-    let data_len = pat
-        .rows
-        .iter()
-        .map(|r| buffers[r.buffer].len())
-        .min()
-        .unwrap_or(0) as i64;
+    let data_len = data_len(pat, buffers);
     // The row's extent when it is inside every nested input's data.
     let extent = |i: usize| -> Option<(usize, usize)> {
         let (a, b) = (int_at(off, i)?, int_at(off, i + 1)?);

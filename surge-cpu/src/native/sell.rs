@@ -18,7 +18,7 @@
 //! shape, as the diagonal layout is (see `super::diagonal`).
 
 use super::Workspace;
-use super::diagonal::int_at;
+use super::diagonal::{data_len, int_at};
 use std::time::Instant;
 use surge_codegen::analysis::DiagonalPattern;
 use surge_codegen::data::Buffer;
@@ -80,12 +80,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
     }
     let index = &buffers[pat.rows[pat.index].buffer];
     let x_len = i64::try_from(buffers[pat.gathered].len()).ok()?;
-    let data_len = pat
-        .rows
-        .iter()
-        .map(|r| buffers[r.buffer].len())
-        .min()
-        .unwrap_or(0) as i64;
+    let data_len = data_len(pat, buffers);
     // Each row's start and length when it is non-empty, inside the data and gathers validly.
     let valid: Vec<Option<(usize, u32)>> = (0..rows)
         .map(|i| {

@@ -81,15 +81,9 @@ pub(super) fn fold_scan(
         None => {
             // A scan of tuples for a later phase: each running value stored packed.
             let width = f.acc.len();
-            let write = |at: &str| -> String {
-                (0..width)
-                    .map(|c| {
-                        let t = cuda_type(f.parts[c].elem);
-                        let acc = &f.acc[c];
-                        format!("out[surge_fold_o + ({at}) * {width} + {c}] = surge_pack(({t})({acc})); ")
-                    })
-                    .collect()
-            };
+            let elems: Vec<_> = f.parts.iter().map(|p| p.elem).collect();
+            let write =
+                |at: &str| pack_stores(&format!("surge_fold_o + ({at}) * {width}"), &f.acc, &elems);
             return Ok(Inner::FoldScan {
                 len: format!("(({}) * {width}ULL)", f.len),
                 code: f.print_scan(&write),
@@ -260,18 +254,18 @@ pub(super) fn packed_write(
         return Err(tr.unsupported(node, "as a stored tuple (not a tuple of scalars)"));
     };
     let parts = tr.parts(node, env)?;
-    let write = parts
+    Ok((elems.len(), pack_stores("out_off[i]", &parts, &elems)))
+}
+
+/// The statements that store the tuple `values` (of component types `elems`) packed at word
+/// `base` of `out`: component c at `base + c`, its bits in a u64 (`surge_pack`).
+fn pack_stores(base: &str, values: &[String], elems: &[crate::ir::Elem]) -> String {
+    values
         .iter()
-        .zip(&elems)
+        .zip(elems)
         .enumerate()
-        .map(|(c, (x, e))| {
-            format!(
-                "out[out_off[i] + {c}] = surge_pack(({})({x})); ",
-                cuda_type(*e)
-            )
-        })
-        .collect();
-    Ok((elems.len(), write))
+        .map(|(c, (x, e))| format!("out[{base} + {c}] = surge_pack(({})({x})); ", cuda_type(*e)))
+        .collect()
 }
 
 /// The component types of a tuple of scalars.
