@@ -138,6 +138,8 @@ pub struct DeviceKernels<R: Runtime = Device> {
     /// one more per further part, run with the final phase's variant.
     plans: Vec<PhasePlan>,
     result: Option<ResultParts>,
+    /// The result is three levels deep, stored by the last two phases (`CudaProgram::deep`).
+    deep: bool,
     /// Per phase: the shape kernel and, for nested results, the row-length kernel.
     shapes: Vec<(Kernel<R>, Option<Kernel<R>>)>,
     variants: Vec<Vec<Variant>>,
@@ -214,6 +216,7 @@ impl<R: Runtime> DeviceKernels<R> {
             rt: dev.clone(),
             plans: first.phases,
             result: first.result,
+            deep: first.deep,
             shapes,
             variants: variants.to_vec(),
             kernels,
@@ -584,7 +587,11 @@ impl<R: Runtime> Prepared<'_, R> {
                 parts,
             });
         }
-        let out = self.phase_output(self.phases.len() - 1)?;
+        let out = if self.k.deep {
+            self.deep_output()?
+        } else {
+            self.phase_output(self.phases.len() - 1)?
+        };
         let ty = &self.k.ir.node(self.k.ir.root).ty;
         Ok(if ty.has_bool() {
             Output::Composite {
@@ -598,6 +605,25 @@ impl<R: Runtime> Prepared<'_, R> {
 }
 
 impl<R: Runtime> Prepared<'_, R> {
+    /// A result three levels deep: the outer level's offsets from the next-to-last phase (rows
+    /// of as many zeros as each element has rows), the rows from the last.
+    fn deep_output(&self) -> Result<Output, CudaError> {
+        let last = self.phases.len() - 1;
+        let outer = last
+            .checked_sub(1)
+            .and_then(|o| self.phases[o].offsets.as_ref());
+        let (Some((_, outer)), Some((_, rows))) = (outer, &self.phases[last].offsets) else {
+            return Err(CudaError::Input(
+                "internal: a deep result's phases stored no offsets".into(),
+            ));
+        };
+        let r = &self.phases[last];
+        Ok(Output::Deep {
+            data: self.k.rt.download(&r.data, r.len as usize)?,
+            offsets: vec![outer.clone(), rows.clone()],
+        })
+    }
+
     /// Phase `p`'s result as its type reads: a scalar is the phase's one element; a flat
     /// sequence stored as rows (a scan at the root: one row) is its data.
     fn phase_output(&self, p: usize) -> Result<Output, CudaError> {

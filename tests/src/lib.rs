@@ -27,6 +27,7 @@ pub fn shared_matrix_files() -> Vec<PathBuf> {
 }
 
 pub mod conformance;
+pub mod cuda_checks;
 pub mod layouts;
 pub mod operator_table;
 pub mod random;

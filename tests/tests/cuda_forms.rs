@@ -7,45 +7,7 @@
 use surge::Computation;
 use surge::apps::kmeans::program::argmin;
 use surge::prelude::*;
-use surge_codegen::target::Platform;
-use tests::conformance::{CudaEmuBackend, check_every};
-
-/// Every `STRIDE`-th variant of each phase: NVRTC took 15.7 s for one small program's ~90
-/// variants on a cold cache here (the emulator 2.4 s for every 8th), and the whole file with
-/// every variant 604 s on 2 cores.
-const STRIDE: usize = 8;
-
-/// Every `STRIDE`-th CUDA variant of `c` compiles with NVRTC and agrees with the interpreter in
-/// the emulator.
-fn on_cuda(what: &str, c: &Computation) {
-    let platform = Platform::from_names("cuda", Some("h200")).unwrap();
-    let set = c.variants(&platform).unwrap();
-    let lists: Vec<Vec<_>> = set
-        .phases()
-        .iter()
-        .map(|vs| vs.iter().step_by(STRIDE).cloned().collect())
-        .collect();
-    let analysis = c.analyze().unwrap();
-    let program = surge_codegen::emit::cuda::emit(c.ir(), &analysis, &lists)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
-    match surge_cuda::nvrtc_available() {
-        Ok(()) => {
-            surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH)
-                .unwrap_or_else(|e| panic!("{what}: NVRTC: {e}"));
-        }
-        Err(e) => eprintln!("{what}: NVRTC cannot be loaded here, not compiled: {e}"),
-    }
-    assert!(check_every(&CudaEmuBackend { full: true }, what, c, STRIDE) > 1);
-}
-
-/// `c` fails in the emulator with the interpreter's message.
-fn fails_as_the_interpreter(c: &Computation) {
-    let want = c.interpret().unwrap_err().to_string();
-    let got = surge::execute(c, &surge::Target::cuda_emulated())
-        .unwrap_err()
-        .to_string();
-    assert_eq!(got, want);
-}
+use tests::cuda_checks::{fails_as_the_interpreter, on_cuda};
 
 fn xs(n: usize) -> Seq<f64> {
     Seq::input("x", tests::conformance::values(n, n as u64)).unwrap()

@@ -367,3 +367,15 @@ __device__ __forceinline__ i32 surge_unpack_i32(u64 w) { return (i32)(u32)w; }
 __device__ __forceinline__ u64 surge_unpack_u64(u64 w) { return w; }
 __device__ __forceinline__ u32 surge_unpack_u32(u64 w) { return (u32)w; }
 __device__ __forceinline__ bool surge_unpack_bool(u64 w) { return w != 0; }
+
+// The run of offsets `off` (`noff` entries, increasing) that holds position `j`: the last q
+// with off[q] <= j (runs of length 0 are passed over).
+template <typename P>
+__device__ __forceinline__ u64 surge_run_of(P off, u64 noff, u64 j) {
+  u64 lo = 0, hi = noff - 1;  // off[lo] <= j < off[hi]
+  while (hi - lo > 1) {
+    const u64 mid = lo + (hi - lo) / 2;
+    if (off[mid] <= j) lo = mid; else hi = mid;
+  }
+  return lo;
+}

@@ -83,6 +83,8 @@ pub(super) enum Bound {
     /// A flat sequence of tuples of scalars (a row of rows of tuples): one sequence per
     /// component.
     Tuples(super::tuples::TupleSeqV),
+    /// A nested sequence (an element of a sequence of nested sequences, `deep.rs`).
+    Rows(RowsV),
 }
 
 pub(super) type Env = HashMap<NodeId, Bound>;
@@ -137,7 +139,7 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Scalar(s) => Ok(s.clone()),
-                Bound::Seq(_) | Bound::Tuples(_) => {
+                Bound::Seq(_) | Bound::Tuples(_) | Bound::Rows(_) => {
                     Err(self.unsupported(n, "as a scalar (it is a sequence)"))
                 }
                 Bound::Tuple(_) => Err(self.unsupported(n, "as a scalar (it is a tuple)")),
@@ -179,6 +181,7 @@ impl Tr<'_> {
             Op::Length { seq } => match self.ty(*seq).depth() {
                 1 if seq_of_tuples(self.ty(*seq)) => Ok(self.tuples(*seq, env)?.len),
                 1 => Ok(self.seq(*seq, env)?.len),
+                3 => Ok(self.deep(*seq, env)?.count),
                 _ if rows_of_tuples(self.ty(*seq)) => {
                     Ok(self.tuple_rows(*seq, env)?[0].rows.clone())
                 }
@@ -349,7 +352,9 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Seq(s) => Ok(s.clone()),
-                Bound::Tuples(_) => Err(self.unsupported(n, "as a sequence of scalars")),
+                Bound::Tuples(_) | Bound::Rows(_) => {
+                    Err(self.unsupported(n, "as a sequence of scalars"))
+                }
                 Bound::Scalar(_) | Bound::Tuple(_) => {
                     Err(self.unsupported(n, "as a sequence (it is a scalar)"))
                 }
@@ -454,6 +459,9 @@ impl Tr<'_> {
             } else if self.ty(*i).depth() == 2 {
                 let rows = self.rows(*i, env)?;
                 (rows.rows.clone(), Bound::Seq(rows.row(&e, None)))
+            } else if self.ty(*i).depth() == 3 {
+                let d = self.deep(*i, env)?;
+                (d.count.clone(), Bound::Rows(d.at(&e, None)))
             } else {
                 self.element(*i, env, &e)?
             };

@@ -8,6 +8,7 @@
 //! `reverse`, `striding`, element-wise `map`s and scalar lambda bodies.
 
 mod checks;
+mod deep;
 mod elements;
 mod fold;
 mod keyed;
@@ -144,6 +145,10 @@ pub struct CudaProgram {
     /// Set when the result is stored in parts: the last `parts` phases, each run with the
     /// variant of the computation's final phase.
     pub result: Option<ResultParts>,
+    /// Set when the result is three levels of sequences deep, stored by the last two phases
+    /// (`deep.rs`): the host takes the outer level's offsets from the first, the nested rows
+    /// from the second.
+    pub deep: bool,
 }
 
 impl CudaProgram {
@@ -194,6 +199,9 @@ pub fn emit(
     }
     if cuda_storable(ty) {
         return emit_program(c, analysis, variants, None);
+    }
+    if let Some(a2) = deep_result(c, analysis) {
+        return emit_program(c, &a2, &with_last_repeated(variants, analysis, 1), None);
     }
     let Some((c2, a2, parts)) = crate::emit::cpu::split_parts(c, analysis, cuda_storable) else {
         return Err(CodegenError::EmitVariant {
@@ -289,12 +297,25 @@ fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     Some(Analysis { phases })
 }
 
+/// A result three levels of sequences deep (of scalars): the final phase emitted twice, first
+/// storing the outer level, then the nested rows (`deep.rs`); both run with its variant.
+fn deep_result(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
+    let ty = &c.node(c.root).ty;
+    if ty.depth() != 3 || !cuda_storable(ty.item()?) {
+        return None;
+    }
+    let mut phases = analysis.phases.clone();
+    phases.push(analysis.final_phase().clone());
+    Some(Analysis { phases })
+}
+
 fn emit_program(
     c: &Computation,
     analysis: &Analysis,
     variants: &[Vec<Variant>],
     result: Option<ResultParts>,
 ) -> Result<CudaProgram, CodegenError> {
+    let deep = result.is_none() && c.node(c.root).ty.depth() == 3;
     if variants.len() > analysis.phases.len() {
         return Err(CodegenError::EmitVariant {
             what: "cuda program".into(),
@@ -325,8 +346,16 @@ fn emit_program(
     let mut phases = Vec::new();
     let mut kernels = Vec::new();
     for (p, phase) in analysis.phases.iter().enumerate() {
-        let code = PhaseCode::translate(c, &roots, &lits, p, phase)?;
-        let plan = code.plan(c, p, phase);
+        let deep_part =
+            (deep && p + 2 >= analysis.phases.len()).then(|| p + 2 - analysis.phases.len());
+        let (code, plan) = match deep_part {
+            Some(part) => deep::phase(c, &roots, &lits, p, phase, part)?,
+            None => {
+                let code = PhaseCode::translate(c, &roots, &lits, p, phase)?;
+                let plan = code.plan(c, p, phase);
+                (code, plan)
+            }
+        };
         source.push('\n');
         source.push_str(&code.render_shape(&tera, &plan)?);
         for v in variants.get(p).map(Vec::as_slice).unwrap_or(&[]) {
@@ -347,6 +376,7 @@ fn emit_program(
         phases,
         kernels,
         result,
+        deep,
     })
 }
 

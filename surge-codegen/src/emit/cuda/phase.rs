@@ -358,6 +358,11 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
                 env.insert(*param, Bound::Seq(bind_row(&rows, k, &mut bind)));
                 lens.push(rows.rows);
             }
+            3 => {
+                let d = tr.deep(*input, &env)?;
+                env.insert(*param, Bound::Rows(d.at("i", None)));
+                lens.push(d.count);
+            }
             1 if seq_of_tuples(&tr.c.node(*input).ty) => {
                 let t = tr.tuples(*input, &env)?;
                 let mut names = Vec::new();

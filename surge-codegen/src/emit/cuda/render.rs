@@ -352,14 +352,15 @@ impl PhaseCode {
             2
         };
         // Copied rows come from a nested producer's or a map body's one level (`map` over a
-        // sequence-valued body) or two (`map.reverse`): the outer resource copies either way.
-        let copy_any = matches!(
-            self.inner,
-            Inner::Copy { .. }
-                | Inner::RowRuns { .. }
-                | Inner::ScatterRows { .. }
-                | Inner::Packed { .. }
-        ) && v.schedule.depth() <= 2;
+        // sequence-valued body) or two (`map.reverse`), or three (a depth-3 result's rows,
+        // `deep.rs`): the outer resource copies either way.
+        let copy_any = match self.inner {
+            Inner::Copy { .. } => v.schedule.depth() <= 3,
+            Inner::RowRuns { .. } | Inner::ScatterRows { .. } | Inner::Packed { .. } => {
+                v.schedule.depth() <= 2
+            }
+            _ => false,
+        };
         if v.schedule.depth() != levels && !copy_any {
             return Err(bad(format!(
                 "its schedule `{}` has {} levels but phase {p} ({}) has {levels}",

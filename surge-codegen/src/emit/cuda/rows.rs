@@ -6,7 +6,7 @@
 
 use super::ArgSlot;
 use super::checks::equal_lengths;
-use super::elements::{Env, I, R, SeqV, Tr, renamed};
+use super::elements::{Bound, Env, I, R, SeqV, Tr, renamed};
 use crate::CodegenError;
 use crate::emit::lower::{Flat, Operand};
 use crate::ir::{Elem, NodeId, Op, Type};
@@ -185,6 +185,9 @@ impl Tr<'_> {
 
     /// [`Tr::rows`], or component `part` of the rows of tuples `n`.
     fn rows_of(&self, n: NodeId, env: &Env, part: Option<usize>) -> Result<RowsV, CodegenError> {
+        if let (None, Some(Bound::Rows(r))) = (part, env.get(&n)) {
+            return Ok(r.clone());
+        }
         if let (None, Some((k, elem, true))) = (part, self.phase_result(n)) {
             let a = self.arg(ArgSlot::Phase {
                 phase: k,
@@ -265,6 +268,9 @@ impl Tr<'_> {
                 })
             }
             Op::Map { f, inputs } if !inputs.is_empty() => self.map_rows(n, f, inputs, env, part),
+            Op::Index { seq, index } if part.is_none() && self.ty(*seq).depth() == 3 => {
+                self.deep_index(n, *seq, *index, env)
+            }
             op => match crate::emit::lower::flat(op) {
                 Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
                     self.lowered_rows(n, &f, env, part)

@@ -1,0 +1,131 @@
+//! Sequences three levels deep on CUDA (issue 19): results stored in two phases (the outer
+//! level, then the nested rows; `surge-codegen/src/emit/cuda/deep.rs`), maps over them and
+//! `index` into them, every `STRIDE`-th variant NVRTC-compiled and run in the emulator against
+//! the interpreter, errors included. The CPU runs the same programs in `deep_results.rs`.
+
+use surge::Computation;
+use surge::prelude::*;
+use tests::conformance::values;
+use tests::cuda_checks::{fails_as_the_interpreter, on_cuda};
+
+fn f32s(n: usize, seed: u64) -> Vec<f32> {
+    values(n, seed).into_iter().map(|v| v as f32).collect()
+}
+
+/// Row offsets over `n` values: rows of 0..7 values, some empty, the last ending at `n`.
+fn offsets(n: usize, seed: u64) -> Vec<u32> {
+    let mut off = vec![0u32];
+    let mut k = seed;
+    while (*off.last().unwrap() as usize) < n {
+        k = k
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let step = ((k >> 33) % 8) as u32;
+        off.push((off.last().unwrap() + step).min(n as u32));
+    }
+    off
+}
+
+#[test]
+fn groups_of_rows_of_a_nest() -> surge::Result<()> {
+    for (n, seed) in [(0, 1), (1, 2), (41, 4), (700, 5)] {
+        let x = Seq::input("x", f32s(n, seed))?;
+        let off = Seq::input("off", offsets(n, seed))?;
+        let groups = split(&nest(&x, &off)?, 3u64)?;
+        on_cuda(
+            &format!("split(nest, 3) n={n}"),
+            &Computation::new(&groups)?,
+        );
+    }
+    // A nest of a nest, and the groups reversed and gathered.
+    let x = Seq::input("x", values(300, 6))?;
+    let rows = nest(&x, &Seq::input("off", offsets(300, 6))?)?;
+    let runs = Seq::input("runs", vec![0u32, 2, 2, 9, 20])?;
+    let nested = nest(&rows, &runs)?;
+    on_cuda("nest(nest)", &Computation::new(&nested)?);
+    on_cuda(
+        "reverse(nest(nest))",
+        &Computation::new(&reverse(&nested)?)?,
+    );
+    let pick = Seq::input("pick", vec![3u32, 0, 0, 2])?;
+    on_cuda(
+        "gather(nest(nest))",
+        &Computation::new(&gather(&nested, &pick)?)?,
+    );
+    Ok(())
+}
+
+#[test]
+fn a_map_whose_body_builds_rows_of_rows() -> surge::Result<()> {
+    let s = Seq::input("s", values(30, 7))?;
+    let deep: Seq<Seq<Seq<f64>>> = map(
+        |t: Seq<f64>| map(|x: Scalar<f64>| replicate(&x, 2u64), &t),
+        &split(&s, 4u64)?,
+    )?;
+    on_cuda("replicated tiles", &Computation::new(&deep)?);
+    let x = Seq::input("x", f32s(500, 8))?;
+    let off = Seq::input("off", offsets(500, 8))?;
+    let halves = map(|r: Seq<f32>| split(&r, 2u64), &nest(&x, &off)?)?;
+    on_cuda("rows split in pairs", &Computation::new(&halves)?);
+    let signs = map(
+        |r: Seq<f32>| split(&map(|v: Scalar<f32>| v.gt(0.0f32), &r)?, 2u64),
+        &nest(&x, &off)?,
+    )?;
+    on_cuda("rows of pairs of signs", &Computation::new(&signs)?);
+    Ok(())
+}
+
+#[test]
+fn maps_over_groups_of_rows_and_their_elements() -> surge::Result<()> {
+    let x = Seq::input("x", values(400, 9))?;
+    let off = Seq::input("off", offsets(400, 9))?;
+    let groups = split(&nest(&x, &off)?, 3u64)?;
+    let sizes = map(
+        |g: Seq<Seq<f64>>| {
+            let sums = map(|r: Seq<f64>| reduce_prefix(add, &r, 0.0), &g)?;
+            Ok(reduce_prefix(add, &sums, 0.0)? + len(&g).cast::<f64>())
+        },
+        &groups,
+    )?;
+    on_cuda("a sum per group", &Computation::new(&sizes)?);
+    // Element 2 of the groups, then row 1 of it (`index` of rows of rows).
+    let row = at(&at(&groups, 2u32)?, 1u32)?;
+    let y = map(|v: Scalar<f64>| v * 2.0, &row)?;
+    on_cuda("a row of a group", &Computation::new(&y)?);
+    let group = at(&groups, 4u32)?;
+    on_cuda("a group", &Computation::new(&group)?);
+    Ok(())
+}
+
+#[test]
+fn errors_in_deep_values_are_the_interpreters() -> surge::Result<()> {
+    let x = Seq::input("x", f32s(10, 12))?;
+    // Offsets the kernels compute (an input's are checked when the program is built).
+    for bad in [vec![0u32, 4, 2, 10], vec![0, 4, 11]] {
+        let bad = map(|o: Scalar<u32>| o * 1u32, &Seq::input("off", bad)?)?;
+        let groups = split(&nest(&x, &bad)?, 2u64)?;
+        fails_as_the_interpreter(&Computation::new(&groups)?);
+    }
+    let off = Seq::input("off", vec![0u32, 2, 5, 7, 10])?;
+    let rows = nest(&x, &off)?;
+    let runs = map(
+        |o: Scalar<u32>| o * 1u32,
+        &Seq::input("runs", vec![0u32, 3, 1])?,
+    )?;
+    fails_as_the_interpreter(&Computation::new(&nest(&rows, &runs)?)?);
+    // An index past the groups, in a map's body.
+    let groups = split(&rows, 2u64)?;
+    let k = Seq::input("k", vec![1u32, 5])?;
+    let firsts = map(
+        |k: Scalar<u32>| reduce_prefix(add, &at(&at(&groups, k)?, 0u32)?, 0.0f32),
+        &k,
+    )?;
+    fails_as_the_interpreter(&Computation::new(&firsts)?);
+    let k = Seq::input("k", vec![1u32, 0])?;
+    let firsts = map(
+        |k: Scalar<u32>| reduce_prefix(add, &at(&at(&groups, k)?, 0u32)?, 0.0f32),
+        &k,
+    )?;
+    on_cuda("a row of a group per element", &Computation::new(&firsts)?);
+    Ok(())
+}
