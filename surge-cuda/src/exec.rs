@@ -16,7 +16,7 @@ use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::ResultParts;
 use surge_codegen::emit::cuda::{
-    ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error, emit,
+    ArgSlot, CudaProgram, DeepPart, ERROR_WORDS, Launch, PhasePlan, decode_error_in, emit,
 };
 use surge_codegen::ir::{Computation, Type, literals, structure_difference};
 use surge_codegen::variant::Variant;
@@ -107,7 +107,7 @@ type ErrorRecord = [u64; ERROR_WORDS];
 /// The error of a failed device-side check: the node's operator and the interpreter's message.
 /// `None` when the record is clear.
 pub fn runtime_error(ir: &Computation, rec: &[u64; ERROR_WORDS]) -> Option<CudaError> {
-    let (node, message) = decode_error(rec)?;
+    let (node, message) = decode_error_in(ir, rec)?;
     let op = if (node.0 as usize) < ir.nodes.len() {
         ir.node(node).op.kind().name()
     } else {
@@ -138,8 +138,8 @@ pub struct DeviceKernels<R: Runtime = Device> {
     /// one more per further part, run with the final phase's variant.
     plans: Vec<PhasePlan>,
     result: Option<ResultParts>,
-    /// The result is three levels deep, stored by the last two phases (`CudaProgram::deep`).
-    deep: bool,
+    /// Per program phase: the computation's phase whose variant it runs.
+    sources: Vec<usize>,
     /// Per phase: the shape kernel and, for nested results, the row-length kernel.
     shapes: Vec<(Kernel<R>, Option<Kernel<R>>)>,
     variants: Vec<Vec<Variant>>,
@@ -216,7 +216,7 @@ impl<R: Runtime> DeviceKernels<R> {
             rt: dev.clone(),
             plans: first.phases,
             result: first.result,
-            deep: first.deep,
+            sources: first.sources,
             shapes,
             variants: variants.to_vec(),
             kernels,
@@ -233,10 +233,14 @@ impl<R: Runtime> DeviceKernels<R> {
         &self.rt
     }
 
-    /// The computation phase whose variant program phase `p` runs: itself, or the final phase
-    /// for the further parts of a result stored in parts.
+    /// The computation phase whose variant program phase `p` runs: itself, the final phase
+    /// for the further parts of a result stored in parts, a deep value's for both its phases.
     fn variant_index(&self, p: usize) -> usize {
-        p.min(self.variants.len().saturating_sub(1))
+        self.sources
+            .get(p)
+            .copied()
+            .unwrap_or(p)
+            .min(self.variants.len().saturating_sub(1))
     }
 
     fn kernel(&self, p: usize, v: &Variant) -> Result<&(Kernel<R>, Launch), CudaError> {
@@ -577,21 +581,22 @@ impl<R: Runtime> Prepared<'_, R> {
         if self.phases.is_empty() {
             return Err(CudaError::Input("a computation without phases".into()));
         }
+        // The phases that hold a value (a deep value's outer level is read with its rows).
+        let values: Vec<usize> = (0..self.phases.len())
+            .filter(|&p| self.k.plans[p].deep != Some(DeepPart::Outer))
+            .collect();
         if let Some(r) = &self.k.result {
-            let first = self.phases.len() - r.parts;
-            let parts = (first..self.phases.len())
-                .map(|p| self.phase_output(p))
+            let first = values.len().saturating_sub(r.parts);
+            let parts = values[first..]
+                .iter()
+                .map(|&p| self.phase_output(p))
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok(Output::Composite {
                 ty: r.ty.clone(),
                 parts,
             });
         }
-        let out = if self.k.deep {
-            self.deep_output()?
-        } else {
-            self.phase_output(self.phases.len() - 1)?
-        };
+        let out = self.phase_output(self.phases.len() - 1)?;
         let ty = &self.k.ir.node(self.k.ir.root).ty;
         Ok(if ty.has_bool() {
             Output::Composite {
@@ -605,19 +610,17 @@ impl<R: Runtime> Prepared<'_, R> {
 }
 
 impl<R: Runtime> Prepared<'_, R> {
-    /// A result three levels deep: the outer level's offsets from the next-to-last phase (rows
-    /// of as many zeros as each element has rows), the rows from the last.
-    fn deep_output(&self) -> Result<Output, CudaError> {
-        let last = self.phases.len() - 1;
-        let outer = last
-            .checked_sub(1)
-            .and_then(|o| self.phases[o].offsets.as_ref());
-        let (Some((_, outer)), Some((_, rows))) = (outer, &self.phases[last].offsets) else {
+    /// A value three levels deep: the outer level's offsets from phase `outer` (rows of as many
+    /// zeros as each element has rows), the rows from phase `p`.
+    fn deep_output(&self, p: usize, outer: usize) -> Result<Output, CudaError> {
+        let (Some((_, outer)), Some((_, rows))) =
+            (&self.phases[outer].offsets, &self.phases[p].offsets)
+        else {
             return Err(CudaError::Input(
-                "internal: a deep result's phases stored no offsets".into(),
+                "internal: a deep value's phases stored no offsets".into(),
             ));
         };
-        let r = &self.phases[last];
+        let r = &self.phases[p];
         Ok(Output::Deep {
             data: self.k.rt.download(&r.data, r.len as usize)?,
             offsets: vec![outer.clone(), rows.clone()],
@@ -627,6 +630,9 @@ impl<R: Runtime> Prepared<'_, R> {
     /// Phase `p`'s result as its type reads: a scalar is the phase's one element; a flat
     /// sequence stored as rows (a scan at the root: one row) is its data.
     fn phase_output(&self, p: usize) -> Result<Output, CudaError> {
+        if let Some(DeepPart::Rows { outer }) = self.k.plans[p].deep {
+            return self.deep_output(p, outer);
+        }
         let r = &self.phases[p];
         let data = self.k.rt.download(&r.data, r.len as usize)?;
         let out = match &r.offsets {

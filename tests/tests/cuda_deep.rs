@@ -129,3 +129,51 @@ fn errors_in_deep_values_are_the_interpreters() -> surge::Result<()> {
     on_cuda("a row of a group per element", &Computation::new(&firsts)?);
     Ok(())
 }
+
+/// `k` of each group's rows, read by a later phase from the stored deep value (both its
+/// phases: the outer level's offsets and the rows).
+fn picks(rows: &Seq<Seq<Seq<f64>>>, k: &Seq<u32>) -> surge::Result<Computation> {
+    let picked = map(
+        |k: Scalar<u32>| {
+            let g = at(rows, k)?;
+            let last = at(&g, len(&g) - 1u64)?;
+            Ok(len(&g).cast::<f64>() * 1000.0 + len(&last).cast::<f64>() + at(&last, 0u32)?)
+        },
+        k,
+    )?;
+    let c = Computation::new(&picked)?;
+    let phases = c.analyze()?.phases;
+    let first = c.ir().node(phases[0].root).ty.depth();
+    assert_eq!((phases.len(), first), (2, 3), "a deep phase read later");
+    Ok(c)
+}
+
+#[test]
+fn a_later_phase_reads_a_deep_value() -> surge::Result<()> {
+    let x = Seq::input("x", values(900, 11))?;
+    // Rows of 1..5 values, none empty.
+    let mut off = vec![0u32];
+    while *off.last().unwrap() < 900 {
+        off.push((off.last().unwrap() + 1 + off.len() as u32 % 5).min(900));
+    }
+    let off = Seq::input("off", off)?;
+    let k = Seq::input("k", vec![2u32, 0, 5, 1, 7, 2])?;
+    let pairs = map(|r: Seq<f64>| split(&r, 2u64), &nest(&x, &off)?)?;
+    on_cuda("picks", &picks(&pairs, &k)?);
+    // An empty row: the later phase's index fails as the interpreter's does.
+    let empty = Seq::input("off", vec![0u32, 3, 3, 5])?;
+    let pairs = map(|r: Seq<f64>| split(&r, 2u64), &nest(&x, &empty)?)?;
+    let k = Seq::input("k", vec![0u32, 1])?;
+    fails_as_the_interpreter(&picks(&pairs, &k)?);
+    Ok(())
+}
+
+#[test]
+fn tuples_inside_three_levels() -> surge::Result<()> {
+    let x = Seq::input("x", f32s(400, 10))?;
+    let i = Seq::input("i", (0..400u32).collect::<Vec<_>>())?;
+    let off = Seq::input("off", offsets(400, 10))?;
+    let pairs = split(&nest(&zip(&x, &i)?, &off)?, 2u64)?;
+    on_cuda("groups of rows of pairs", &Computation::new(&pairs)?);
+    Ok(())
+}

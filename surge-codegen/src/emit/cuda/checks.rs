@@ -93,6 +93,31 @@ pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
     Some((node, message))
 }
 
+/// [`decode_error`] for a record of computation `c`'s kernels: an `index` whose index is a
+/// `u64` prints it unsigned, as the interpreter does (the record holds it as an `i64`).
+pub fn decode_error_in(
+    c: &crate::ir::Computation,
+    rec: &[u64; ERROR_WORDS],
+) -> Option<(NodeId, String)> {
+    let (node, message) = decode_error(rec)?;
+    let index = match c.nodes.get(node.0 as usize).map(|n| &n.op) {
+        Some(crate::ir::Op::Index { index, .. }) => Some(*index),
+        _ => None,
+    };
+    let unsigned = index.is_some_and(|i| c.node(i).ty.as_scalar() == Some(crate::ir::Elem::U64));
+    if rec[0] & 0xff == check::INDEX && unsigned {
+        let c = rec[3] as i64;
+        return Some((
+            node,
+            format!(
+                "index {} is out of range for a sequence of length {c}",
+                rec[1]
+            ),
+        ));
+    }
+    Some((node, message))
+}
+
 /// The common length of a map's inputs: input 0's, checked against every other input's (a
 /// difference is recorded and the shorter length used, so nothing reads past an input).
 pub(super) fn equal_lengths(lens: &[String], node: NodeId) -> String {

@@ -11,15 +11,16 @@
 //! level's), the second every nested row of every element in order (row `j` of element `q`
 //! found by a binary search of the first phase's offsets); the host puts the levels together.
 
-use super::PhasePlan;
 use super::checks::equal_lengths;
 use super::elements::{Env, I, R, SeqV, Tr, renamed};
 use super::phase::{Inner, PhaseCode, bind_row};
 use super::rows::{RowForm, RowsV, Slices};
+use super::{DeepPart, PhasePlan};
 use crate::CodegenError;
-use crate::analysis::Phase;
+use crate::analysis::{Analysis, Phase};
 use crate::emit::lower::Operand;
 use crate::ir::{Computation, Elem, LiteralTable, NodeId, Op, Type};
+use crate::variant::Variant;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -97,11 +98,34 @@ fn run_of(inner: &RowsV, first: String, count: String) -> RowsV {
 impl Tr<'_> {
     /// A sequence of nested sequences of scalars (depth 3).
     pub(super) fn deep(&self, n: NodeId, env: &Env) -> Result<DeepV, CodegenError> {
+        self.deep_of(n, env, None)
+    }
+
+    /// A sequence three levels deep of tuples of scalars, one [`DeepV`] per component.
+    pub(super) fn tuple_deeps(&self, n: NodeId, env: &Env) -> Result<Vec<DeepV>, CodegenError> {
+        let leaf = self.ty(n).item().and_then(Type::item).and_then(Type::item);
+        let arity = match leaf {
+            Some(Type::Tuple(items)) if items.iter().all(|i| i.as_scalar().is_some()) => {
+                items.len()
+            }
+            _ => return Err(self.unsupported(n, "as a sequence of rows of tuples of scalars")),
+        };
+        (0..arity).map(|k| self.deep_of(n, env, Some(k))).collect()
+    }
+
+    /// [`Tr::deep`], or component `part` of a deep sequence of tuples.
+    fn deep_of(&self, n: NodeId, env: &Env, part: Option<usize>) -> Result<DeepV, CodegenError> {
+        if let Some(&k) = self.roots.get(&n)
+            && k < self.phase
+            && part.is_none()
+        {
+            return Ok(self.stored_deep(n, k));
+        }
         match &self.c.node(n).op {
             Op::Nest { input, offsets } => {
                 // Element q is rows off[q]..off[q + 1] of the input, checked as a nest's rows
                 // are (a bad run reads as empty, its error recorded).
-                let inner = self.rows(*input, env)?;
+                let inner = self.rows_of(*input, env, part)?;
                 let off = self.seq(*offsets, env)?;
                 let (lo, hi) = (off.at(Q), off.at(&format!("{Q} + 1")));
                 let ok = format!(
@@ -116,7 +140,7 @@ impl Tr<'_> {
                 })
             }
             Op::Split { input, tile } => {
-                let inner = self.rows(*input, env)?;
+                let inner = self.rows_of(*input, env, part)?;
                 let t = format!(
                     "surge_positive((i64)({}), 0, {}, surge_err)",
                     self.scalar(*tile, env)?,
@@ -138,11 +162,11 @@ impl Tr<'_> {
                     self.scalar(*len, env)?,
                     n.0
                 ),
-                at: self.rows(*value, env)?,
+                at: self.rows_of(*value, env, part)?,
             }),
             Op::Map { f, inputs } if !inputs.is_empty() => {
                 let (e, inner, lens) = self.bind_params(n, f, inputs, env)?;
-                let body = self.rows(f.body, &inner)?;
+                let body = self.rows_of(f.body, &inner, part)?;
                 Ok(DeepV {
                     count: equal_lengths(&lens, n),
                     at: map_rows(&body, &|t| renamed(t, &e, Q)),
@@ -153,7 +177,7 @@ impl Tr<'_> {
                     let Some(Operand::Seq(source)) = f.operands.first() else {
                         unreachable!("internal: matched above")
                     };
-                    let src = self.deep(*source, env)?;
+                    let src = self.deep_of(*source, env, part)?;
                     let numbers = SeqV {
                         len: src.count.clone(),
                         at: I.to_string(),
@@ -172,6 +196,51 @@ impl Tr<'_> {
         }
     }
 
+    /// An earlier phase's deep value: its outer level in phase `rows - 1`, its rows in `rows`.
+    fn stored_deep(&self, n: NodeId, rows: usize) -> DeepV {
+        let elem = self
+            .c
+            .node(n)
+            .ty
+            .item()
+            .and_then(Type::item)
+            .and_then(Type::item);
+        let elem = elem
+            .and_then(Type::as_scalar)
+            .expect("a deep value of scalars");
+        let o = self.arg(super::ArgSlot::Phase {
+            phase: rows - 1,
+            elem: Elem::U32,
+            nested: true,
+        });
+        let r = self.arg(super::ArgSlot::Phase {
+            phase: rows,
+            elem: elem.stored(),
+            nested: true,
+        });
+        let stored = RowsV {
+            rows: format!("(n_{r}_off - 1)"),
+            form: RowForm::Slices(Slices {
+                begin: format!("{r}_off[{R}]"),
+                len: format!("({r}_off[{R} + 1] - {r}_off[{R}])"),
+                ok: None,
+                flat: SeqV {
+                    len: format!("n_{r}"),
+                    at: format!("{r}[{I}]"),
+                    elem,
+                },
+            }),
+        };
+        DeepV {
+            count: format!("(n_{o}_off - 1)"),
+            at: run_of(
+                &stored,
+                format!("{o}_off[{Q}]"),
+                format!("({o}_off[{Q} + 1] - {o}_off[{Q}])"),
+            ),
+        }
+    }
+
     /// `index` of a sequence of nested sequences: its element, a nested sequence.
     pub(super) fn deep_index(
         &self,
@@ -179,8 +248,9 @@ impl Tr<'_> {
         seq: NodeId,
         index: NodeId,
         env: &Env,
+        part: Option<usize>,
     ) -> Result<RowsV, CodegenError> {
-        let d = self.deep(seq, env)?;
+        let d = self.deep_of(seq, env, part)?;
         let i = self.scalar(index, env)?;
         let q = format!(
             "surge_row_index((i64)({i}), {}, {}, surge_err)",
@@ -230,15 +300,64 @@ impl Tr<'_> {
     }
 }
 
-/// Part `part` (0: the outer level, 1: the nested rows) of a depth-3 result whose phase is
-/// `phase`, as phase `p`, and its plan (the stored type: rows of `u32` zeros, then the rows).
+/// Whether node `n` is a sequence three levels deep of scalars (stored in two phases).
+pub(super) fn is_deep(c: &Computation, n: NodeId) -> bool {
+    let ty = &c.node(n).ty;
+    ty.depth() == 3
+        && ty
+            .item()
+            .and_then(Type::item)
+            .and_then(Type::item)
+            .and_then(Type::as_scalar)
+            .is_some()
+}
+
+/// `analysis` with every phase whose value is three levels deep emitted twice (the outer level,
+/// then the rows), its variant list and source phase repeated.
+pub(super) fn expand(
+    c: &Computation,
+    analysis: &Analysis,
+    variants: &[Vec<Variant>],
+    sources: Vec<usize>,
+) -> (Analysis, Vec<Vec<Variant>>, Vec<usize>) {
+    let mut phases = Vec::new();
+    let mut lists = Vec::new();
+    let mut from = Vec::new();
+    for (p, phase) in analysis.phases.iter().enumerate() {
+        let times = if is_deep(c, phase.root) { 2 } else { 1 };
+        for _ in 0..times {
+            phases.push(phase.clone());
+            if let Some(l) = variants.get(p) {
+                lists.push(l.clone());
+            }
+            from.push(sources[p]);
+        }
+    }
+    (Analysis { phases }, lists, from)
+}
+
+/// Which part of a deep value phase `p` stores, if any (the first of two equal phases stores
+/// the outer level).
+pub(super) fn part(c: &Computation, analysis: &Analysis, p: usize) -> Option<DeepPart> {
+    let root = analysis.phases[p].root;
+    if !is_deep(c, root) {
+        return None;
+    }
+    match p.checked_sub(1).map(|q| analysis.phases[q].root) {
+        Some(r) if r == root => Some(DeepPart::Rows { outer: p - 1 }),
+        _ => Some(DeepPart::Outer),
+    }
+}
+
+/// Part `part` of a deep value whose phase is `phase`, as phase `p`, and its plan (the stored
+/// type: rows of `u32` zeros, then the rows).
 pub(super) fn phase(
     c: &Computation,
     roots: &BTreeMap<NodeId, usize>,
     lits: &LiteralTable,
     p: usize,
     phase: &Phase,
-    part: usize,
+    part: DeepPart,
 ) -> Result<(PhaseCode, PhasePlan), CodegenError> {
     let sequence = phase.expression_sequence();
     let tr = Tr {
@@ -250,8 +369,8 @@ pub(super) fn phase(
         args: RefCell::new(Vec::new()),
     };
     let rows = match part {
-        0 => tr.deep_outer(phase.root)?,
-        _ => tr.deep_rows(phase.root, p - 1)?,
+        DeepPart::Outer => tr.deep_outer(phase.root)?,
+        DeepPart::Rows { outer } => tr.deep_rows(phase.root, outer)?,
     };
     let mut bind = Vec::new();
     let seq = bind_row(&rows, 0, &mut bind);
@@ -259,5 +378,6 @@ pub(super) fn phase(
     let code = PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq });
     let mut plan = code.plan(c, p, phase);
     plan.ty = Type::seq(Type::scalar_seq(elem));
+    plan.deep = Some(part);
     Ok((code, plan))
 }

@@ -85,6 +85,9 @@ pub(super) enum Bound {
     Tuples(super::tuples::TupleSeqV),
     /// A nested sequence (an element of a sequence of nested sequences, `deep.rs`).
     Rows(RowsV),
+    /// A nested sequence of tuples of scalars, one nested sequence per component (an element
+    /// of a deep sequence of tuples).
+    TupleRows(Vec<RowsV>),
 }
 
 pub(super) type Env = HashMap<NodeId, Bound>;
@@ -127,6 +130,10 @@ impl Tr<'_> {
             return None;
         }
         let ty = self.ty(n);
+        if ty.depth() > 2 {
+            // Stored in two phases, read by `Tr::deep`.
+            return None;
+        }
         let nested = ty.depth() == 2;
         let mut t = ty;
         while let Type::Seq(inner) = t {
@@ -139,7 +146,7 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Scalar(s) => Ok(s.clone()),
-                Bound::Seq(_) | Bound::Tuples(_) | Bound::Rows(_) => {
+                Bound::Seq(_) | Bound::Tuples(_) | Bound::Rows(_) | Bound::TupleRows(_) => {
                     Err(self.unsupported(n, "as a scalar (it is a sequence)"))
                 }
                 Bound::Tuple(_) => Err(self.unsupported(n, "as a scalar (it is a tuple)")),
@@ -181,7 +188,7 @@ impl Tr<'_> {
             Op::Length { seq } => match self.ty(*seq).depth() {
                 1 if seq_of_tuples(self.ty(*seq)) => Ok(self.tuples(*seq, env)?.len),
                 1 => Ok(self.seq(*seq, env)?.len),
-                3 => Ok(self.deep(*seq, env)?.count),
+                3 => Ok(self.deep_element(*seq, env, "0")?.0),
                 _ if rows_of_tuples(self.ty(*seq)) => {
                     Ok(self.tuple_rows(*seq, env)?[0].rows.clone())
                 }
@@ -352,7 +359,7 @@ impl Tr<'_> {
         if let Some(b) = env.get(&n) {
             return match b {
                 Bound::Seq(s) => Ok(s.clone()),
-                Bound::Tuples(_) | Bound::Rows(_) => {
+                Bound::Tuples(_) | Bound::Rows(_) | Bound::TupleRows(_) => {
                     Err(self.unsupported(n, "as a sequence of scalars"))
                 }
                 Bound::Scalar(_) | Bound::Tuple(_) => {
@@ -460,8 +467,7 @@ impl Tr<'_> {
                 let rows = self.rows(*i, env)?;
                 (rows.rows.clone(), Bound::Seq(rows.row(&e, None)))
             } else if self.ty(*i).depth() == 3 {
-                let d = self.deep(*i, env)?;
-                (d.count.clone(), Bound::Rows(d.at(&e, None)))
+                self.deep_element(*i, env, &e)?
             } else {
                 self.element(*i, env, &e)?
             };
@@ -469,6 +475,32 @@ impl Tr<'_> {
             lens.push(len);
         }
         Ok((e, inner, lens))
+    }
+}
+
+impl Tr<'_> {
+    /// The count of deep sequence `n` and its element `q` bound for a lambda parameter: a
+    /// nested sequence, or one per component for tuples.
+    pub(super) fn deep_element(
+        &self,
+        n: NodeId,
+        env: &Env,
+        q: &str,
+    ) -> Result<(String, Bound), CodegenError> {
+        if self
+            .ty(n)
+            .item()
+            .and_then(Type::item)
+            .and_then(Type::item)
+            .and_then(Type::as_scalar)
+            .is_some()
+        {
+            let d = self.deep(n, env)?;
+            return Ok((d.count.clone(), Bound::Rows(d.at(q, None))));
+        }
+        let parts = self.tuple_deeps(n, env)?;
+        let rows = parts.iter().map(|d| d.at(q, None)).collect();
+        Ok((parts[0].count.clone(), Bound::TupleRows(rows)))
     }
 }
 

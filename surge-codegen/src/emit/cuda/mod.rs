@@ -22,7 +22,7 @@ mod scatter_rows;
 mod tests;
 mod tuples;
 
-pub use checks::{ERROR_WORDS, check, decode_error};
+pub use checks::{ERROR_WORDS, check, decode_error, decode_error_in};
 
 use crate::CodegenError;
 use crate::analysis::Analysis;
@@ -100,6 +100,17 @@ pub struct PhasePlan {
     pub shape_kernel: String,
     /// For nested results, `(args..., u64* lens, u64* surge_err)`: writes each row's length.
     pub rows_kernel: Option<String>,
+    /// Set for the two phases that store a value three levels deep (`deep.rs`).
+    pub deep: Option<DeepPart>,
+}
+
+/// One of the two phases that store a value three levels of sequences deep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeepPart {
+    /// The outer level: per element, a row of as many zeros (`u32`) as it has nested rows.
+    Outer,
+    /// Every nested row of every element in order; `outer` is the phase of its outer level.
+    Rows { outer: usize },
 }
 
 /// How to launch one variant's kernel.
@@ -145,10 +156,10 @@ pub struct CudaProgram {
     /// Set when the result is stored in parts: the last `parts` phases, each run with the
     /// variant of the computation's final phase.
     pub result: Option<ResultParts>,
-    /// Set when the result is three levels of sequences deep, stored by the last two phases
-    /// (`deep.rs`): the host takes the outer level's offsets from the first, the nested rows
-    /// from the second.
-    pub deep: bool,
+    /// Per phase of the program: the computation's phase whose variant it runs (the further
+    /// parts of a result and its materialized level run the final phase's; both phases of a
+    /// value three levels deep run its own).
+    pub sources: Vec<usize>,
 }
 
 impl CudaProgram {
@@ -171,7 +182,7 @@ pub fn kernel_name(phase: usize, variant: &Variant) -> String {
 }
 
 /// Whether a CUDA phase stores values of type `t`: numbers and booleans (as `u32`) in at most
-/// two levels of sequences.
+/// three levels of sequences (three in two phases, `deep.rs`).
 fn cuda_storable(t: &Type) -> bool {
     let mut t = t;
     let mut depth = 0;
@@ -179,7 +190,7 @@ fn cuda_storable(t: &Type) -> bool {
         t = i;
         depth += 1;
     }
-    depth <= 2 && t.as_scalar().is_some()
+    depth <= 3 && t.as_scalar().is_some()
 }
 
 /// Emits one program with a kernel for every (phase, variant) in `variants`, where
@@ -194,27 +205,25 @@ pub fn emit(
     variants: &[Vec<Variant>],
 ) -> Result<CudaProgram, CodegenError> {
     let ty = &c.node(c.root).ty;
+    let n = analysis.phases.len();
     if let Some(a2) = materialized(c, analysis) {
-        return emit_program(c, &a2, &with_last_repeated(variants, analysis, 1), None);
+        return emit_program(c, &a2, &with_last_repeated(variants, analysis, 1), None, n);
     }
     if cuda_storable(ty) {
-        return emit_program(c, analysis, variants, None);
-    }
-    if let Some(a2) = deep_result(c, analysis) {
-        return emit_program(c, &a2, &with_last_repeated(variants, analysis, 1), None);
+        return emit_program(c, analysis, variants, None, n);
     }
     let Some((c2, a2, parts)) = crate::emit::cpu::split_parts(c, analysis, cuda_storable) else {
         return Err(CodegenError::EmitVariant {
             what: "cuda program".into(),
             message: format!(
                 "the CUDA emitter cannot store a result of type {ty} (numbers and booleans in at \
-                 most two levels of sequences, and tuples of them, can)"
+                 most three levels of sequences, and tuples of them, can)"
             ),
         });
     };
     let (a2, extra) = materialized_parts(&c2, a2, parts.parts);
     let lists = with_last_repeated(variants, analysis, parts.parts - 1 + extra);
-    emit_program(&c2, &a2, &lists, Some(parts))
+    emit_program(&c2, &a2, &lists, Some(parts), n)
 }
 
 /// The parts of a result stored in parts (`split_parts`) that are scalar code over a root
@@ -297,25 +306,19 @@ fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     Some(Analysis { phases })
 }
 
-/// A result three levels of sequences deep (of scalars): the final phase emitted twice, first
-/// storing the outer level, then the nested rows (`deep.rs`); both run with its variant.
-fn deep_result(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
-    let ty = &c.node(c.root).ty;
-    if ty.depth() != 3 || !cuda_storable(ty.item()?) {
-        return None;
-    }
-    let mut phases = analysis.phases.clone();
-    phases.push(analysis.final_phase().clone());
-    Some(Analysis { phases })
-}
-
+/// The program of `analysis`'s phases, the first `comp_phases` of them the computation's own
+/// (the rest run with the final phase's variant), each phase whose value is three levels deep
+/// emitted twice (`deep.rs`).
 fn emit_program(
     c: &Computation,
     analysis: &Analysis,
     variants: &[Vec<Variant>],
     result: Option<ResultParts>,
+    comp_phases: usize,
 ) -> Result<CudaProgram, CodegenError> {
-    let deep = result.is_none() && c.node(c.root).ty.depth() == 3;
+    let n = analysis.phases.len();
+    let sources: Vec<usize> = (0..n).map(|p| p.min(comp_phases.max(1) - 1)).collect();
+    let (analysis, variants, sources) = &deep::expand(c, analysis, variants, sources);
     if variants.len() > analysis.phases.len() {
         return Err(CodegenError::EmitVariant {
             what: "cuda program".into(),
@@ -346,9 +349,7 @@ fn emit_program(
     let mut phases = Vec::new();
     let mut kernels = Vec::new();
     for (p, phase) in analysis.phases.iter().enumerate() {
-        let deep_part =
-            (deep && p + 2 >= analysis.phases.len()).then(|| p + 2 - analysis.phases.len());
-        let (code, plan) = match deep_part {
+        let (code, plan) = match deep::part(c, analysis, p) {
             Some(part) => deep::phase(c, &roots, &lits, p, phase, part)?,
             None => {
                 let code = PhaseCode::translate(c, &roots, &lits, p, phase)?;
@@ -376,7 +377,7 @@ fn emit_program(
         phases,
         kernels,
         result,
-        deep,
+        sources: sources.clone(),
     })
 }
 

@@ -337,6 +337,7 @@ impl PhaseCode {
             output,
             shape_kernel: format!("surge_p{p}_shape"),
             rows_kernel: output.nested.then(|| format!("surge_p{p}_rows")),
+            deep: None,
         }
     }
 }
@@ -359,9 +360,9 @@ fn bind_outer(tr: &Tr<'_>, f: &Lambda, inputs: &[NodeId]) -> Result<Outer, Codeg
                 lens.push(rows.rows);
             }
             3 => {
-                let d = tr.deep(*input, &env)?;
-                env.insert(*param, Bound::Rows(d.at("i", None)));
-                lens.push(d.count);
+                let (count, b) = tr.deep_element(*input, &env, "i")?;
+                env.insert(*param, b);
+                lens.push(count);
             }
             1 if seq_of_tuples(&tr.c.node(*input).ty) => {
                 let t = tr.tuples(*input, &env)?;

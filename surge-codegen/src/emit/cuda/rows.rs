@@ -184,9 +184,18 @@ impl Tr<'_> {
     }
 
     /// [`Tr::rows`], or component `part` of the rows of tuples `n`.
-    fn rows_of(&self, n: NodeId, env: &Env, part: Option<usize>) -> Result<RowsV, CodegenError> {
-        if let (None, Some(Bound::Rows(r))) = (part, env.get(&n)) {
-            return Ok(r.clone());
+    pub(super) fn rows_of(
+        &self,
+        n: NodeId,
+        env: &Env,
+        part: Option<usize>,
+    ) -> Result<RowsV, CodegenError> {
+        match (part, env.get(&n)) {
+            (None, Some(Bound::Rows(r))) => return Ok(r.clone()),
+            (Some(k), Some(Bound::TupleRows(parts))) if k < parts.len() => {
+                return Ok(parts[k].clone());
+            }
+            _ => {}
         }
         if let (None, Some((k, elem, true))) = (part, self.phase_result(n)) {
             let a = self.arg(ArgSlot::Phase {
@@ -268,8 +277,8 @@ impl Tr<'_> {
                 })
             }
             Op::Map { f, inputs } if !inputs.is_empty() => self.map_rows(n, f, inputs, env, part),
-            Op::Index { seq, index } if part.is_none() && self.ty(*seq).depth() == 3 => {
-                self.deep_index(n, *seq, *index, env)
+            Op::Index { seq, index } if self.ty(*seq).depth() == 3 => {
+                self.deep_index(n, *seq, *index, env, part)
             }
             op => match crate::emit::lower::flat(op) {
                 Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {

@@ -27,7 +27,7 @@ impl OsfProgram {
             phases: Vec::new(),
             kernels: Vec::new(),
             result: None,
-            deep: false,
+            sources: Vec::new(),
         }
     }
 }
