@@ -537,3 +537,16 @@ fn a_scan_of_tuples_that_is_read_is_stored_packed() {
     let bad = at(&s, j).unwrap();
     fails_as_the_interpreter(&Computation::new(&bad).unwrap());
 }
+
+#[test]
+fn a_transpose_of_a_transpose() -> surge::Result<()> {
+    // Found by the random programs (seed 6): the two transposes' row placeholders collided, and
+    // the emulator caught a read past the input.
+    let x = Seq::input("x", vec![5.75, -4.25f32])?;
+    let y = transpose(&transpose(&split(&x, 1u64)?)?)?;
+    on_cuda("transpose(transpose(split(x, 1)))", &Computation::new(&y)?);
+    let x = xs(24);
+    let y = transpose(&transpose(&transpose(&split(&x, 6u64)?)?)?)?;
+    on_cuda("three transposes", &Computation::new(&y)?);
+    Ok(())
+}

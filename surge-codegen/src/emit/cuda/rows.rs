@@ -49,8 +49,9 @@ pub(super) struct Slices {
     pub(super) flat: SeqV,
 }
 
-/// A placeholder for the row index of a transposed sequence's input while its row is built.
-const T: &str = "@T@";
+/// The stem of the placeholders for the row index of a transposed sequence's input while its
+/// row is built (`@T0@`, `@T1@`, .. one per transpose in a chain).
+const T: &str = "@T";
 
 impl RowsV {
     fn slices(rows: String, begin: String, len: String, ok: Option<String>, flat: SeqV) -> RowsV {
@@ -71,15 +72,21 @@ impl RowsV {
             RowForm::Slices(s) => s.row(r, r_ok),
             RowForm::Columns(input) => {
                 // Element i of column r is element r of input row i (every input row is
-                // `rows` long once the width check passed, so r is in range).
-                let row_i = input.row(T, None);
+                // `rows` long once the width check passed, so r is in range). The input row's
+                // placeholder is one that `r` does not hold (a transpose of a transpose passes
+                // its own as `r`).
+                let t = (0..)
+                    .map(|k| format!("{T}{k}@"))
+                    .find(|t| !r.contains(t.as_str()))
+                    .expect("a free placeholder");
+                let row_i = input.row(&t, None);
                 let len = match r_ok {
                     Some(ok) => format!("(({ok}) ? {} : 0ULL)", input.rows),
                     None => input.rows.clone(),
                 };
                 SeqV {
                     len,
-                    at: row_i.at(r).replace(T, I),
+                    at: row_i.at(r).replace(&t, I),
                     elem: row_i.elem,
                 }
             }
