@@ -177,3 +177,23 @@ fn tuples_inside_three_levels() -> surge::Result<()> {
     on_cuda("groups of rows of pairs", &Computation::new(&pairs)?);
     Ok(())
 }
+
+#[test]
+fn a_deep_value_in_a_map_body_is_a_phase_of_its_own() -> surge::Result<()> {
+    // Found by the random programs (seed 6): the groups do not depend on the map's parameter,
+    // so they are a phase of their own, three levels deep.
+    let in0 = Seq::input("in0", vec![2i64, -4])?;
+    let in1 = Seq::input("in1", vec![0i64, 0, 0, 0, 1, 2, 2, 2])?;
+    let in2 = Seq::input("in2", Vec::<i64>::new())?;
+    let in3 = Seq::input("in3", vec![0i64; 16])?;
+    let groups = split(&nest(&in2, &in3)?, 3u64)?;
+    let y = at(
+        &map(
+            |_v: Scalar<i64>| at(&groups, 3u32),
+            &at(&nest(&in0, &in1)?, 3u32)?,
+        )?,
+        0u32,
+    )?;
+    on_cuda("a closed group", &Computation::new(&y)?);
+    Ok(())
+}

@@ -242,7 +242,10 @@ impl PhaseCode {
             return scalar_over_producer(tr, phase);
         }
         if is_row_over_map(c, phase) {
-            return single_row_root(tr, phase);
+            return match c.node(phase.root).ty.depth() {
+                1 => single_row_root(tr, phase),
+                _ => nested_root(tr, phase),
+            };
         }
         if is_lazy_root(c, phase) {
             let level_depth = c.node(phase.levels[0].node).ty.depth();

@@ -4,7 +4,7 @@
 //! earlier phase's result (one element), one row of a nested level, and one part of a
 //! tuple-valued producer.
 
-use super::elements::{Env, Tr, seq_of_tuples};
+use super::elements::{Env, Tr, rows_of_tuples, seq_of_tuples};
 use super::phase::{Inner, PhaseCode, bind_row, store};
 use crate::CodegenError;
 use crate::analysis::Phase;
@@ -38,8 +38,9 @@ pub(super) fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
         && c.node(phase.root).ty.as_scalar().is_some()
 }
 
-/// A flat sequence of scalars read out of its phase's one `map` at the root (`at(map(f, x), k)`
-/// where `f` gives rows): one row copied out, computed where it is read.
+/// A flat or nested sequence of scalars read out of its phase's one `map` at the root
+/// (`at(map(f, x), k)` where `f` gives rows, or rows of rows): one row, or the rows of one
+/// element, copied out, computed where they are read.
 pub(super) fn is_row_over_map(c: &Computation, phase: &Phase) -> bool {
     let ty = &c.node(phase.root).ty;
     let Some(level) = phase.levels.first() else {
@@ -55,8 +56,9 @@ pub(super) fn is_row_over_map(c: &Computation, phase: &Phase) -> bool {
     level.op == OpKind::Map
         && body_level
         && phase.root != level.node
-        && ty.depth() == 1
+        && (1..=2).contains(&ty.depth())
         && !seq_of_tuples(ty)
+        && !rows_of_tuples(ty)
 }
 
 /// Scalar code over an earlier phase's result at its root (`mod.rs`, `materialized`).
