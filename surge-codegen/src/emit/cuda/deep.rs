@@ -218,19 +218,7 @@ impl Tr<'_> {
             elem: elem.stored(),
             nested: true,
         });
-        let stored = RowsV {
-            rows: format!("(n_{r}_off - 1)"),
-            form: RowForm::Slices(Slices {
-                begin: format!("{r}_off[{R}]"),
-                len: format!("({r}_off[{R} + 1] - {r}_off[{R}])"),
-                ok: None,
-                flat: SeqV {
-                    len: format!("n_{r}"),
-                    at: format!("{r}[{I}]"),
-                    elem,
-                },
-            }),
-        };
+        let stored = RowsV::stored(&r, elem);
         DeepV {
             count: format!("(n_{o}_off - 1)"),
             at: run_of(

@@ -53,7 +53,7 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
     };
     let env = Env::new();
     if tr.c.node(*input).ty.depth() == 2 {
-        return row_runs(tr, root, (op, *input, *keys, *prefix));
+        return row_runs(tr, root, (op, *input, *keys, *prefix), None);
     }
     let seq = tr.seq(*input, &env)?;
     let ks = tr.seq(*keys, &env)?;
@@ -81,16 +81,29 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
 /// (&a, &b))`, either order, as Listing 5.5's): column `j` of run `r` folds the rows' elements
 /// `j` in position order from the prefix's. A row whose length is not the prefix's records the
 /// combiner map's length error (its elements past the end read as 0, never loaded).
-fn row_runs(
+///
+/// With `component`, component `j` of a `reduce_by_key` of rows of tuples (`tuple_rows.rs`).
+pub(super) fn row_runs(
     tr: Tr<'_>,
     root: NodeId,
     (op, input, keys, prefix): (&Lambda, NodeId, NodeId, NodeId),
+    component: Option<usize>,
 ) -> Result<PhaseCode, CodegenError> {
     let env = Env::new();
-    let rows = tr.rows(input, &env)?;
+    let rows = tr.rows_of(input, &env, component)?;
     let ks = tr.seq(keys, &env)?;
-    let pfx = tr.seq(prefix, &env)?;
-    let (map_node, combine) = elementwise(&tr, op, &env)?;
+    let pfx = match component {
+        None => tr.seq(prefix, &env)?,
+        Some(j) => {
+            let t = tr.tuples(prefix, &env)?;
+            let mut p = t.parts.get(j).cloned().ok_or_else(|| {
+                tr.unsupported(prefix, "(a component of a sequence of tuples out of range)")
+            })?;
+            p.len = t.len;
+            p
+        }
+    };
+    let (map_node, combine) = elementwise(&tr, op, &env, component)?;
     let len = pair_lengths(&rows.rows, &ks.len, 0, root);
     let row = rows.row("p", None);
     let n_expr = format!(
@@ -124,7 +137,7 @@ pub(super) fn row_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Codegen
     let env = Env::new();
     let rows = tr.rows(*input, &env)?;
     let pfx = prefix.map(|p| tr.seq(p, &env)).transpose()?;
-    let (map_node, combine) = elementwise(&tr, op, &env)?;
+    let (map_node, combine) = elementwise(&tr, op, &env, None)?;
     let row = rows.row("p", None);
     let width = match &pfx {
         Some(p) => p.len.clone(),
@@ -152,7 +165,12 @@ pub(super) fn row_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Codegen
 
 /// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`): the map's node and
 /// `g`'s body with the accumulator's element bound to `acc` and the row's to `x`.
-fn elementwise(tr: &Tr<'_>, op: &Lambda, env: &Env) -> Result<(NodeId, String), CodegenError> {
+fn elementwise(
+    tr: &Tr<'_>,
+    op: &Lambda,
+    env: &Env,
+    component: Option<usize>,
+) -> Result<(NodeId, String), CodegenError> {
     let not = || {
         tr.unsupported(
             op.body,
@@ -170,6 +188,10 @@ fn elementwise(tr: &Tr<'_>, op: &Lambda, env: &Env) -> Result<(NodeId, String), 
         ([ib, ia], [v, u]) if ia == a && ib == b => (*u, *v),
         _ => return Err(not()),
     };
+    if let Some(j) = component {
+        let part = tr.component_combiner(op.body, (u, v), f.body, j, env)?;
+        return Ok((op.body, part));
+    }
     let mut inner = env.clone();
     inner.insert(u, Bound::Scalar("acc".into()));
     inner.insert(v, Bound::Scalar("x".into()));
@@ -188,7 +210,7 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
         return Err(tr.unsupported(root, "as a scatter phase"));
     };
     if tr.c.node(*dest).ty.depth() == 2 {
-        return super::scatter_rows::scatter_rows(tr, root, (*source, *indices, *dest));
+        return super::scatter_rows::scatter_rows(tr, root, (*source, *indices, *dest), None);
     }
     let env = Env::new();
     let (s, idx, d) = (

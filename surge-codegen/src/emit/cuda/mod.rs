@@ -20,6 +20,7 @@ mod rows;
 mod scatter_rows;
 #[cfg(test)]
 mod tests;
+mod tuple_rows;
 mod tuples;
 
 pub use checks::{ERROR_WORDS, check, decode_error, decode_error_in};
@@ -27,7 +28,7 @@ pub use checks::{ERROR_WORDS, check, decode_error, decode_error_in};
 use crate::CodegenError;
 use crate::analysis::Analysis;
 use crate::emit::cpu::ResultParts;
-use crate::ir::{Computation, Elem, LiteralTable, NodeId, Type};
+use crate::ir::{Computation, Elem, LiteralTable, NodeId, OpKind, Type};
 use crate::variant::Variant;
 use phase::PhaseCode;
 use std::collections::BTreeMap;
@@ -232,13 +233,18 @@ pub fn emit(
 /// [`materialized`] does for one scalar result. Returns the analysis and the phases added.
 fn materialized_parts(c: &Computation, a: Analysis, parts: usize) -> (Analysis, usize) {
     let first = a.phases.len() - parts;
-    let Some(level) = eager_level(&a.phases[first]) else {
+    let outer = a.phases[first].levels.first().filter(|l| {
+        let rows_of_tuples = tuple_rows::components(c, l.node).is_some();
+        rows_of_tuples && matches!(l.op, OpKind::Scatter | OpKind::ReduceByKey)
+    });
+    let Some(level) = eager_level(&a.phases[first]).or(outer) else {
         return (a, 0);
     };
     let lazy = |p: &crate::analysis::Phase| {
         p.root != level.node && c.node(p.root).ty.as_scalar().is_some()
     };
-    if !a.phases[first..].iter().any(lazy) {
+    // Rows of tuples are stored per component (`tuple_rows.rs`) and read by the parts.
+    if !a.phases[first..].iter().any(lazy) && tuple_rows::components(c, level.node).is_none() {
         return (a, 0);
     }
     let mut phases = a.phases.clone();
@@ -318,7 +324,8 @@ fn emit_program(
 ) -> Result<CudaProgram, CodegenError> {
     let n = analysis.phases.len();
     let sources: Vec<usize> = (0..n).map(|p| p.min(comp_phases.max(1) - 1)).collect();
-    let (analysis, variants, sources) = &deep::expand(c, analysis, variants, sources);
+    let (analysis, variants, sources) = deep::expand(c, analysis, variants, sources);
+    let (analysis, variants, sources) = &tuple_rows::expand(c, &analysis, &variants, &sources);
     if variants.len() > analysis.phases.len() {
         return Err(CodegenError::EmitVariant {
             what: "cuda program".into(),
@@ -349,9 +356,11 @@ fn emit_program(
     let mut phases = Vec::new();
     let mut kernels = Vec::new();
     for (p, phase) in analysis.phases.iter().enumerate() {
-        let (code, plan) = match deep::part(c, analysis, p) {
-            Some(part) => deep::phase(c, &roots, &lits, p, phase, part)?,
-            None => {
+        let parts = (deep::part(c, analysis, p), tuple_rows::part(c, analysis, p));
+        let (code, plan) = match parts {
+            (Some(part), _) => deep::phase(c, &roots, &lits, p, phase, part)?,
+            (None, Some(j)) => tuple_rows::phase(c, &roots, &lits, p, phase, j)?,
+            (None, None) => {
                 let code = PhaseCode::translate(c, &roots, &lits, p, phase)?;
                 let plan = code.plan(c, p, phase);
                 (code, plan)

@@ -232,6 +232,9 @@ impl PhaseCode {
         if is_flat_producer(c, phase) {
             return flat_root(tr, phase);
         }
+        if super::roots::reads_stored_levels(roots, p, phase) {
+            return super::roots::over_stored(tr, phase);
+        }
         if is_nested_producer(c, phase) {
             return nested_root(tr, phase);
         }

@@ -140,6 +140,9 @@ fn geometry(
     let (bx, by, lw) = block_shape(pv)?;
     let (grain, unroll1) = match outer {
         ScheduleElem::Independent => (pv.p.need(&pv.p.grain1, "grain1")?, 1),
+        // Rows copied from a cooperative level another phase stored (`roots.rs`,
+        // `over_stored`), run with that level's variant: one resource copies them in order.
+        ScheduleElem::Sequential if any_resource && pv.p.unroll1.is_none() => (1, 1),
         _ => (
             1,
             if pv.p.need(&pv.p.unroll1, "unroll1")? {
@@ -548,6 +551,8 @@ impl PhaseCode {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
             (p, (ScheduleElem::Sequential, Some(s[0])))
+        } else if any_resource && s[0] == ScheduleElem::Cooperative {
+            (CudaParams::of(v)?, (ScheduleElem::Sequential, None))
         } else if any_resource {
             (CudaParams::of(v)?, (s[0], None))
         } else {

@@ -178,3 +178,27 @@ pub(super) fn is_lazy_root(c: &Computation, phase: &Phase) -> bool {
         && (1..=2).contains(&ty.depth())
         && !seq_of_tuples(ty)
 }
+
+/// A phase whose outer level (and so every level) an earlier phase stored (a part of a result over a root
+/// `reduce_by_key` or `scatter` of rows of tuples, `mod.rs`, `materialized_parts`): its root
+/// reads them lazily.
+pub(super) fn reads_stored_levels(
+    roots: &BTreeMap<NodeId, usize>,
+    p: usize,
+    phase: &Phase,
+) -> bool {
+    // The outer level holds the others.
+    phase
+        .levels
+        .first()
+        .is_some_and(|l| l.node != phase.root && roots.get(&l.node).is_some_and(|k| *k < p))
+}
+
+/// A root over stored levels: one element, a flat sequence or rows, computed as read.
+pub(super) fn over_stored(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    match tr.c.node(phase.root).ty.depth() {
+        0 => scalar_root(tr, phase),
+        1 => flat_root(tr, phase),
+        _ => nested_root(tr, phase),
+    }
+}

@@ -54,6 +54,21 @@ pub(super) struct Slices {
 const T: &str = "@T";
 
 impl RowsV {
+    /// The rows a phase stored, read through its parameter `a` (and `a_off`).
+    pub(super) fn stored(a: &str, elem: Elem) -> RowsV {
+        RowsV::slices(
+            format!("(n_{a}_off - 1)"),
+            format!("{a}_off[{R}]"),
+            format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
+            None,
+            SeqV {
+                len: format!("n_{a}"),
+                at: format!("{a}[{I}]"),
+                elem,
+            },
+        )
+    }
+
     fn slices(rows: String, begin: String, len: String, ok: Option<String>, flat: SeqV) -> RowsV {
         RowsV {
             rows,
@@ -210,17 +225,10 @@ impl Tr<'_> {
                 elem: elem.stored(),
                 nested: true,
             });
-            return Ok(RowsV::slices(
-                format!("(n_{a}_off - 1)"),
-                format!("{a}_off[{R}]"),
-                format!("({a}_off[{R} + 1] - {a}_off[{R}])"),
-                None,
-                SeqV {
-                    len: format!("n_{a}"),
-                    at: format!("{a}[{I}]"),
-                    elem,
-                },
-            ));
+            return Ok(RowsV::stored(&a, elem));
+        }
+        if let Some(rows) = part.and_then(|j| self.stored_component(n, j)) {
+            return Ok(rows);
         }
         match &self.c.node(n).op {
             Op::Nest { input, offsets } => {

@@ -16,17 +16,19 @@ use super::phase::{Inner, PhaseCode};
 use crate::CodegenError;
 use crate::ir::NodeId;
 
-/// The scatter `root` of rows `source` at `indices` into rows `dest`.
+/// The scatter `root` of rows `source` at `indices` into rows `dest` (or of their component
+/// `component`, for rows of tuples: `tuple_rows.rs`).
 pub(super) fn scatter_rows(
     tr: Tr<'_>,
     root: NodeId,
     (source, indices, dest): (NodeId, NodeId, NodeId),
+    component: Option<usize>,
 ) -> Result<PhaseCode, CodegenError> {
     let env = Env::new();
     let (s, idx, d) = (
-        tr.rows(source, &env)?,
+        tr.rows_of(source, &env, component)?,
         tr.seq(indices, &env)?,
-        tr.rows(dest, &env)?,
+        tr.rows_of(dest, &env, component)?,
     );
     let (src_row, dest_row) = (s.row("pos", None), d.row("d", None));
     let t = dest_row.elem;
