@@ -197,3 +197,50 @@ fn a_deep_value_in_a_map_body_is_a_phase_of_its_own() -> surge::Result<()> {
     on_cuda("a closed group", &Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn a_scatter_of_groups_of_rows() -> surge::Result<()> {
+    let x = Seq::input("x", values(60, 20))?;
+    // Eight rows (one empty) in four groups.
+    let off = Seq::input("off", vec![0u32, 3, 3, 10, 17, 29, 40, 41, 60])?;
+    let src = split(&nest(&x, &off)?, 2u64)?;
+    let y = Seq::input("y", values(40, 21))?;
+    let dest = split(&split(&y, 3u64)?, 3u64)?;
+    // Duplicate indices (the last write wins), an untouched destination element.
+    let idx = Seq::input("idx", vec![1i64, 3, 1, 0])?;
+    let moved = scatter(&src, &idx, &dest)?;
+    on_cuda("groups scattered", &Computation::new(&moved)?);
+    let k = Seq::input("k", vec![0u32, 1, 3, 4])?;
+    let sums = map(
+        |k: Scalar<u32>| {
+            let g = at(&moved, k)?;
+            Ok(len(&g).cast::<f64>() + reduce_prefix(add, &at(&g, 0u32)?, 0.0)?)
+        },
+        &k,
+    )?;
+    on_cuda("groups scattered, read", &Computation::new(&sums)?);
+    // Found by the random programs (seed 5): rows of rows scattered, then one element read.
+    let in0 = Seq::input("in0", vec![-2.5f64])?;
+    let in1 = Seq::input("in1", vec![0i64, 1, 1, 1, 1, 1])?;
+    let in2 = Seq::input("in2", vec![0i64, 2, 5])?;
+    let in3 = Seq::input("in3", vec![0i64, 0])?;
+    let in4 = Seq::input("in4", values(20, 22))?;
+    let in5 = Seq::input("in5", vec![0i64, 1, 2, 2, 3, 3])?;
+    let y = at(
+        &scatter(
+            &nest(&nest(&in0, &in1)?, &in2)?,
+            &in3,
+            &nest(&split(&in4, 4u64)?, &in5)?,
+        )?,
+        3u32,
+    )?;
+    on_cuda(
+        "an element of scattered rows of rows",
+        &Computation::new(&y)?,
+    );
+    // An index out of range: the interpreter's error.
+    let bad = Seq::input("idx", vec![1i64, 7, 1, 0])?;
+    let moved = scatter(&src, &bad, &dest)?;
+    fails_as_the_interpreter(&Computation::new(&moved)?);
+    Ok(())
+}

@@ -356,6 +356,14 @@ pub(super) fn phase(
         sequence,
         args: RefCell::new(Vec::new()),
     };
+    if let Op::Scatter {
+        source,
+        indices,
+        dest,
+    } = &c.node(phase.root).op
+    {
+        return scatter_phase(c, tr, phase, (*source, *indices, *dest), part);
+    }
     let rows = match part {
         DeepPart::Outer => tr.deep_outer(phase.root)?,
         DeepPart::Rows { outer } => tr.deep_rows(phase.root, outer)?,
@@ -365,6 +373,74 @@ pub(super) fn phase(
     let elem = seq.elem;
     let code = PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq });
     let mut plan = code.plan(c, p, phase);
+    plan.ty = Type::seq(Type::scalar_seq(elem));
+    plan.deep = Some(part);
+    Ok((code, plan))
+}
+
+/// Part `part` of a `scatter` of elements that are rows (a deep result): the outer phase is a
+/// scatter of rows (`scatter_rows.rs`) whose source element `p` is a row of as many `p + 1` as
+/// it has rows and whose destination element a row of as many zeros, so each element's row
+/// says its last writer (0: the destination) and the outer level's offsets its row count; the
+/// rows phase copies row `r` of each element from its writer.
+fn scatter_phase(
+    c: &Computation,
+    tr: Tr<'_>,
+    phase: &Phase,
+    (source, indices, dest): (NodeId, NodeId, NodeId),
+    part: DeepPart,
+) -> Result<(PhaseCode, PhasePlan), CodegenError> {
+    let env = Env::new();
+    let (s, d) = (tr.deep(source, &env)?, tr.deep(dest, &env)?);
+    let root = phase.root;
+    let (code, elem) = match part {
+        DeepPart::Outer => {
+            let writers = |v: &DeepV, at: String| RowsV {
+                rows: v.count.clone(),
+                form: RowForm::Each(SeqV {
+                    len: v.at(R, None).rows,
+                    at,
+                    elem: Elem::U32,
+                }),
+            };
+            let idx = tr.seq(indices, &env)?;
+            let (sw, dw) = (
+                writers(&s, format!("(u32)({R} + 1)")),
+                writers(&d, "0u".into()),
+            );
+            let code = super::scatter_rows::scatter_rows_of(tr, root, sw, &idx, dw)?;
+            (code, Elem::U32)
+        }
+        DeepPart::Rows { outer } => {
+            let a = tr.arg(super::ArgSlot::Phase {
+                phase: outer,
+                elem: Elem::U32,
+                nested: true,
+            });
+            let q = format!("surge_run_of({a}_off, n_{a}_off, {J})");
+            let r = format!("{J} - {a}_off[{q}]");
+            let w = format!("{a}[{a}_off[{q}]]");
+            let from_src = s.at(&format!("{w} - 1"), None).row(&r, None);
+            let from_dest = d.at(&q, None).row(&r, None);
+            let pick = |x: &str, y: &str| format!("(({w}) != 0u ? ({x}) : ({y}))").replace(J, R);
+            let rows = RowsV {
+                rows: format!("{a}_off[n_{a}_off - 1]"),
+                form: RowForm::Each(SeqV {
+                    len: pick(&from_src.len, &from_dest.len),
+                    at: pick(&from_src.at, &from_dest.at),
+                    elem: from_dest.elem,
+                }),
+            };
+            let mut bind = Vec::new();
+            let seq = bind_row(&rows, 0, &mut bind);
+            let elem = seq.elem;
+            (
+                PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq }),
+                elem,
+            )
+        }
+    };
+    let mut plan = code.plan(c, code.phase, phase);
     plan.ty = Type::seq(Type::scalar_seq(elem));
     plan.deep = Some(part);
     Ok((code, plan))

@@ -295,7 +295,9 @@ fn with_last_repeated(
 fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     let last = analysis.final_phase();
     let level = eager_level(last)?;
-    if last.root == level.node || c.node(last.root).ty.as_scalar().is_none() {
+    // Scalar code, or any code over a level three deep (which is stored in two phases).
+    let reads = c.node(last.root).ty.as_scalar().is_some() || deep::is_deep(c, level.node);
+    if last.root == level.node || !reads {
         return None;
     }
     let mut phases = analysis.phases.clone();

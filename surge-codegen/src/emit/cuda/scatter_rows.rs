@@ -10,9 +10,10 @@
 //! so the result is the interpreter's whatever the earlier writers' lengths.
 
 use super::checks::pair_lengths;
-use super::elements::{Env, Tr};
+use super::elements::{Env, SeqV, Tr};
 use super::keyed::key_at;
 use super::phase::{Inner, PhaseCode};
+use super::rows::RowsV;
 use crate::CodegenError;
 use crate::ir::NodeId;
 
@@ -30,12 +31,23 @@ pub(super) fn scatter_rows(
         tr.seq(indices, &env)?,
         tr.rows_of(dest, &env, component)?,
     );
+    scatter_rows_of(tr, root, s, &idx, d)
+}
+
+/// The scatter `root` of rows `s` at `idx` into rows `d`, translated.
+pub(super) fn scatter_rows_of(
+    tr: Tr<'_>,
+    root: NodeId,
+    s: RowsV,
+    idx: &SeqV,
+    d: RowsV,
+) -> Result<PhaseCode, CodegenError> {
     let (src_row, dest_row) = (s.row("pos", None), d.row("d", None));
     let t = dest_row.elem;
     let inner = Inner::ScatterRows {
         node: root,
         len: pair_lengths(&s.rows, &idx.len, 1, root),
-        index: key_at(&idx).replace(super::elements::I, "(pos)"),
+        index: key_at(idx).replace(super::elements::I, "(pos)"),
         source_len: src_row.len.clone(),
         source_at: src_row.at("j"),
         dest_len: dest_row.len.clone(),
