@@ -111,3 +111,32 @@ fn a_combiner_that_mixes_components_is_refused() -> surge::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn the_random_programs_reduce_by_key_of_rows_of_triples() -> surge::Result<()> {
+    // Found by the random programs (seed 5): a reduce_by_key of rows of triples, transposed,
+    // one row of it reduced.
+    type Triple = (Scalar<u32>, Scalar<f64>, Scalar<i64>);
+    let in0 = Seq::input("in0", vec![2u32, 1, 5, 4, 6, 6, 1, 4])?;
+    let in1 = Seq::input("in1", values(8, 30))?;
+    let in2 = Seq::input("in2", vec![3i64, -1, 0, 7, 2, 2, 9, -4])?;
+    let keys = Seq::input("in3", vec![0u32, 0, 1, 1, 1, 2, 2, 2])?;
+    let in4 = Seq::input("in4", vec![1u32])?;
+    let in5 = Seq::input("in5", vec![0.5f64])?;
+    let in6 = Seq::input("in6", vec![-2i64])?;
+    let add3 = |a: Triple, b: Triple| (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+    let runs = reduce_by_key(
+        |v1: Seq<(u32, f64, i64)>, v2: Seq<(u32, f64, i64)>| {
+            map(|(u, v): (Triple, Triple)| add3(u, v), (&v1, &v2))
+        },
+        &split(&zip3(&in0, &in1, &in2)?, 1u64)?,
+        &keys,
+        zip3(&in4, &in5, &in6)?,
+    )?;
+    let y = reduce(add3, &at(&transpose(&runs)?, 0u32)?)?;
+    on_cuda(
+        "triples reduced per key, transposed",
+        &Computation::new(&y)?,
+    );
+    Ok(())
+}

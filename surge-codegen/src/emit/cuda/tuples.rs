@@ -55,6 +55,24 @@ impl Tr<'_> {
             let len = parts.first().map(|p| p.len.clone()).unwrap_or_default();
             return Ok(TupleSeqV { len, parts });
         }
+        if let Op::Index { seq, index } = op
+            && super::elements::rows_of_tuples(self.ty(*seq))
+        {
+            // A row of rows of tuples: the row of each component.
+            let parts = self.tuple_rows(*seq, env)?;
+            let i = self.scalar(*index, env)?;
+            let rows = &parts[0].rows;
+            let row = format!("surge_row_index((i64)({i}), {rows}, {}, surge_err)", n.0);
+            let ok = format!("{row} < {rows}");
+            let parts: Vec<SeqV> = parts
+                .iter()
+                .map(|p| p.row(&row, Some(ok.clone())))
+                .collect();
+            return Ok(TupleSeqV {
+                len: parts[0].len.clone(),
+                parts,
+            });
+        }
         if let Op::Replicate { value, len } = op {
             let len = format!(
                 "surge_len((i64)({}), {}, surge_err)",
