@@ -550,3 +550,27 @@ fn a_transpose_of_a_transpose() -> surge::Result<()> {
     on_cuda("three transposes", &Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn integer_division_checks_as_the_interpreter() -> surge::Result<()> {
+    // Raw `/` divided by zero trapped the emulator's process (SIGFPE) and is undefined on a GPU.
+    let a = Seq::input("a", vec![7i64, -9, 100, i64::MIN, 5])?;
+    let ok = Seq::input("b", vec![2i64, 4, -7, 3, 1])?;
+    let q = map(
+        |(a, b): (Scalar<i64>, Scalar<i64>)| (a.clone() / b.clone(), a % b),
+        (&a, &ok),
+    )?;
+    on_cuda("quotients and remainders", &Computation::new(&q)?);
+    for b in [vec![2i64, 4, 0, 3, 1], vec![2i64, 4, 1, -1, 1]] {
+        let b = Seq::input("b", b)?;
+        let q = map(|(a, b): (Scalar<i64>, Scalar<i64>)| a / b, (&a, &b))?;
+        fails_as_the_interpreter(&Computation::new(&q)?);
+        let r = map(|(a, b): (Scalar<i64>, Scalar<i64>)| a % b, (&a, &b))?;
+        fails_as_the_interpreter(&Computation::new(&r)?);
+    }
+    let u = Seq::input("u", vec![7u32, 9])?;
+    let z = Seq::input("z", vec![3u32, 0])?;
+    let q = map(|(a, b): (Scalar<u32>, Scalar<u32>)| a / b, (&u, &z))?;
+    fails_as_the_interpreter(&Computation::new(&q)?);
+    Ok(())
+}

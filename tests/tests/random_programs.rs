@@ -12,6 +12,7 @@
 //! cargo test -p tests --test random_programs -- --ignored --nocapture
 //! # other seeds or sizes:
 //! SURGE_RANDOM_SEED=7 SURGE_RANDOM_CASES=2000 cargo test -p tests --test random_programs -- --ignored --nocapture
+//! (`SURGE_RANDOM_TRACE=1` prints each program before it runs).
 //! ```
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -44,7 +45,12 @@ fn run(cases: u32, seed: u64) {
         eprintln!("NVRTC cannot be loaded here: CUDA sources are emitted but not compiled");
     }
     let t = Instant::now();
+    // SURGE_RANDOM_TRACE=1 prints each program before it runs (a crash names its program).
+    let trace = std::env::var_os("SURGE_RANDOM_TRACE").is_some();
     let result = runner.run(&programs(), |case| {
+        if trace {
+            eprintln!("[case] {case:?}");
+        }
         match check::check(&case.program, true) {
             Ok(Outcome::IllTyped(why)) => Err(TestCaseError::reject(why)),
             Ok(_) => Ok(()),

@@ -158,6 +158,11 @@ pub struct LiteralCursor {
 }
 
 impl LiteralCursor {
+    /// The node whose expression this cursor walks.
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+
     /// The table index of the next run-time literal `l` of the expression.
     pub fn take(&self, l: Literal) -> usize {
         let k = self.next.get();

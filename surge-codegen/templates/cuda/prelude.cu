@@ -215,6 +215,8 @@ __device__ __forceinline__ T surge_block_scan_warps(T v, Op op, T ident, SURGE_S
 #define SURGE_RAGGED 11ULL        // a = row 0's length, b = row k, c = its length
 #define SURGE_PAIR_LEN 12ULL      // a = first length, b = 0 (input, keys) or 1 (source, indices), c = second
 #define SURGE_SCATTER 13ULL       // a = index, b = position, c = destination length
+#define SURGE_DIV_ZERO 14ULL      //
+#define SURGE_DIV_OVERFLOW 15ULL  //
 
 __device__ __noinline__ void surge_fail(u64 *err, u64 node, u64 code, i64 a, i64 b, i64 c) {
   if (atomicCAS(&err[0], 0ULL, (node << 8) | code) == 0ULL) {
@@ -378,4 +380,25 @@ __device__ __forceinline__ u64 surge_run_of(P off, u64 noff, u64 j) {
     if (off[mid] <= j) lo = mid; else hi = mid;
   }
   return lo;
+}
+
+// Integer division and remainder as the interpreter defines them: by zero, or the minimum of a
+// signed type by -1, is an error (recorded; 0 is returned), never a trap or undefined behaviour.
+template <typename T>
+__device__ __forceinline__ bool surge_div_ok(T a, T b, u64 node, u64 *err) {
+  if (b == (T)0) {
+    surge_fail(err, node, SURGE_DIV_ZERO, 0, 0, 0);
+    return false;
+  }
+  if ((T)(-1) < (T)0 && b == (T)(-1) && a == (T)(((u64)1) << (sizeof(T) * 8 - 1))) {
+    surge_fail(err, node, SURGE_DIV_OVERFLOW, 0, 0, 0);
+    return false;
+  }
+  return true;
+}
+template <typename T> __device__ __forceinline__ T surge_div(T a, T b, u64 node, u64 *err) {
+  return surge_div_ok(a, b, node, err) ? (T)(a / b) : (T)0;
+}
+template <typename T> __device__ __forceinline__ T surge_rem(T a, T b, u64 node, u64 *err) {
+  return surge_div_ok(a, b, node, err) ? (T)(a % b) : (T)0;
 }

@@ -40,6 +40,10 @@ pub mod check {
     pub const PAIR_LEN: u64 = 12;
     /// A scatter index out of range: a = index, b = position, c = destination length.
     pub const SCATTER: u64 = 13;
+    /// An integer division or remainder by zero.
+    pub const DIV_ZERO: u64 = 14;
+    /// An integer division or remainder of the type's minimum by -1.
+    pub const DIV_OVERFLOW: u64 = 15;
 }
 
 /// Decodes a device error record: the failing node and the message the interpreter (and the CPU
@@ -88,6 +92,8 @@ pub fn decode_error(rec: &[u64; ERROR_WORDS]) -> Option<(NodeId, String)> {
             crate::ir::lengths_differ(x, a, y, c)
         }
         check::SCATTER => crate::ir::out_of_range(a as i128, b as usize, "destination", c as usize),
+        check::DIV_ZERO => "integer division by zero".into(),
+        check::DIV_OVERFLOW => "integer division overflow (MIN / -1)".into(),
         other => format!("run-time check {other} failed (values {a}, {b}, {c})"),
     };
     Some((node, message))

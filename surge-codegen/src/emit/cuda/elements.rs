@@ -327,6 +327,18 @@ impl Tr<'_> {
                     (BinaryOp::Max, _) => format!("surge_max({a}, {b})"),
                     (BinaryOp::Rem, Elem::F32) => format!("fmodf({a}, {b})"),
                     (BinaryOp::Rem, Elem::F64) => format!("fmod({a}, {b})"),
+                    (BinaryOp::Div | BinaryOp::Rem, t) if t.is_integer() => {
+                        let f = if *op == BinaryOp::Div {
+                            "surge_div"
+                        } else {
+                            "surge_rem"
+                        };
+                        let ct = cuda_type(t);
+                        format!(
+                            "{f}<{ct}>(({ct})({a}), ({ct})({b}), {}, surge_err)",
+                            lits.node().0
+                        )
+                    }
                     (op, _) => format!("({a} {} {b})", op.symbol()),
                 }
             }
