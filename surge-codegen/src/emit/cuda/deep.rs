@@ -6,7 +6,7 @@
 //! them (over the element numbers). A map's parameter bound to element `@E@` of one is a
 //! [`super::elements::Bound::Rows`]; `index` of one is a nested sequence.
 //!
-//! A depth-3 result is stored in two phases ([`super::DeepResult`]): the first stores, per
+//! A depth-3 value is stored in two phases ([`super::DeepPart`]): the first stores, per
 //! outer element, a row of as many zeros as it has nested rows (its offsets are the outer
 //! level's), the second every nested row of every element in order (row `j` of element `q`
 //! found by a binary search of the first phase's offsets); the host puts the levels together.
