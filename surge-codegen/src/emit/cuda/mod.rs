@@ -11,6 +11,7 @@ mod checks;
 mod deep;
 mod elements;
 mod fold;
+mod inner;
 mod keyed;
 mod lowered;
 mod phase;
