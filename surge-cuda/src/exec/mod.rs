@@ -7,6 +7,8 @@
 //! Every kernel takes the device error record `u64 *surge_err` last; after each run the host
 //! reads it and turns a failed device-side check into [`CudaError::Runtime`].
 
+mod output;
+
 use crate::CudaError;
 use crate::args::LitArg;
 use crate::device::Device;
@@ -16,9 +18,9 @@ use surge_codegen::analysis::{analyze, check_buffers};
 use surge_codegen::data::{Buffer, Output};
 use surge_codegen::emit::cpu::ResultParts;
 use surge_codegen::emit::cuda::{
-    ArgSlot, CudaProgram, DeepPart, ERROR_WORDS, Launch, PhasePlan, decode_error_in, emit,
+    ArgSlot, CudaProgram, ERROR_WORDS, Launch, PhasePlan, decode_error_in, emit,
 };
-use surge_codegen::ir::{Computation, Type, literals, structure_difference};
+use surge_codegen::ir::{Computation, literals, structure_difference};
 use surge_codegen::variant::Variant;
 
 /// One phase's result on the device: `len` elements (the flat total for nested results), `n`
@@ -572,83 +574,6 @@ impl<R: Runtime> Prepared<'_, R> {
             .time_each(reps.max(1), &mut || self.launch(variants))?;
         self.check()?;
         Ok(DeviceTiming::of(ms))
-    }
-
-    /// Downloads the last phase's result: a scalar for a scalar result (a reduction at the
-    /// root). A result with boolean elements (stored as `u32` 0/1) is an [`Output::Composite`]
-    /// of its type, as the CPU backend returns it.
-    pub fn output(&self) -> Result<Output, CudaError> {
-        if self.phases.is_empty() {
-            return Err(CudaError::Input("a computation without phases".into()));
-        }
-        // The phases that hold a value (a deep value's outer level is read with its rows).
-        let values: Vec<usize> = (0..self.phases.len())
-            .filter(|&p| self.k.plans[p].deep != Some(DeepPart::Outer))
-            .collect();
-        if let Some(r) = &self.k.result {
-            let first = values.len().saturating_sub(r.parts);
-            let parts = values[first..]
-                .iter()
-                .map(|&p| self.phase_output(p))
-                .collect::<Result<Vec<_>, _>>()?;
-            return Ok(Output::Composite {
-                ty: r.ty.clone(),
-                parts,
-            });
-        }
-        let out = self.phase_output(self.phases.len() - 1)?;
-        let ty = &self.k.ir.node(self.k.ir.root).ty;
-        Ok(if ty.has_bool() {
-            Output::Composite {
-                ty: ty.clone(),
-                parts: vec![out],
-            }
-        } else {
-            out
-        })
-    }
-}
-
-impl<R: Runtime> Prepared<'_, R> {
-    /// A value three levels deep: the outer level's offsets from phase `outer` (rows of as many
-    /// zeros as each element has rows), the rows from phase `p`.
-    fn deep_output(&self, p: usize, outer: usize) -> Result<Output, CudaError> {
-        let (Some((_, outer)), Some((_, rows))) =
-            (&self.phases[outer].offsets, &self.phases[p].offsets)
-        else {
-            return Err(CudaError::Input(
-                "internal: a deep value's phases stored no offsets".into(),
-            ));
-        };
-        let r = &self.phases[p];
-        Ok(Output::Deep {
-            data: self.k.rt.download(&r.data, r.len as usize)?,
-            offsets: vec![outer.clone(), rows.clone()],
-        })
-    }
-
-    /// Phase `p`'s result as its type reads: a scalar is the phase's one element; a flat
-    /// sequence stored as rows (a scan at the root: one row) is its data.
-    fn phase_output(&self, p: usize) -> Result<Output, CudaError> {
-        if let Some(DeepPart::Rows { outer }) = self.k.plans[p].deep {
-            return self.deep_output(p, outer);
-        }
-        let r = &self.phases[p];
-        let data = self.k.rt.download(&r.data, r.len as usize)?;
-        let out = match &r.offsets {
-            Some((_, off)) => Output::Nested {
-                data,
-                offsets: off.clone(),
-            },
-            None => Output::Seq(data),
-        };
-        Ok(match (&self.k.plans[p].ty, out) {
-            (Type::Scalar(_), Output::Seq(b)) => Output::Scalar(b.get(0).ok_or_else(|| {
-                CudaError::Input("internal: a scalar result phase wrote no element".into())
-            })?),
-            (t, Output::Nested { data, .. }) if t.depth() == 1 => Output::Seq(data),
-            (_, out) => out,
-        })
     }
 }
 
