@@ -574,3 +574,20 @@ fn integer_division_checks_as_the_interpreter() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&q)?);
     Ok(())
 }
+
+#[test]
+fn producers_of_a_join_run_over_the_whole_product() -> surge::Result<()> {
+    // Found by the random programs (seed 6): a striding of a join lowered each component over
+    // its own length, and with an empty input divided by zero (SIGFPE in the emulator).
+    let a = Seq::input("a", vec![-0.5f32, 4.0, -1.0])?;
+    let b = Seq::input("b", vec![1u32, 2])?;
+    let empty = Seq::input("e", Vec::<f32>::new())?;
+    let y = striding(&join(&a, &empty)?, 1u64)?;
+    on_cuda(
+        "a striding of a join with an empty input",
+        &Computation::new(&y)?,
+    );
+    let y = reverse(&striding(&join(&a, &b)?, 2u64)?)?;
+    on_cuda("a reversed striding of a join", &Computation::new(&y)?);
+    Ok(())
+}

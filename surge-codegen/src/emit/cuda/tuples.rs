@@ -43,11 +43,15 @@ impl Tr<'_> {
             && let Some(Operand::Seq(source)) = f.operands.first()
         {
             // A `reverse`, `striding` or `gather` of tuples: the lowering once per component.
+            // Each component lowered over the whole sequence's length (a `join`'s components
+            // are shorter: lowered over their own, a striding of a join with an empty input
+            // divided by zero).
             let src = self.tuples(*source, env)?;
             let parts = src
                 .parts
                 .into_iter()
-                .map(|p| {
+                .map(|mut p| {
+                    p.len = src.len.clone();
                     let elem = p.elem;
                     self.lowered_with(n, &f, Some(p), elem, env)
                 })
