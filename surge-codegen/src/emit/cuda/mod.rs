@@ -317,7 +317,8 @@ fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
 
 /// The program of `analysis`'s phases, the first `comp_phases` of them the computation's own
 /// (the rest run with the final phase's variant), each phase whose value is three levels deep
-/// emitted twice (`deep.rs`).
+/// emitted twice (`deep.rs`) and each earlier phase whose value is rows of tuples once per
+/// component (`tuple_rows.rs`).
 fn emit_program(
     c: &Computation,
     analysis: &Analysis,
