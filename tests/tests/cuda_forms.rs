@@ -591,3 +591,40 @@ fn producers_of_a_join_run_over_the_whole_product() -> surge::Result<()> {
     on_cuda("a reversed striding of a join", &Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn scalar_code_over_producers_of_tuples_and_rows() -> surge::Result<()> {
+    // Found by the random programs (seed 6): scalar code over a join, a zip, a replicate of a
+    // tuple and a nest of tuples at the root (each one phase whose root reads its one level).
+    let a = Seq::input("a", vec![8u32, 2, 6, 2])?;
+    let b = Seq::input("b", vec![4.75, 1.0, 5.5f64])?;
+    let c = Seq::input("c", vec![-5.75, -1.0f64])?;
+    let flags = map(|v: Scalar<f64>| v.lt(-4.0f64), &c)?;
+    let y = len(&join3(&a, &b, &flags)?).cast::<f32>();
+    on_cuda("the length of a join", &Computation::new(&y)?);
+    let k = Seq::input("k", vec![5u32, 4, 4, 1])?;
+    let (p, q) = at(&zip(&a, &k)?, 2u32)?;
+    on_cuda("an element of a zip", &Computation::new(&(p + q))?);
+    let (u, v) = at(
+        &replicate::<(u32, u32)>((lit(4u32), lit(7u32)), 2u64)?,
+        1u32,
+    )?;
+    on_cuda(
+        "an element of a replicated tuple",
+        &Computation::new(&(u * v))?,
+    );
+    let i = Seq::input("i", vec![-8i64, -6, 2])?;
+    let off = Seq::input("off", vec![1i64, 2, 2])?;
+    let rows = nest(&zip(&b, &i)?, &off)?;
+    on_cuda(
+        "the length of a nest of pairs",
+        &Computation::new(&len(&rows))?,
+    );
+    // A gathered index out of range fails though only the length is read, as in the
+    // interpreter.
+    let idx = Seq::input("idx", vec![0u32, 9])?;
+    let w = Seq::input("w", vec![1u32, 2])?;
+    let y = len(&zip(&gather(&b, &idx)?, &w)?);
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    Ok(())
+}

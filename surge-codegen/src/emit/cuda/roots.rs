@@ -4,7 +4,7 @@
 //! earlier phase's result (one element), one row of a nested level, and one part of a
 //! tuple-valued producer.
 
-use super::elements::{Env, Tr, rows_of_tuples, seq_of_tuples};
+use super::elements::{Env, SeqV, Tr, rows_of_tuples, seq_of_tuples};
 use super::phase::{Inner, PhaseCode, bind_row, store};
 use crate::CodegenError;
 use crate::analysis::Phase;
@@ -86,30 +86,35 @@ pub(super) fn scalar_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Codege
     Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
 }
 
-/// Scalar code at the root over the phase's one level, an element-wise producer of a flat
-/// sequence of scalars (`len(gather(x, idx))`).
+/// Scalar code at the root over the phase's one level, a producer the translator reads lazily
+/// (`len(gather(x, idx))`, `at(zip(a, b), k).0`, `len(join(a, b))`, `len(nest(zip(a, b), o))`):
+/// flat sequences of scalars or tuples, and nested ones.
 pub(super) fn is_scalar_over_producer(c: &Computation, phase: &Phase) -> bool {
     let [level] = phase.levels.as_slice() else {
         return false;
     };
     let node = c.node(level.node);
+    let producer = !matches!(
+        node.op,
+        Op::Map { .. }
+            | Op::Reduce { .. }
+            | Op::Scan { .. }
+            | Op::ReduceByKey { .. }
+            | Op::Scatter { .. }
+            | Op::Input { .. }
+    );
     phase.root != level.node
         && c.node(phase.root).ty.as_scalar().is_some()
-        && crate::emit::lower::flat(&node.op).is_some()
-        && matches!(&node.ty, crate::ir::Type::Seq(t) if t.as_scalar().is_some())
+        && producer
+        && (1..=2).contains(&node.ty.depth())
 }
 
-/// Scalar code over an element-wise producer: one element, which first reads every element of
-/// the producer (so each one's check runs, as the interpreter evaluates the whole sequence:
-/// a gathered index out of range is an error even where the code reads only the length), then
-/// computes the code, reading the producer lazily.
+/// Scalar code over a producer: one element, which first reads every element of the producer
+/// (so each one's check runs, as the interpreter evaluates the whole sequence: a gathered index
+/// out of range is an error even where the code reads only the length), then computes the
+/// code, reading the producer lazily.
 pub(super) fn scalar_over_producer(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let seq = tr.seq(phase.levels[0].node, &Env::new())?;
-    let touch = format!(
-        "for (u64 surge_t = 0; surge_t < {}; ++surge_t) (void)({});",
-        seq.len,
-        seq.at("surge_t")
-    );
+    let touch = touch_all(&tr, phase.levels[0].node)?;
     let elem = tr.c.node(phase.root).ty.as_scalar().expect("a scalar root");
     let value = tr.scalar(phase.root, &Env::new())?;
     let inner = Inner::None {
@@ -117,6 +122,52 @@ pub(super) fn scalar_over_producer(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCod
         elem: elem.stored(),
     };
     Ok(PhaseCode::of(&tr, "1ULL".into(), vec![touch], inner))
+}
+
+/// A statement that reads every element of producer `n` (every component of tuples, every
+/// element of every row).
+fn touch_all(tr: &Tr<'_>, n: NodeId) -> Result<String, CodegenError> {
+    let env = Env::new();
+    let ty = &tr.c.node(n).ty;
+    let seqs: Vec<SeqV> = match ty.depth() {
+        1 if seq_of_tuples(ty) => {
+            let t = tr.tuples(n, &env)?;
+            t.parts
+                .into_iter()
+                .map(|p| SeqV {
+                    len: t.len.clone(),
+                    ..p
+                })
+                .collect()
+        }
+        1 => vec![tr.seq(n, &env)?],
+        _ => {
+            let rows = if rows_of_tuples(ty) {
+                tr.tuple_rows(n, &env)?
+            } else {
+                vec![tr.rows(n, &env)?]
+            };
+            let loops = rows.iter().map(|r| {
+                let row = r.row("surge_r", None);
+                format!(
+                    "for (u64 surge_r = 0; surge_r < {}; ++surge_r) {{ const u64 surge_n = {}; \
+                     for (u64 surge_t = 0; surge_t < surge_n; ++surge_t) (void)({}); }}",
+                    r.rows,
+                    row.len,
+                    row.at("surge_t")
+                )
+            });
+            return Ok(loops.collect::<Vec<_>>().join(" "));
+        }
+    };
+    let loops = seqs.iter().map(|s| {
+        format!(
+            "for (u64 surge_t = 0; surge_t < {}; ++surge_t) (void)({});",
+            s.len,
+            s.at("surge_t")
+        )
+    });
+    Ok(loops.collect::<Vec<_>>().join(" "))
 }
 
 /// A flat sequence read lazily from a phase whose level is nested (`at(transpose(m), k)`): one
