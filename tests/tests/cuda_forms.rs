@@ -628,3 +628,19 @@ fn scalar_code_over_producers_of_tuples_and_rows() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn a_root_scatter_of_tuples_is_stored_per_component() -> surge::Result<()> {
+    // Found by the random programs (seed 6).
+    let a = Seq::input("a", vec![0.75f32, 5.25, 2.75, -1.75])?;
+    let b = Seq::input("b", vec![6i64, 1, 3, 1])?;
+    let idx = Seq::input("idx", vec![2i64, 0, 4, 0])?;
+    let c = Seq::input("c", vec![-2.75f32, -3.75, 4.0, 3.25, 1.0])?;
+    let d = Seq::input("d", vec![3i64, -3, -4, -7, -6])?;
+    let y = scatter(&reverse(&zip(&a, &b)?)?, &idx, &zip(&c, &d)?)?;
+    on_cuda("a scatter of pairs", &Computation::new(&y)?);
+    let bad = Seq::input("idx", vec![2i64, 0, 5, 0])?;
+    let y = scatter(&reverse(&zip(&a, &b)?)?, &bad, &zip(&c, &d)?)?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    Ok(())
+}

@@ -199,8 +199,14 @@ fn elementwise(
 }
 
 /// A `scatter` at the phase's root.
+///
+/// A part of a root scatter of tuples (`map(|t| t.j, scatter(..))`, the parts of `split_parts`)
+/// is the scatter of component `j`: a scatter moves whole elements.
 pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
-    let root = phase.root;
+    let (root, component) = match projected(tr.c, phase.root) {
+        Some((s, j)) => (s, Some(j)),
+        None => (phase.root, None),
+    };
     let Op::Scatter {
         source,
         indices,
@@ -209,15 +215,20 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
     else {
         return Err(tr.unsupported(root, "as a scatter phase"));
     };
-    if tr.c.node(*dest).ty.depth() == 2 {
+    if tr.c.node(*dest).ty.depth() == 2 && component.is_none() {
         return super::scatter_rows::scatter_rows(tr, root, (*source, *indices, *dest), None);
     }
     let env = Env::new();
-    let (s, idx, d) = (
-        tr.seq(*source, &env)?,
-        tr.seq(*indices, &env)?,
-        tr.seq(*dest, &env)?,
-    );
+    let part = |n: NodeId| match component {
+        None => tr.seq(n, &env),
+        Some(j) => {
+            let t = tr.tuples(n, &env)?;
+            let p = t.parts.get(j).cloned();
+            let p = p.ok_or_else(|| tr.unsupported(n, "(a component out of range)"))?;
+            Ok(SeqV { len: t.len, ..p })
+        }
+    };
+    let (s, idx, d) = (part(*source)?, tr.seq(*indices, &env)?, part(*dest)?);
     let len = pair_lengths(&s.len, &idx.len, 1, root);
     let inner = Inner::Scatter {
         node: root,
@@ -228,4 +239,18 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
         t: d.elem,
     };
     Ok(PhaseCode::of(&tr, d.len, Vec::new(), inner))
+}
+
+/// `(s, j)` when `n` is `map(|t| t.j, s)` over a `scatter` of tuples `s`.
+fn projected(c: &crate::ir::Computation, n: NodeId) -> Option<(NodeId, usize)> {
+    let Op::Map { f, inputs } = &c.node(n).op else {
+        return None;
+    };
+    let ([s], [t]) = (inputs.as_slice(), f.params.as_slice()) else {
+        return None;
+    };
+    match (&c.node(f.body).op, &c.node(*s).op) {
+        (Op::Project { tuple, index }, Op::Scatter { .. }) if tuple == t => Some((*s, *index)),
+        _ => None,
+    }
 }
