@@ -644,3 +644,26 @@ fn a_root_scatter_of_tuples_is_stored_per_component() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn a_scatter_inside_a_map_body_is_read_lazily() -> surge::Result<()> {
+    // Found by the random programs (seed 6): a map whose body is a scatter (`map.scatter`).
+    let x = xs(12);
+    let idx = Seq::input("idx", vec![4i64, 0, 4])?;
+    let dest = Seq::input("dest", vec![0.5f64, 1.5, 2.5, 3.5, 4.5])?;
+    let y = map(|r: Seq<f64>| scatter(&r, &idx, &dest), &split(&x, 3u64)?)?;
+    on_cuda("a scatter per row", &Computation::new(&y)?);
+    let sums = map(
+        |r: Seq<f64>| reduce_prefix(add, &scatter(&r, &idx, &dest)?, 0.0),
+        &split(&x, 3u64)?,
+    )?;
+    on_cuda("the sum of a scatter per row", &Computation::new(&sums)?);
+    // An index out of range, and an empty destination: the interpreter's errors.
+    let bad = Seq::input("idx", vec![4i64, 7, 4])?;
+    let y = map(|r: Seq<f64>| scatter(&r, &bad, &dest), &split(&x, 3u64)?)?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    let none = Seq::input("none", Vec::<f64>::new())?;
+    let y = map(|r: Seq<f64>| scatter(&r, &idx, &none), &split(&x, 3u64)?)?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    Ok(())
+}

@@ -402,3 +402,27 @@ template <typename T> __device__ __forceinline__ T surge_div(T a, T b, u64 node,
 template <typename T> __device__ __forceinline__ T surge_rem(T a, T b, u64 node, u64 *err) {
   return surge_div_ok(a, b, node, err) ? (T)(a % b) : (T)0;
 }
+
+// A scatter read lazily (inside an element): its length, the destination's, after checking
+// the source and index lengths and every index in position order (the first out of range is
+// the error, as in the interpreter; `idx(p)`: index p).
+template <typename Idx>
+__device__ u64 surge_scatter_len(u64 dlen, u64 slen, u64 ilen, Idx idx, u64 node, u64 *err) {
+  const u64 n = surge_pair_len(slen, ilen, 1, node, err);
+  for (u64 p = 0; p < n; ++p) {
+    const i64 ix = idx(p);
+    if (ix < 0 || (u64)ix >= dlen) {
+      surge_fail(err, node, SURGE_SCATTER, ix, (i64)p, (i64)dlen);
+      break;
+    }
+  }
+  return dlen;
+}
+
+// The last of the first `n` positions whose index is `d`, or `n` when none is.
+template <typename Idx> __device__ u64 surge_last_writer(u64 d, u64 n, Idx idx) {
+  for (u64 p = n; p-- > 0;) {
+    if (idx(p) == (i64)d) return p;
+  }
+  return n;
+}

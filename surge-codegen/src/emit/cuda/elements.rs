@@ -433,6 +433,11 @@ impl Tr<'_> {
                 let ok = format!("{row} < {}", r.rows);
                 Ok(r.row(&row, Some(ok)))
             }
+            Op::Scatter {
+                source,
+                indices,
+                dest,
+            } => self.lazy_scatter(n, (*source, *indices, *dest), env),
             _ => Err(self.unsupported(n, "as a flat sequence")),
         }
     }

@@ -254,3 +254,44 @@ fn projected(c: &crate::ir::Computation, n: NodeId) -> Option<(NodeId, usize)> {
         _ => None,
     }
 }
+
+impl Tr<'_> {
+    /// A `scatter` of scalars read lazily inside an element (a map's body builds it): its
+    /// length checks every index in position order; element `@I@` is the source's at its last
+    /// writer, else the destination's. Each element walks the positions back from the last.
+    pub(super) fn lazy_scatter(
+        &self,
+        n: NodeId,
+        (source, indices, dest): (NodeId, NodeId, NodeId),
+        env: &Env,
+    ) -> Result<SeqV, CodegenError> {
+        let (s, idx, d) = (
+            self.seq(source, env)?,
+            self.seq(indices, env)?,
+            self.seq(dest, env)?,
+        );
+        let key = |p: &str| format!("[&](u64 {p}) {{ return {}; }}", key_at(&idx).replace(I, p));
+        let len = format!(
+            "surge_scatter_len({}, {}, {}, {}, {}, surge_err)",
+            d.len,
+            s.len,
+            idx.len,
+            key("surge_p"),
+            n.0
+        );
+        let count = format!("surge_min({}, {})", s.len, idx.len);
+        let t = super::cuda_type(d.elem);
+        let at = format!(
+            "([&]() -> {t} {{ const u64 surge_w = surge_last_writer({I}, {count}, {}); \
+             return surge_w < {count} ? ({t})({}) : ({t})({}); }}())",
+            key("surge_q"),
+            s.at("surge_w"),
+            d.at(I)
+        );
+        Ok(SeqV {
+            len,
+            at,
+            elem: d.elem,
+        })
+    }
+}
