@@ -667,3 +667,25 @@ fn a_scatter_inside_a_map_body_is_read_lazily() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn a_map_inside_a_map_body_read_lazily() -> surge::Result<()> {
+    // Found by the random programs (seed 6): the inner map (`map.map`) is only read (its
+    // length, one element), so the outer map's body reads it lazily.
+    let a = Seq::input("a", vec![0i64, 5, -2])?;
+    let b = Seq::input("b", vec![7u32, 4, 3])?;
+    let off = Seq::input("off", vec![2i64, 2, 3])?;
+    let c = Seq::input("c", vec![-2.5f32, 1.0])?;
+    let y = map(
+        |v1: Scalar<i64>| {
+            let pairs = map(
+                |(r, w): (Seq<u32>, Scalar<f32>)| Ok((len(&r).cast::<f32>() + w, v1.clone())),
+                (&nest(&b, &off)?, &c),
+            )?;
+            Ok(len(&pairs).cast::<f32>() + at(&pairs, 1u32)?.0)
+        },
+        &a,
+    )?;
+    on_cuda("an inner map read lazily", &Computation::new(&y)?);
+    Ok(())
+}

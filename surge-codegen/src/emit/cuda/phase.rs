@@ -389,9 +389,12 @@ fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
     let Op::Map { f, .. } = &c.node(phase.root).op else {
         return false;
     };
-    matches!(phase.levels.as_slice(), [_, l] if l.node == f.body
-        && !matches!(l.op, OpKind::Reduce | OpKind::Scan))
-        && c.node(f.body).ty.depth() == 1
+    let body_row = c.node(f.body).ty.depth() == 1;
+    // The inner level is the body's row, or a map inside the body that it reads lazily
+    // (`map(|v| len(map(g, rows)), x)`).
+    matches!(phase.levels.as_slice(), [_, l] if (l.node == f.body
+        && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
+        || (l.node != f.body && l.op == OpKind::Map))
 }
 
 /// A `map` without an inner level: its scalar body is the output element, or its flat

@@ -359,8 +359,9 @@ impl PhaseCode {
         // `deep.rs`): the outer resource copies either way.
         let copy_any = match self.inner {
             Inner::Copy { .. } => v.schedule.depth() <= 3,
-            // One element over a nested level read lazily (`roots.rs`, `scalar_over_producer`).
-            Inner::None { .. } => self.n_expr == "1ULL" && v.schedule.depth() <= 2,
+            // A scalar element whose phase's inner level it reads lazily (one element over a
+            // nested producer, `roots.rs`; a map whose body reads an inner map, `map.map`).
+            Inner::None { .. } => v.schedule.depth() <= 2,
             Inner::RowRuns { .. } | Inner::ScatterRows { .. } | Inner::Packed { .. } => {
                 v.schedule.depth() <= 2
             }
@@ -548,7 +549,8 @@ impl PhaseCode {
         let any_resource = matches!(
             self.inner,
             Inner::Copy { .. } | Inner::Scatter { .. } | Inner::ScatterRows { .. }
-        ) || (matches!(self.inner, Inner::None { .. }) && self.n_expr == "1ULL");
+        ) || (matches!(self.inner, Inner::None { .. })
+            && v.schedule.depth() == 2);
         let (p_of, levels) = if self.one_element() {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
