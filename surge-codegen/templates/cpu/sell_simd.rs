@@ -95,10 +95,12 @@ unsafe fn sell_simd_store<const C: usize>(lanes: &[f64; C], pq: &[u32; C], lq: &
     }
 }
 
-/// Eight elements of `x` at the `u32` positions `ip[0..8]`, as one vector: four pairs of scalar
-/// loads, joined. On the AMD EPYC (Zen 4) here this took 0.30 ns per element in a SELL-16 loop
-/// where `vgatherdpd` took 0.36 and LLVM's vectorization of the scalar loop 0.49 (one thread,
-/// 11k rows of 13).
+/// Eight elements of `x` at the `u32` positions `ip[0..8]`, as one vector: the positions in one
+/// vector load, taken out two at a time as 64-bit words, and four pairs of scalar loads joined.
+/// On the AMD EPYC (Zen 4) here, a SELL-16 loop over 11k rows of 13 near-diagonal columns (one
+/// thread, best of ten alternating rounds at load 2-2.5) took 0.26 ns per element this way,
+/// 0.30 with one scalar load per position, 0.36 with `vgatherdpd` and 0.49 as LLVM vectorized
+/// the scalar loop.
 ///
 /// # Safety
 /// `ip[0..8]` are readable and each is a position of `x` (`xp`).
@@ -109,14 +111,30 @@ unsafe fn sell_x8(ip: *const u32, xp: *const f64) -> std::arch::x86_64::__m512d 
     use std::arch::x86_64::*;
     // SAFETY: the caller's contract.
     unsafe {
-        let at = |r: usize| xp.add(*ip.add(r) as usize);
-        let l0 = _mm_loadh_pd(_mm_load_sd(at(0)), at(1));
-        let l1 = _mm_loadh_pd(_mm_load_sd(at(2)), at(3));
-        let l2 = _mm_loadh_pd(_mm_load_sd(at(4)), at(5));
-        let l3 = _mm_loadh_pd(_mm_load_sd(at(6)), at(7));
-        let lo = _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(l0), l1);
-        let hi = _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(l2), l3);
+        let iv = _mm256_loadu_si256(ip as *const __m256i);
+        let (l, h) = (_mm256_castsi256_si128(iv), _mm256_extracti128_si256::<1>(iv));
+        let lo = sell_pairs(xp, _mm_cvtsi128_si64(l) as u64, _mm_extract_epi64::<1>(l) as u64);
+        let hi = sell_pairs(xp, _mm_cvtsi128_si64(h) as u64, _mm_extract_epi64::<1>(h) as u64);
         _mm512_insertf64x4::<1>(_mm512_castpd256_pd512(lo), hi)
+    }
+}
+
+/// Four elements of `x` at the two pairs of `u32` positions packed in `p` and `q` (low half
+/// first), as one vector.
+///
+/// # Safety
+/// Each position is a position of `x` (`xp`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn sell_pairs(xp: *const f64, p: u64, q: u64) -> std::arch::x86_64::__m256d {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's contract.
+    unsafe {
+        let at = |w: u64, high: bool| xp.add(if high { w >> 32 } else { w & 0xffff_ffff } as usize);
+        let a = _mm_loadh_pd(_mm_load_sd(at(p, false)), at(p, true));
+        let b = _mm_loadh_pd(_mm_load_sd(at(q, false)), at(q, true));
+        _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(a), b)
     }
 }
 
@@ -131,10 +149,8 @@ unsafe fn sell_x4(ip: *const u32, xp: *const f64) -> std::arch::x86_64::__m256d 
     use std::arch::x86_64::*;
     // SAFETY: the caller's contract.
     unsafe {
-        let at = |r: usize| xp.add(*ip.add(r) as usize);
-        let l0 = _mm_loadh_pd(_mm_load_sd(at(0)), at(1));
-        let l1 = _mm_loadh_pd(_mm_load_sd(at(2)), at(3));
-        _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(l0), l1)
+        let v = _mm_loadu_si128(ip as *const __m128i);
+        sell_pairs(xp, _mm_cvtsi128_si64(v) as u64, _mm_extract_epi64::<1>(v) as u64)
     }
 }
 
