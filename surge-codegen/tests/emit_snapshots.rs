@@ -21,6 +21,7 @@ use surge_codegen::variant_set::VariantSet;
 
 const CUDA_PRELUDE: &str = include_str!("../templates/cuda/prelude.cu");
 const CPU_RUNTIME: &str = include_str!("../templates/cpu/runtime.rs");
+const CPU_SELL_SIMD: &str = include_str!("../templates/cpu/sell_simd.rs");
 
 /// A computation under construction: nodes are appended in topological order.
 struct B {
@@ -333,7 +334,11 @@ fn check_cpu(name: &str, c: &Computation, ids: &[&str]) {
     let prog = cpu::emit(c, &a, &all[0], &cpu::EmitOptions::default()).unwrap();
     check(
         &format!("{name}.rs"),
-        &without(&prog.source, CPU_RUNTIME, "// <templates/cpu/runtime.rs>"),
+        &without(
+            &without(&prog.source, CPU_RUNTIME, "// <templates/cpu/runtime.rs>"),
+            CPU_SELL_SIMD,
+            "// <templates/cpu/sell_simd.rs>",
+        ),
     );
 }
 

@@ -272,3 +272,32 @@ fn rest_nnz(m: &CsrMatrix, rest: &[(usize, usize)]) -> usize {
         .map(|&(a, b)| (m.row_offsets[b] - m.row_offsets[a]) as usize)
         .sum()
 }
+
+/// The SELL kernels of the `f64` SpMV form take the widest SIMD path the CPU has (AVX-512F, then
+/// AVX2; `templates/cpu/sell_simd.rs`), chosen once per process. `SURGE_CPU_SIMD` lowers it, so
+/// the two tests above run again in a child process per lower path: every path is checked, bit
+/// for bit, on every machine that has it.
+#[test]
+fn every_simd_path_matches_the_interpreter() {
+    if std::env::var_os("SURGE_CPU_SIMD").is_some() {
+        return; // the child process itself
+    }
+    let exe = std::env::current_exe().unwrap();
+    for level in ["avx2", "none"] {
+        let out = std::process::Command::new(&exe)
+            .env("SURGE_CPU_SIMD", level)
+            .args([
+                "--exact",
+                "every_sell_variant_matches_the_interpreter_on_every_shared_matrix",
+                "edge_cases_match_the_interpreter",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("2 passed"),
+            "SURGE_CPU_SIMD={level}:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -5,6 +5,7 @@
 //   m0: 1 variant(s)
 
 // <templates/cpu/runtime.rs>
+// <templates/cpu/sell_simd.rs>
 
 
 // ---- module m0 ----

@@ -6,6 +6,7 @@
 //   m1: 1 variant(s)
 
 // <templates/cpu/runtime.rs>
+// <templates/cpu/sell_simd.rs>
 
 
 // ---- module m0 ----
@@ -222,6 +223,22 @@ pub unsafe extern "C" fn m0_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usi
         let sv1: &[u32] = unsafe { slot(sell, 4) };
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
+        // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // SAFETY: the host runs this kernel only over a layout whose stored indices are below
+        // the gathered input's length, and whose rows are rows of `out`.
+        if unsafe {
+            sell_f64_simd::<C, true>(
+                (perm, lens, starts),
+                sv0,
+                sv1,
+                b3,
+                (lo, hi),
+                out,
+                18,
+            )
+        } {
+            return;
+        }
         for q in lo..hi {
             let (a, e) = sell_chunk(starts, q, C, "map", 18);
             let w: usize = (e - a) / C;
@@ -296,6 +313,22 @@ pub unsafe extern "C" fn m0_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: us
         let sv1: &[u32] = unsafe { slot(sell, 4) };
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
+        // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // SAFETY: the host runs this kernel only over a layout whose stored indices are below
+        // the gathered input's length, and whose rows are rows of `out`.
+        if unsafe {
+            sell_f64_simd::<C, true>(
+                (perm, lens, starts),
+                sv0,
+                sv1,
+                b3,
+                (lo, hi),
+                out,
+                18,
+            )
+        } {
+            return;
+        }
         for q in lo..hi {
             let (a, e) = sell_chunk(starts, q, C, "map", 18);
             let w: usize = (e - a) / C;
@@ -373,31 +406,66 @@ pub unsafe extern "C" fn m0_p0_bcsr2x2(bufs: *const Buf, bcsr: *const Buf, lo: u
         let vals: &[f64] = unsafe { slot(bcsr, 3) };
         let xs: &[f64] = b3;
         let blocks: usize = cols.len().min(vals.len() / (R * C));
-        for q in lo..hi {
+        // Block row `q`'s block columns and values, checked.
+        let span = |q: usize| -> (usize, &[u32], &[f64]) {
             let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
             let i0: usize = bcsr_first(first, q, "map", 18);
             // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
-            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
-            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
-            let mut accs: [f64; R] = [0.0f64; R];
-            for b in 0..cq.len() {
-                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
-                let vb: &[f64; R * C] = bcsr_block(vq, b);
-                for k in 0..C {
-                    let xv: f64 = xw[k];
-                    for r in 0..R {
-                        let v: f64 = vb[k * R + r];
-                        let x: f64 = ((v) * (xv));
-                        let acc: f64 = accs[r];
-                        accs[r] = ((acc) + (x));
-                    }
+            unsafe { (i0, cols.get_unchecked(a..e), vals.get_unchecked(a * R * C..e * R * C)) }
+        };
+        // Block `b` of a block row folded into its rows' accumulators.
+        #[inline(always)]
+        fn step(accs: &mut [f64; R], xs: &[f64], cq: &[u32], vq: &[f64], b: usize) {
+            // SAFETY (`cq[b]`): the callers keep `b` below `cq.len()`.
+            let xw: &[f64; C] = bcsr_x(xs, unsafe { *cq.get_unchecked(b) } as usize);
+            let vb: &[f64; R * C] = bcsr_block(vq, b);
+            for k in 0..C {
+                let xv: f64 = xw[k];
+                for r in 0..R {
+                    let v: f64 = vb[k * R + r];
+                    let x: f64 = ((v) * (xv));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
                 }
             }
+        }
+        let write = |i0: usize, accs: &[f64; R]| {
             for r in 0..R {
                 // SAFETY: the host's layout holds each block row's rows once, below the output's
                 // length.
                 unsafe { *out.add(i0 + r) = accs[r] };
             }
+        };
+        // Two block rows at a time, their blocks interleaved: each row still folds its own
+        // values in column order, and the two rows' chains of adds overlap.
+        let mut q = lo;
+        while q + 1 < hi {
+            let (i0, c0, v0) = span(q);
+            let (i1, c1, v1) = span(q + 1);
+            let mut a0: [f64; R] = [0.0f64; R];
+            let mut a1: [f64; R] = [0.0f64; R];
+            let both = c0.len().min(c1.len());
+            for b in 0..both {
+                step(&mut a0, xs, c0, v0, b);
+                step(&mut a1, xs, c1, v1, b);
+            }
+            for b in both..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            for b in both..c1.len() {
+                step(&mut a1, xs, c1, v1, b);
+            }
+            write(i0, &a0);
+            write(i1, &a1);
+            q += 2;
+        }
+        if q < hi {
+            let (i0, c0, v0) = span(q);
+            let mut a0: [f64; R] = [0.0f64; R];
+            for b in 0..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            write(i0, &a0);
         }
     })
 }
@@ -429,31 +497,66 @@ pub unsafe extern "C" fn m0_p0_bcsr3x3(bufs: *const Buf, bcsr: *const Buf, lo: u
         let vals: &[f64] = unsafe { slot(bcsr, 3) };
         let xs: &[f64] = b3;
         let blocks: usize = cols.len().min(vals.len() / (R * C));
-        for q in lo..hi {
+        // Block row `q`'s block columns and values, checked.
+        let span = |q: usize| -> (usize, &[u32], &[f64]) {
             let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
             let i0: usize = bcsr_first(first, q, "map", 18);
             // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
-            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
-            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
-            let mut accs: [f64; R] = [0.0f64; R];
-            for b in 0..cq.len() {
-                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
-                let vb: &[f64; R * C] = bcsr_block(vq, b);
-                for k in 0..C {
-                    let xv: f64 = xw[k];
-                    for r in 0..R {
-                        let v: f64 = vb[k * R + r];
-                        let x: f64 = ((v) * (xv));
-                        let acc: f64 = accs[r];
-                        accs[r] = ((acc) + (x));
-                    }
+            unsafe { (i0, cols.get_unchecked(a..e), vals.get_unchecked(a * R * C..e * R * C)) }
+        };
+        // Block `b` of a block row folded into its rows' accumulators.
+        #[inline(always)]
+        fn step(accs: &mut [f64; R], xs: &[f64], cq: &[u32], vq: &[f64], b: usize) {
+            // SAFETY (`cq[b]`): the callers keep `b` below `cq.len()`.
+            let xw: &[f64; C] = bcsr_x(xs, unsafe { *cq.get_unchecked(b) } as usize);
+            let vb: &[f64; R * C] = bcsr_block(vq, b);
+            for k in 0..C {
+                let xv: f64 = xw[k];
+                for r in 0..R {
+                    let v: f64 = vb[k * R + r];
+                    let x: f64 = ((v) * (xv));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
                 }
             }
+        }
+        let write = |i0: usize, accs: &[f64; R]| {
             for r in 0..R {
                 // SAFETY: the host's layout holds each block row's rows once, below the output's
                 // length.
                 unsafe { *out.add(i0 + r) = accs[r] };
             }
+        };
+        // Two block rows at a time, their blocks interleaved: each row still folds its own
+        // values in column order, and the two rows' chains of adds overlap.
+        let mut q = lo;
+        while q + 1 < hi {
+            let (i0, c0, v0) = span(q);
+            let (i1, c1, v1) = span(q + 1);
+            let mut a0: [f64; R] = [0.0f64; R];
+            let mut a1: [f64; R] = [0.0f64; R];
+            let both = c0.len().min(c1.len());
+            for b in 0..both {
+                step(&mut a0, xs, c0, v0, b);
+                step(&mut a1, xs, c1, v1, b);
+            }
+            for b in both..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            for b in both..c1.len() {
+                step(&mut a1, xs, c1, v1, b);
+            }
+            write(i0, &a0);
+            write(i1, &a1);
+            q += 2;
+        }
+        if q < hi {
+            let (i0, c0, v0) = span(q);
+            let mut a0: [f64; R] = [0.0f64; R];
+            for b in 0..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            write(i0, &a0);
         }
     })
 }
@@ -485,31 +588,66 @@ pub unsafe extern "C" fn m0_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: u
         let vals: &[f64] = unsafe { slot(bcsr, 3) };
         let xs: &[f64] = b3;
         let blocks: usize = cols.len().min(vals.len() / (R * C));
-        for q in lo..hi {
+        // Block row `q`'s block columns and values, checked.
+        let span = |q: usize| -> (usize, &[u32], &[f64]) {
             let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
             let i0: usize = bcsr_first(first, q, "map", 18);
             // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
-            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
-            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
-            let mut accs: [f64; R] = [0.0f64; R];
-            for b in 0..cq.len() {
-                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
-                let vb: &[f64; R * C] = bcsr_block(vq, b);
-                for k in 0..C {
-                    let xv: f64 = xw[k];
-                    for r in 0..R {
-                        let v: f64 = vb[k * R + r];
-                        let x: f64 = ((v) * (xv));
-                        let acc: f64 = accs[r];
-                        accs[r] = ((acc) + (x));
-                    }
+            unsafe { (i0, cols.get_unchecked(a..e), vals.get_unchecked(a * R * C..e * R * C)) }
+        };
+        // Block `b` of a block row folded into its rows' accumulators.
+        #[inline(always)]
+        fn step(accs: &mut [f64; R], xs: &[f64], cq: &[u32], vq: &[f64], b: usize) {
+            // SAFETY (`cq[b]`): the callers keep `b` below `cq.len()`.
+            let xw: &[f64; C] = bcsr_x(xs, unsafe { *cq.get_unchecked(b) } as usize);
+            let vb: &[f64; R * C] = bcsr_block(vq, b);
+            for k in 0..C {
+                let xv: f64 = xw[k];
+                for r in 0..R {
+                    let v: f64 = vb[k * R + r];
+                    let x: f64 = ((v) * (xv));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
                 }
             }
+        }
+        let write = |i0: usize, accs: &[f64; R]| {
             for r in 0..R {
                 // SAFETY: the host's layout holds each block row's rows once, below the output's
                 // length.
                 unsafe { *out.add(i0 + r) = accs[r] };
             }
+        };
+        // Two block rows at a time, their blocks interleaved: each row still folds its own
+        // values in column order, and the two rows' chains of adds overlap.
+        let mut q = lo;
+        while q + 1 < hi {
+            let (i0, c0, v0) = span(q);
+            let (i1, c1, v1) = span(q + 1);
+            let mut a0: [f64; R] = [0.0f64; R];
+            let mut a1: [f64; R] = [0.0f64; R];
+            let both = c0.len().min(c1.len());
+            for b in 0..both {
+                step(&mut a0, xs, c0, v0, b);
+                step(&mut a1, xs, c1, v1, b);
+            }
+            for b in both..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            for b in both..c1.len() {
+                step(&mut a1, xs, c1, v1, b);
+            }
+            write(i0, &a0);
+            write(i1, &a1);
+            q += 2;
+        }
+        if q < hi {
+            let (i0, c0, v0) = span(q);
+            let mut a0: [f64; R] = [0.0f64; R];
+            for b in 0..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            write(i0, &a0);
         }
     })
 }
@@ -751,6 +889,22 @@ pub unsafe extern "C" fn m1_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usi
         let sv1: &[u32] = unsafe { slot(sell, 4) };
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
+        // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // SAFETY: the host runs this kernel only over a layout whose stored indices are below
+        // the gathered input's length, and whose rows are rows of `out`.
+        if unsafe {
+            sell_f64_simd::<C, true>(
+                (perm, lens, starts),
+                sv0,
+                sv1,
+                b3,
+                (lo, hi),
+                out,
+                18,
+            )
+        } {
+            return;
+        }
         for q in lo..hi {
             let (a, e) = sell_chunk(starts, q, C, "map", 18);
             let w: usize = (e - a) / C;
@@ -825,6 +979,22 @@ pub unsafe extern "C" fn m1_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: us
         let sv1: &[u32] = unsafe { slot(sell, 4) };
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
+        // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // SAFETY: the host runs this kernel only over a layout whose stored indices are below
+        // the gathered input's length, and whose rows are rows of `out`.
+        if unsafe {
+            sell_f64_simd::<C, true>(
+                (perm, lens, starts),
+                sv0,
+                sv1,
+                b3,
+                (lo, hi),
+                out,
+                18,
+            )
+        } {
+            return;
+        }
         for q in lo..hi {
             let (a, e) = sell_chunk(starts, q, C, "map", 18);
             let w: usize = (e - a) / C;
@@ -902,31 +1072,66 @@ pub unsafe extern "C" fn m1_p0_bcsr2x2(bufs: *const Buf, bcsr: *const Buf, lo: u
         let vals: &[f64] = unsafe { slot(bcsr, 3) };
         let xs: &[f64] = b3;
         let blocks: usize = cols.len().min(vals.len() / (R * C));
-        for q in lo..hi {
+        // Block row `q`'s block columns and values, checked.
+        let span = |q: usize| -> (usize, &[u32], &[f64]) {
             let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
             let i0: usize = bcsr_first(first, q, "map", 18);
             // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
-            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
-            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
-            let mut accs: [f64; R] = [0.0f64; R];
-            for b in 0..cq.len() {
-                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
-                let vb: &[f64; R * C] = bcsr_block(vq, b);
-                for k in 0..C {
-                    let xv: f64 = xw[k];
-                    for r in 0..R {
-                        let v: f64 = vb[k * R + r];
-                        let x: f64 = ((v) * (xv));
-                        let acc: f64 = accs[r];
-                        accs[r] = ((acc) + (x));
-                    }
+            unsafe { (i0, cols.get_unchecked(a..e), vals.get_unchecked(a * R * C..e * R * C)) }
+        };
+        // Block `b` of a block row folded into its rows' accumulators.
+        #[inline(always)]
+        fn step(accs: &mut [f64; R], xs: &[f64], cq: &[u32], vq: &[f64], b: usize) {
+            // SAFETY (`cq[b]`): the callers keep `b` below `cq.len()`.
+            let xw: &[f64; C] = bcsr_x(xs, unsafe { *cq.get_unchecked(b) } as usize);
+            let vb: &[f64; R * C] = bcsr_block(vq, b);
+            for k in 0..C {
+                let xv: f64 = xw[k];
+                for r in 0..R {
+                    let v: f64 = vb[k * R + r];
+                    let x: f64 = ((v) * (xv));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
                 }
             }
+        }
+        let write = |i0: usize, accs: &[f64; R]| {
             for r in 0..R {
                 // SAFETY: the host's layout holds each block row's rows once, below the output's
                 // length.
                 unsafe { *out.add(i0 + r) = accs[r] };
             }
+        };
+        // Two block rows at a time, their blocks interleaved: each row still folds its own
+        // values in column order, and the two rows' chains of adds overlap.
+        let mut q = lo;
+        while q + 1 < hi {
+            let (i0, c0, v0) = span(q);
+            let (i1, c1, v1) = span(q + 1);
+            let mut a0: [f64; R] = [0.0f64; R];
+            let mut a1: [f64; R] = [0.0f64; R];
+            let both = c0.len().min(c1.len());
+            for b in 0..both {
+                step(&mut a0, xs, c0, v0, b);
+                step(&mut a1, xs, c1, v1, b);
+            }
+            for b in both..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            for b in both..c1.len() {
+                step(&mut a1, xs, c1, v1, b);
+            }
+            write(i0, &a0);
+            write(i1, &a1);
+            q += 2;
+        }
+        if q < hi {
+            let (i0, c0, v0) = span(q);
+            let mut a0: [f64; R] = [0.0f64; R];
+            for b in 0..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            write(i0, &a0);
         }
     })
 }
@@ -958,31 +1163,66 @@ pub unsafe extern "C" fn m1_p0_bcsr3x3(bufs: *const Buf, bcsr: *const Buf, lo: u
         let vals: &[f64] = unsafe { slot(bcsr, 3) };
         let xs: &[f64] = b3;
         let blocks: usize = cols.len().min(vals.len() / (R * C));
-        for q in lo..hi {
+        // Block row `q`'s block columns and values, checked.
+        let span = |q: usize| -> (usize, &[u32], &[f64]) {
             let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
             let i0: usize = bcsr_first(first, q, "map", 18);
             // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
-            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
-            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
-            let mut accs: [f64; R] = [0.0f64; R];
-            for b in 0..cq.len() {
-                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
-                let vb: &[f64; R * C] = bcsr_block(vq, b);
-                for k in 0..C {
-                    let xv: f64 = xw[k];
-                    for r in 0..R {
-                        let v: f64 = vb[k * R + r];
-                        let x: f64 = ((v) * (xv));
-                        let acc: f64 = accs[r];
-                        accs[r] = ((acc) + (x));
-                    }
+            unsafe { (i0, cols.get_unchecked(a..e), vals.get_unchecked(a * R * C..e * R * C)) }
+        };
+        // Block `b` of a block row folded into its rows' accumulators.
+        #[inline(always)]
+        fn step(accs: &mut [f64; R], xs: &[f64], cq: &[u32], vq: &[f64], b: usize) {
+            // SAFETY (`cq[b]`): the callers keep `b` below `cq.len()`.
+            let xw: &[f64; C] = bcsr_x(xs, unsafe { *cq.get_unchecked(b) } as usize);
+            let vb: &[f64; R * C] = bcsr_block(vq, b);
+            for k in 0..C {
+                let xv: f64 = xw[k];
+                for r in 0..R {
+                    let v: f64 = vb[k * R + r];
+                    let x: f64 = ((v) * (xv));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
                 }
             }
+        }
+        let write = |i0: usize, accs: &[f64; R]| {
             for r in 0..R {
                 // SAFETY: the host's layout holds each block row's rows once, below the output's
                 // length.
                 unsafe { *out.add(i0 + r) = accs[r] };
             }
+        };
+        // Two block rows at a time, their blocks interleaved: each row still folds its own
+        // values in column order, and the two rows' chains of adds overlap.
+        let mut q = lo;
+        while q + 1 < hi {
+            let (i0, c0, v0) = span(q);
+            let (i1, c1, v1) = span(q + 1);
+            let mut a0: [f64; R] = [0.0f64; R];
+            let mut a1: [f64; R] = [0.0f64; R];
+            let both = c0.len().min(c1.len());
+            for b in 0..both {
+                step(&mut a0, xs, c0, v0, b);
+                step(&mut a1, xs, c1, v1, b);
+            }
+            for b in both..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            for b in both..c1.len() {
+                step(&mut a1, xs, c1, v1, b);
+            }
+            write(i0, &a0);
+            write(i1, &a1);
+            q += 2;
+        }
+        if q < hi {
+            let (i0, c0, v0) = span(q);
+            let mut a0: [f64; R] = [0.0f64; R];
+            for b in 0..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            write(i0, &a0);
         }
     })
 }
@@ -1014,31 +1254,66 @@ pub unsafe extern "C" fn m1_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: u
         let vals: &[f64] = unsafe { slot(bcsr, 3) };
         let xs: &[f64] = b3;
         let blocks: usize = cols.len().min(vals.len() / (R * C));
-        for q in lo..hi {
+        // Block row `q`'s block columns and values, checked.
+        let span = |q: usize| -> (usize, &[u32], &[f64]) {
             let (a, e) = bcsr_range(starts, q, blocks, "map", 18);
             let i0: usize = bcsr_first(first, q, "map", 18);
             // SAFETY: `a <= e <= blocks`, checked by `bcsr_range`.
-            let cq: &[u32] = unsafe { cols.get_unchecked(a..e) };
-            let vq: &[f64] = unsafe { vals.get_unchecked(a * R * C..e * R * C) };
-            let mut accs: [f64; R] = [0.0f64; R];
-            for b in 0..cq.len() {
-                let xw: &[f64; C] = bcsr_x(xs, cq[b] as usize);
-                let vb: &[f64; R * C] = bcsr_block(vq, b);
-                for k in 0..C {
-                    let xv: f64 = xw[k];
-                    for r in 0..R {
-                        let v: f64 = vb[k * R + r];
-                        let x: f64 = ((v) * (xv));
-                        let acc: f64 = accs[r];
-                        accs[r] = ((acc) + (x));
-                    }
+            unsafe { (i0, cols.get_unchecked(a..e), vals.get_unchecked(a * R * C..e * R * C)) }
+        };
+        // Block `b` of a block row folded into its rows' accumulators.
+        #[inline(always)]
+        fn step(accs: &mut [f64; R], xs: &[f64], cq: &[u32], vq: &[f64], b: usize) {
+            // SAFETY (`cq[b]`): the callers keep `b` below `cq.len()`.
+            let xw: &[f64; C] = bcsr_x(xs, unsafe { *cq.get_unchecked(b) } as usize);
+            let vb: &[f64; R * C] = bcsr_block(vq, b);
+            for k in 0..C {
+                let xv: f64 = xw[k];
+                for r in 0..R {
+                    let v: f64 = vb[k * R + r];
+                    let x: f64 = ((v) * (xv));
+                    let acc: f64 = accs[r];
+                    accs[r] = ((acc) + (x));
                 }
             }
+        }
+        let write = |i0: usize, accs: &[f64; R]| {
             for r in 0..R {
                 // SAFETY: the host's layout holds each block row's rows once, below the output's
                 // length.
                 unsafe { *out.add(i0 + r) = accs[r] };
             }
+        };
+        // Two block rows at a time, their blocks interleaved: each row still folds its own
+        // values in column order, and the two rows' chains of adds overlap.
+        let mut q = lo;
+        while q + 1 < hi {
+            let (i0, c0, v0) = span(q);
+            let (i1, c1, v1) = span(q + 1);
+            let mut a0: [f64; R] = [0.0f64; R];
+            let mut a1: [f64; R] = [0.0f64; R];
+            let both = c0.len().min(c1.len());
+            for b in 0..both {
+                step(&mut a0, xs, c0, v0, b);
+                step(&mut a1, xs, c1, v1, b);
+            }
+            for b in both..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            for b in both..c1.len() {
+                step(&mut a1, xs, c1, v1, b);
+            }
+            write(i0, &a0);
+            write(i1, &a1);
+            q += 2;
+        }
+        if q < hi {
+            let (i0, c0, v0) = span(q);
+            let mut a0: [f64; R] = [0.0f64; R];
+            for b in 0..c0.len() {
+                step(&mut a0, xs, c0, v0, b);
+            }
+            write(i0, &a0);
         }
     })
 }

@@ -19,6 +19,7 @@
 //! input set and kept in the [`super::Workspace`] under the caller's key, one per shape, as the
 //! SELL layout is.
 
+use super::balance::{Weighed, weigh};
 use super::diagonal::{data_len, int_at};
 use std::time::Instant;
 use surge_codegen::analysis::{BlockedPattern, DiagonalPattern};
@@ -56,6 +57,8 @@ pub struct BcsrLayout {
     pub values: Buffer,
     /// Runs of rows outside the layout, `(first, end)`, increasing.
     pub rest: Vec<(usize, usize)>,
+    /// `rest` cut and weighed for the `static` schedule's balanced shares (`super::balance`).
+    pub weighed_rest: Weighed,
     /// Elements of the rows in the layout.
     pub nnz: usize,
     /// Length of the gathered input the inspector validated the block columns against: the
@@ -203,6 +206,7 @@ pub fn inspect(
         starts,
         cols,
         values,
+        weighed_rest: weigh(&rest, scan.off),
         rest,
         nnz,
         gather_len: scan.x_len,

@@ -71,7 +71,8 @@ impl PhaseCall<'_> {
             },
             Buf::of(&l.values),
         ];
-        self.run_units(f, &slots, (l.block_rows(), l.shape.r), &l.rest, out)
+        let rest = (&l.rest[..], &l.weighed_rest);
+        self.run_units(f, &slots, (&l.starts, l.shape.r), rest, out)
     }
 }
 

@@ -4,6 +4,7 @@
 //! See `README.md` beside this file for what each module holds.
 
 mod abi;
+pub mod balance;
 pub mod bcsr;
 mod bcsr_run;
 #[cfg(test)]

@@ -18,6 +18,7 @@
 //! shape, as the diagonal layout is (see `super::diagonal`).
 
 use super::Workspace;
+use super::balance::{Weighed, weigh};
 use super::diagonal::{data_len, int_at};
 use std::time::Instant;
 use surge_codegen::analysis::DiagonalPattern;
@@ -44,6 +45,8 @@ pub struct SellLayout {
     pub values: Vec<Buffer>,
     /// Runs of rows outside the layout, `(first, end)`, increasing.
     pub rest: Vec<(usize, usize)>,
+    /// `rest` cut and weighed for the `static` schedule's balanced shares (`super::balance`).
+    pub weighed_rest: Weighed,
     /// Elements of the rows in the layout.
     pub nnz: usize,
     /// Length of the gathered input the inspector validated the stored indices against: the
@@ -181,6 +184,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
         lens,
         starts,
         values,
+        weighed_rest: weigh(&rest, off),
         rest,
         nnz,
         gather_len: buffers[pat.gathered].len(),

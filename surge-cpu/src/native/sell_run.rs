@@ -5,10 +5,11 @@
 
 use super::Workspace;
 use super::abi::{Buf, PhaseFns, SellFn};
+use super::balance::{self, Weighed};
 use super::plan::HostPlan;
 use super::run::{PhaseCall, Shared};
 use super::sell::{self, SellLayout};
-use super::skeleton::{LevelPlan, for_chunks};
+use super::skeleton::{LevelPlan, LoopSchedule, for_chunks};
 use crate::CpuError;
 use std::sync::Arc;
 use surge_codegen::data::Buffer;
@@ -69,22 +70,54 @@ impl PhaseCall<'_> {
             },
         ];
         slots.extend(l.values.iter().map(Buf::of));
-        self.run_units(f, &slots, (l.chunks(), c), &l.rest, out)
+        let rest = (&l.rest[..], &l.weighed_rest);
+        self.run_units(f, &slots, (&l.starts, c), rest, out)
     }
 
-    /// A layout's `units` of `per` rows each (SELL chunks, BCSR block rows) through its kernel
-    /// `f` over `slots`, the outer level's schedule applied to units, then the runs of rows the
-    /// layout left out (`rest`) through `elems`.
+    /// A layout's units of `per` rows each (SELL chunks, BCSR block rows; `prefix[q]` is where
+    /// unit `q`'s stored elements start, one past the last at the end) through its kernel `f`
+    /// over `slots`, then the runs of rows the layout left out (`rest`, and the same rows
+    /// weighed, `super::balance`) through `elems`. A `static` schedule on several threads
+    /// gives each worker one nonzero-balanced range of units and of rest runs, in one team
+    /// (`super::balance`); the other schedules apply the outer level's plan to units, then
+    /// to the rest runs.
     pub(super) fn run_units(
         &self,
         f: SellFn,
         slots: &[Buf],
-        (units, per): (usize, usize),
-        rest: &[(usize, usize)],
+        (prefix, per): (&[u64], usize),
+        (rest, weighed): (&[(usize, usize)], &Weighed),
         out: Shared<*mut u8>,
     ) -> Result<(), CpuError> {
         let elems = self.f.elems.expect("elems of a flat phase");
         let s = Shared(slots.as_ptr());
+        let units = prefix.len().saturating_sub(1);
+        let threads = self.plan.threads;
+        if let LevelPlan::Parallel {
+            schedule: LoopSchedule::Static,
+            ..
+        } = self.plan.outer
+            && threads > 1
+        {
+            let one = LevelPlan::Parallel {
+                schedule: LoopSchedule::Static,
+                chunk: 1,
+            };
+            return for_chunks::<CpuError>(self.pool, threads, one, threads, &|t, _| {
+                let (b, s, o) = (self.bufs, s, out);
+                let (lo, hi) = balance::share(prefix, t, threads);
+                if lo < hi {
+                    // SAFETY: as below; the shares are disjoint ranges of the units.
+                    self.check(unsafe { f(b.0, s.0, lo, hi, o.0) })?;
+                }
+                let (lo, hi) = balance::share(&weighed.prefix, t, threads);
+                for &(a, e) in &weighed.runs[lo..hi] {
+                    // SAFETY: the runs are disjoint ranges of the output's rows.
+                    self.check(unsafe { elems(b.0, a, e, o.0) })?;
+                }
+                Ok(())
+            });
+        }
         let by = match self.plan.outer {
             LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
                 schedule,
@@ -92,7 +125,6 @@ impl PhaseCall<'_> {
             },
             p => p,
         };
-        let threads = self.plan.threads;
         for_chunks::<CpuError>(self.pool, units, by, threads, &|lo, hi| {
             let (b, s, o) = (self.bufs, s, out);
             // SAFETY: the units' rows are disjoint rows of the output, within its length

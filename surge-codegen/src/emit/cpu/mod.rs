@@ -33,6 +33,9 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 const RUNTIME: &str = include_str!("../../../templates/cpu/runtime.rs");
+/// The SELL kernels' explicit SIMD paths (`sell.rs`): generic helpers, compiled only where a
+/// kernel instantiates them.
+const SELL_SIMD: &str = include_str!("../../../templates/cpu/sell_simd.rs");
 const PHASE: &str = include_str!("../../../templates/cpu/phase.rs.tera");
 const PROGRAM: &str = include_str!("../../../templates/cpu/program.rs.tera");
 
@@ -248,7 +251,7 @@ fn emit_program(
     }
     let mut ctx = tera::Context::new();
     ctx.insert("hash", &format!("{:032x}", c.structure_hash()));
-    ctx.insert("runtime", RUNTIME);
+    ctx.insert("runtime", &format!("{RUNTIME}{SELL_SIMD}"));
     let ms: Vec<serde_json::Value> = modules_src
         .iter()
         .map(|(i, ids, src)| serde_json::json!({"index": i, "variants": ids, "code": src}))

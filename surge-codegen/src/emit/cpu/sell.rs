@@ -4,12 +4,34 @@
 
 use super::code::{Code, Env, Gen, R, SeqCode, bind, lines, rust_ty, scalar_of};
 use super::render;
-use crate::analysis::DiagonalPattern;
-use crate::ir::{Op, Type};
+use crate::analysis::{DiagonalPattern, blocked_pattern};
+use crate::ir::{Computation, Elem, Op, Type};
 use crate::policy::sell::SELL_CHUNKS;
 use std::rc::Rc;
 
 const SELL: &str = include_str!("../../../templates/cpu/sell.rs.tera");
+
+/// The rows the explicit SIMD path of `sell<C>` reads (`templates/cpu/sell_simd.rs`).
+#[derive(serde::Serialize)]
+struct Simd {
+    /// Positions in the pattern's rows of the values and of the column indices.
+    values: usize,
+    index: usize,
+    /// Whether the product's left operand is the value (else the gathered element).
+    values_first: bool,
+}
+
+/// The SIMD form of `pat`: `reduce(+, map(*, values, gather(x, index)), +0.0)` over `f64`
+/// values and `x` with `u32` indices (the blocked form of `analysis::blocked`, with the types
+/// the SIMD gathers read); `None` for any other phase, which keeps the kernel's own loop.
+fn simd_form(c: &Computation, pat: &DiagonalPattern) -> Option<Simd> {
+    let b = blocked_pattern(c, pat)?;
+    (b.elem == Elem::F64 && pat.rows.get(pat.index)?.elem == Elem::U32).then_some(Simd {
+        values: b.values,
+        index: pat.index,
+        values_first: b.values_first,
+    })
+}
 
 /// The phase's `sell<C>` functions, rendered over the phase's context `ctx` (its prefix, prelude
 /// and element type), or nothing when the phase has no SpMV pattern. Every nested input, the
@@ -97,5 +119,6 @@ pub(super) fn emit_sell<'a>(
     ctx.insert("sell_windows", &windows);
     ctx.insert("sell_at_k", &scalar_of(s.at("k")?));
     ctx.insert("sell_op", &g.apply2(op, "acc", "x", a, &env)?);
+    ctx.insert("sell_simd", &simd_form(c, pat));
     render(SELL, &ctx)
 }
