@@ -173,6 +173,25 @@ pub fn values(n: usize, seed: u64) -> Vec<f64> {
     surge_codegen::data::uniform_values(n, seed)
 }
 
+/// [`values`] as `f32`.
+pub fn f32s(n: usize, seed: u64) -> Vec<f32> {
+    values(n, seed).into_iter().map(|v| v as f32).collect()
+}
+
+/// Row offsets over `n` values: rows of 0..7 values, some empty, the last ending at `n`.
+pub fn offsets(n: usize, seed: u64) -> Vec<u32> {
+    let mut off = vec![0u32];
+    let mut k = seed;
+    while (*off.last().unwrap() as usize) < n {
+        k = k
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let step = ((k >> 33) % 8) as u32;
+        off.push((off.last().unwrap() + step).min(n as u32));
+    }
+    off
+}
+
 /// Sizes 0, 1, small primes and a large one, with a small tile so that many tiles form.
 const SIZES: [usize; 8] = [0, 1, 2, 7, 61, 1021, 4099, 300_007];
 

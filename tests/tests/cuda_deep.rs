@@ -5,26 +5,8 @@
 
 use surge::Computation;
 use surge::prelude::*;
-use tests::conformance::values;
+use tests::conformance::{f32s, offsets, values};
 use tests::cuda_checks::{fails_as_the_interpreter, on_cuda};
-
-fn f32s(n: usize, seed: u64) -> Vec<f32> {
-    values(n, seed).into_iter().map(|v| v as f32).collect()
-}
-
-/// Row offsets over `n` values: rows of 0..7 values, some empty, the last ending at `n`.
-fn offsets(n: usize, seed: u64) -> Vec<u32> {
-    let mut off = vec![0u32];
-    let mut k = seed;
-    while (*off.last().unwrap() as usize) < n {
-        k = k
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let step = ((k >> 33) % 8) as u32;
-        off.push((off.last().unwrap() + step).min(n as u32));
-    }
-    off
-}
 
 #[test]
 fn groups_of_rows_of_a_nest() -> surge::Result<()> {

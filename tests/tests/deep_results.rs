@@ -4,7 +4,7 @@
 
 use surge::prelude::*;
 use surge::{Computation, Kernels, Target};
-use tests::conformance::{CpuBackend, check_all, values};
+use tests::conformance::{CpuBackend, check_all, f32s, offsets, values};
 
 fn check(what: &str, c: &Computation) {
     assert!(check_all(&CpuBackend, what, c) > 1, "{what}: one variant");
@@ -19,24 +19,6 @@ fn fails_as_interpreter(what: &str, c: &Computation, needle: &str) {
         let got = k.run(c, v).unwrap_err().to_string();
         assert_eq!(got, want, "{what}: {}", v.id());
     }
-}
-
-fn f32s(n: usize, seed: u64) -> Vec<f32> {
-    values(n, seed).into_iter().map(|v| v as f32).collect()
-}
-
-/// Row offsets over `n` values: rows of 0..7 values, some empty, the last ending at `n`.
-fn offsets(n: usize, seed: u64) -> Vec<u32> {
-    let mut off = vec![0u32];
-    let mut k = seed;
-    while (*off.last().unwrap() as usize) < n {
-        k = k
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let step = ((k >> 33) % 8) as u32;
-        off.push((off.last().unwrap() + step).min(n as u32));
-    }
-    off
 }
 
 #[test]

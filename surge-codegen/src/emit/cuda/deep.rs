@@ -306,22 +306,10 @@ pub(super) fn expand(
     c: &Computation,
     analysis: &Analysis,
     variants: &[Vec<Variant>],
-    sources: Vec<usize>,
+    sources: &[usize],
 ) -> (Analysis, Vec<Vec<Variant>>, Vec<usize>) {
-    let mut phases = Vec::new();
-    let mut lists = Vec::new();
-    let mut from = Vec::new();
-    for (p, phase) in analysis.phases.iter().enumerate() {
-        let times = if is_deep(c, phase.root) { 2 } else { 1 };
-        for _ in 0..times {
-            phases.push(phase.clone());
-            if let Some(l) = variants.get(p) {
-                lists.push(l.clone());
-            }
-            from.push(sources[p]);
-        }
-    }
-    (Analysis { phases }, lists, from)
+    let times = |_, phase: &Phase| if is_deep(c, phase.root) { 2 } else { 1 };
+    super::repeat_phases(analysis, variants, sources, times)
 }
 
 /// Which part of a deep value phase `p` stores, if any (the first of two equal phases stores

@@ -315,6 +315,30 @@ fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     Some(Analysis { phases })
 }
 
+/// `analysis` with phase `p` repeated `times(p, phase)` times, its variant list (when listed)
+/// and source phase with it: the phases that store one value in several (`deep.rs`,
+/// `tuple_rows.rs`).
+fn repeat_phases(
+    analysis: &Analysis,
+    variants: &[Vec<Variant>],
+    sources: &[usize],
+    times: impl Fn(usize, &crate::analysis::Phase) -> usize,
+) -> (Analysis, Vec<Vec<Variant>>, Vec<usize>) {
+    let mut phases = Vec::new();
+    let mut lists = Vec::new();
+    let mut from = Vec::new();
+    for (p, phase) in analysis.phases.iter().enumerate() {
+        for _ in 0..times(p, phase) {
+            phases.push(phase.clone());
+            if let Some(l) = variants.get(p) {
+                lists.push(l.clone());
+            }
+            from.push(sources[p]);
+        }
+    }
+    (Analysis { phases }, lists, from)
+}
+
 /// The program of `analysis`'s phases, the first `comp_phases` of them the computation's own
 /// (the rest run with the final phase's variant), each phase whose value is three levels deep
 /// emitted twice (`deep.rs`) and each earlier phase whose value is rows of tuples once per
@@ -328,7 +352,7 @@ fn emit_program(
 ) -> Result<CudaProgram, CodegenError> {
     let n = analysis.phases.len();
     let sources: Vec<usize> = (0..n).map(|p| p.min(comp_phases.max(1) - 1)).collect();
-    let (analysis, variants, sources) = deep::expand(c, analysis, variants, sources);
+    let (analysis, variants, sources) = deep::expand(c, analysis, variants, &sources);
     let (analysis, variants, sources) = &tuple_rows::expand(c, &analysis, &variants, &sources);
     if variants.len() > analysis.phases.len() {
         return Err(CodegenError::EmitVariant {

@@ -37,24 +37,12 @@ pub(super) fn expand(
     variants: &[Vec<Variant>],
     sources: &[usize],
 ) -> (Analysis, Vec<Vec<Variant>>, Vec<usize>) {
-    let mut phases = Vec::new();
-    let mut lists = Vec::new();
-    let mut from = Vec::new();
     let last = analysis.phases.len().saturating_sub(1);
-    for (p, phase) in analysis.phases.iter().enumerate() {
-        let times = match components(c, phase.root) {
-            Some(items) if p < last => items.len(),
-            _ => 1,
-        };
-        for _ in 0..times {
-            phases.push(phase.clone());
-            if let Some(l) = variants.get(p) {
-                lists.push(l.clone());
-            }
-            from.push(sources[p]);
-        }
-    }
-    (Analysis { phases }, lists, from)
+    let times = |p, phase: &Phase| match components(c, phase.root) {
+        Some(items) if p < last => items.len(),
+        _ => 1,
+    };
+    super::repeat_phases(analysis, variants, sources, times)
 }
 
 /// The component phase `p` stores, if it is one of a value's component phases.
