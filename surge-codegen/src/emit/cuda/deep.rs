@@ -13,7 +13,7 @@
 
 use super::checks::equal_lengths;
 use super::elements::{Env, I, R, SeqV, Tr, renamed};
-use super::phase::{Inner, PhaseCode, bind_row};
+use super::phase::PhaseCode;
 use super::rows::{RowForm, RowsV, Slices};
 use super::{DeepPart, PhasePlan};
 use crate::CodegenError;
@@ -21,7 +21,6 @@ use crate::analysis::{Analysis, Phase};
 use crate::emit::lower::Operand;
 use crate::ir::{Computation, Elem, LiteralTable, NodeId, Op, Type};
 use crate::variant::Variant;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// The placeholder of a depth-3 sequence's element number.
@@ -335,15 +334,7 @@ pub(super) fn phase(
     phase: &Phase,
     part: DeepPart,
 ) -> Result<(PhaseCode, PhasePlan), CodegenError> {
-    let sequence = phase.expression_sequence();
-    let tr = Tr {
-        c,
-        roots,
-        lits,
-        phase: p,
-        sequence,
-        args: RefCell::new(Vec::new()),
-    };
+    let tr = Tr::new(c, roots, lits, p, phase);
     if let Op::Scatter {
         source,
         indices,
@@ -356,10 +347,8 @@ pub(super) fn phase(
         DeepPart::Outer => tr.deep_outer(phase.root)?,
         DeepPart::Rows { outer } => tr.deep_rows(phase.root, outer)?,
     };
-    let mut bind = Vec::new();
-    let seq = bind_row(&rows, 0, &mut bind);
-    let elem = seq.elem;
-    let code = PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq });
+    let elem = rows.row("0", None).elem;
+    let code = super::roots::copy_rows(&tr, rows);
     let mut plan = code.plan(c, p, phase);
     plan.ty = Type::seq(Type::scalar_seq(elem));
     plan.deep = Some(part);
@@ -419,13 +408,8 @@ fn scatter_phase(
                     elem: from_dest.elem,
                 }),
             };
-            let mut bind = Vec::new();
-            let seq = bind_row(&rows, 0, &mut bind);
-            let elem = seq.elem;
-            (
-                PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq }),
-                elem,
-            )
+            let elem = from_dest.elem;
+            (super::roots::copy_rows(&tr, rows), elem)
         }
     };
     let mut plan = code.plan(c, code.phase, phase);

@@ -103,6 +103,26 @@ pub(super) struct Tr<'a> {
     pub(super) args: RefCell<Vec<ArgSlot>>,
 }
 
+impl<'a> Tr<'a> {
+    /// The translator of `phase`, emitted as program phase `p`.
+    pub(super) fn new(
+        c: &'a Computation,
+        roots: &'a BTreeMap<NodeId, usize>,
+        lits: &'a LiteralTable,
+        p: usize,
+        phase: &crate::analysis::Phase,
+    ) -> Tr<'a> {
+        Tr {
+            c,
+            roots,
+            lits,
+            phase: p,
+            sequence: phase.expression_sequence(),
+            args: RefCell::new(Vec::new()),
+        }
+    }
+}
+
 impl Tr<'_> {
     pub(super) fn unsupported(&self, n: NodeId, what: &str) -> CodegenError {
         CodegenError::EmitVariant {

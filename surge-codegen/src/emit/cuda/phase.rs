@@ -19,7 +19,6 @@ use crate::analysis::{Level, Phase};
 use crate::ir::{
     BinaryOp, Computation, Elem, Lambda, LiteralTable, NodeId, Op, OpKind, ScalarExpr,
 };
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// A phase translated once; its kernels differ only in schedule and policy.
@@ -128,15 +127,8 @@ impl PhaseCode {
         p: usize,
         phase: &Phase,
     ) -> Result<PhaseCode, CodegenError> {
-        let sequence = phase.expression_sequence();
-        let tr = Tr {
-            c,
-            roots,
-            lits,
-            phase: p,
-            sequence: sequence.clone(),
-            args: RefCell::new(Vec::new()),
-        };
+        let tr = Tr::new(c, roots, lits, p, phase);
+        let sequence = tr.sequence.clone();
         if is_flat_producer(c, phase) {
             return flat_root(tr, phase);
         }

@@ -4,7 +4,7 @@
 //! earlier phase's result (one element), one row of a nested level, and one part of a
 //! tuple-valued producer.
 
-use super::elements::{Env, SeqV, Tr, rows_of_tuples, seq_of_tuples};
+use super::elements::{Env, RowsV, SeqV, Tr, rows_of_tuples, seq_of_tuples};
 use super::phase::{Inner, PhaseCode, bind_row, store};
 use crate::CodegenError;
 use crate::analysis::Phase;
@@ -204,9 +204,14 @@ pub(super) fn is_nested_producer(c: &Computation, phase: &Phase) -> bool {
 /// out (the host builds the offsets from the row lengths, as for a `map.scan`).
 pub(super) fn nested_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     let rows = tr.rows(phase.root, &Env::new())?;
+    Ok(copy_rows(&tr, rows))
+}
+
+/// A phase that copies out `rows`, row `i` by the lanes of the outer level's resource.
+pub(super) fn copy_rows(tr: &Tr<'_>, rows: RowsV) -> PhaseCode {
     let mut bind = Vec::new();
     let seq = bind_row(&rows, 0, &mut bind);
-    Ok(PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq }))
+    PhaseCode::of(tr, rows.rows, bind, Inner::Copy { seq })
 }
 
 /// A phase of one level whose root is a sequence the translator reads lazily over the level

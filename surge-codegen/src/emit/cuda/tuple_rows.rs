@@ -8,13 +8,12 @@
 //! the reduce_by_key of the component's rows; a combiner that mixes components is refused.
 
 use super::elements::{Bound, Env, Tr};
-use super::phase::{Inner, PhaseCode, bind_row};
+use super::phase::PhaseCode;
 use super::{ArgSlot, PhasePlan};
 use crate::CodegenError;
 use crate::analysis::{Analysis, Phase};
 use crate::ir::{Computation, Elem, LiteralTable, NodeId, Op, Type};
 use crate::variant::Variant;
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// A component's stand-in for the others while a combiner's component is translated: an
@@ -66,14 +65,7 @@ pub(super) fn phase(
     phase: &Phase,
     j: usize,
 ) -> Result<(PhaseCode, PhasePlan), CodegenError> {
-    let tr = Tr {
-        c,
-        roots,
-        lits,
-        phase: p,
-        sequence: phase.expression_sequence(),
-        args: RefCell::new(Vec::new()),
-    };
+    let tr = Tr::new(c, roots, lits, p, phase);
     let root = phase.root;
     let code = match &c.node(root).op {
         Op::Scatter {
@@ -93,9 +85,7 @@ pub(super) fn phase(
         }
         _ => {
             let rows = tr.rows_of(root, &Env::new(), Some(j))?;
-            let mut bind = Vec::new();
-            let seq = bind_row(&rows, 0, &mut bind);
-            PhaseCode::of(&tr, rows.rows, bind, Inner::Copy { seq })
+            super::roots::copy_rows(&tr, rows)
         }
     };
     let mut plan = code.plan(c, p, phase);
