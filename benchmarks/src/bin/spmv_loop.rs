@@ -1,6 +1,8 @@
 //! Runs one SpMV variant in a loop for profiling (`perf record`): the first variant whose id
 //! contains every given text, on one Matrix Market file, for the given seconds; prints its
 //! time per call. `cargo run --release -p benchmarks --bin spmv_loop -- FILE.mtx SECONDS [TEXT..]`
+//! With the texts `mkl THREADS` it loops MKL's optimized `mkl_sparse_d_mv` instead (the bench's
+//! reference), so both hot loops can be profiled on one matrix.
 
 use surge::apps::spmv_app;
 use surge::mtx::read_mtx;
@@ -20,6 +22,10 @@ fn main() {
         std::process::exit(1)
     });
     let x: Vec<f64> = (0..m.cols).map(|j| 1.0 + (j % 7) as f64 * 0.125).collect();
+    if args.get(2).map(String::as_str) == Some("mkl") {
+        let threads = args.get(3).and_then(|t| t.parse().ok()).unwrap_or(1);
+        return mkl_loop(&m, &x, secs, threads);
+    }
     let c = Computation::new(&spmv_app(&m, &x).expect("spmv")).expect("computation");
     let k = Kernels::build(&c, &Target::cpu()).expect("kernels");
     let Some(v) = k
@@ -41,6 +47,30 @@ fn main() {
     println!(
         "{}: {calls} calls, {:.1} us per call, {:.2} GFLOP/s",
         v.id(),
+        per * 1e6,
+        2.0 * m.nnz() as f64 / per / 1e9
+    );
+}
+
+/// MKL's optimized SpMV of `m` on `threads` threads in a loop for `secs` seconds.
+fn mkl_loop(m: &surge::mtx::CsrMatrix, x: &[f64], secs: f64, threads: usize) {
+    surge_cpu::baseline::mkl::Mkl::get()
+        .and_then(|l| l.set_threads(threads))
+        .expect("MKL threads");
+    let a = surge::bench::mkl_csr(m, 1_000_000).unwrap_or_else(|e| {
+        eprintln!("MKL: {e}");
+        std::process::exit(1)
+    });
+    let mut y = vec![0.0; m.rows];
+    let start = std::time::Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed().as_secs_f64() < secs {
+        a.mv(x, &mut y).expect("mkl_sparse_d_mv");
+        calls += 1;
+    }
+    let per = start.elapsed().as_secs_f64() / calls as f64;
+    println!(
+        "mkl, {threads} thread(s): {calls} calls, {:.1} us per call, {:.2} GFLOP/s",
         per * 1e6,
         2.0 * m.nnz() as f64 / per / 1e9
     );

@@ -202,11 +202,13 @@ fn main() {
             ok.into_inner()
         });
         if let Ok(lib) = mkl {
+            // A handle runs on the threads it was optimized under: set them first.
+            let set = lib.set_threads(threads).is_ok();
             let handles: Vec<Option<MklCsr>> = [&structured, &shuffled]
                 .iter()
                 .map(|m| mkl_csr(m, 1000).ok())
                 .collect();
-            if lib.set_threads(threads).is_ok() {
+            if set {
                 row("MKL (optimized)", &|m, x, y| {
                     let h = if std::ptr::eq(m, &structured) {
                         &handles[0]
