@@ -40,6 +40,8 @@ pub struct CpuParams {
     pub sell: Option<SellShape>,
     /// `layout1 = bcsr_<r>_<c>`: the register-blocked layout's block shape.
     pub bcsr: Option<BcsrShape>,
+    /// `layout1 = lanes`: the rows, each row's sum in four partial sums (`f64` SpMV only).
+    pub lanes: bool,
     pub levels: Vec<CpuLevel>,
 }
 
@@ -100,8 +102,10 @@ impl CpuParams {
             let unroll = r.flag(&format!("unroll{d}"))?;
             levels.push(CpuLevel { parallel, unroll });
         }
-        let (diagonals, sell, bcsr) = match r.text("layout1")?.as_deref() {
-            None | Some("rows") => (false, None, None),
+        let layout = r.text("layout1")?;
+        let lanes = layout.as_deref() == Some("lanes");
+        let (diagonals, sell, bcsr) = match layout.as_deref() {
+            None | Some("rows" | "lanes") => (false, None, None),
             Some("diagonals") => (true, None, None),
             Some(other) => match (SellShape::parse(other), BcsrShape::parse(other)) {
                 (Some(s), _) => (false, Some(s), None),
@@ -113,7 +117,7 @@ impl CpuParams {
                         .chain(BcsrShape::all().iter().map(|s| s.to_string()))
                         .collect();
                     return Err(r.bad(format!(
-                        "`layout1` = {other} is not rows, diagonals or one of {}",
+                        "`layout1` = {other} is not rows, diagonals, lanes or one of {}",
                         shapes.join(", ")
                     )));
                 }
@@ -125,6 +129,7 @@ impl CpuParams {
             diagonals,
             sell,
             bcsr,
+            lanes,
             levels,
         })
     }
@@ -283,7 +288,7 @@ mod tests {
             .unwrap();
         let e = CpuParams::of(&odd).unwrap_err().to_string();
         assert!(
-            e.contains("`layout1` = sell_12_1 is not rows, diagonals or one of sell_8_1"),
+            e.contains("`layout1` = sell_12_1 is not rows, diagonals, lanes or one of sell_8_1"),
             "{e}"
         );
         assert!(

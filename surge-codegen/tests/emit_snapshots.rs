@@ -22,6 +22,7 @@ use surge_codegen::variant_set::VariantSet;
 const CUDA_PRELUDE: &str = include_str!("../templates/cuda/prelude.cu");
 const CPU_RUNTIME: &str = include_str!("../templates/cpu/runtime.rs");
 const CPU_SELL_SIMD: &str = include_str!("../templates/cpu/sell_simd.rs");
+const CPU_LANES_SIMD: &str = include_str!("../templates/cpu/lanes_simd.rs");
 
 /// A computation under construction: nodes are appended in topological order.
 struct B {
@@ -335,9 +336,13 @@ fn check_cpu(name: &str, c: &Computation, ids: &[&str]) {
     check(
         &format!("{name}.rs"),
         &without(
-            &without(&prog.source, CPU_RUNTIME, "// <templates/cpu/runtime.rs>"),
-            CPU_SELL_SIMD,
-            "// <templates/cpu/sell_simd.rs>",
+            &without(
+                &without(&prog.source, CPU_RUNTIME, "// <templates/cpu/runtime.rs>"),
+                CPU_SELL_SIMD,
+                "// <templates/cpu/sell_simd.rs>",
+            ),
+            CPU_LANES_SIMD,
+            "// <templates/cpu/lanes_simd.rs>",
         ),
     );
 }

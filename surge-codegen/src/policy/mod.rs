@@ -22,7 +22,7 @@
 //! | `enable_nesting` | `nesting` | 0, 1 | nested rayon parallelism |
 //! | `schedule` | `sched` | static, dynamic, guided | rayon counterparts of OpenMP's loop schedules |
 //! | `chunk_size` | `chunk` | 64, L1d bytes / 8 | small chunks vs an L1-sized chunk of doubles |
-//! | `layout` | `layout` | rows, diagonals, sell_8_1, sell_8_256, sell_8_4096, sell_16_1, sell_16_256, sell_16_4096, bcsr_2_2, bcsr_3_3, bcsr_4_2 | CPU, SpMV-shaped phases only: CSR rows, blocks of rows stored by diagonal (`analysis::DiagonalPattern`), SELL-C-σ chunks of C rows sorted within windows of σ rows ([`sell`]; σ = 4096 sorts the rows of matrices of a few thousand rows whole: on power-law graphs it cut the padding from 1.39-1.54 to 1.04-1.06 of the nonzeros and took the SELL-8 kernel from 2.3-2.4 to 3.5 GFLOP/s), or register blocks of r×c values, zeros filled ([`bcsr`]; only `reduce(+, map(*, ..), +0.0)` over floats, `analysis::BlockedPattern`, run while `x` is finite) |
+//! | `layout` | `layout` | rows, diagonals, lanes, sell_8_1, sell_8_256, sell_8_4096, sell_16_1, sell_16_256, sell_16_4096, bcsr_2_2, bcsr_3_3, bcsr_4_2 | CPU, SpMV-shaped phases only: CSR rows, blocks of rows stored by diagonal (`analysis::DiagonalPattern`), SELL-C-σ chunks of C rows sorted within windows of σ rows ([`sell`]; σ = 4096 sorts the rows of matrices of a few thousand rows whole: on power-law graphs it cut the padding from 1.39-1.54 to 1.04-1.06 of the nonzeros and took the SELL-8 kernel from 2.3-2.4 to 3.5 GFLOP/s), or register blocks of r×c values, zeros filled ([`bcsr`]; only `reduce(+, map(*, ..), +0.0)` over floats, `analysis::BlockedPattern`, run while `x` is finite); `lanes`: the CSR rows with each row's products in four partial sums, element k into sum k mod 4 (a reassociated sum, within the oracle's tolerance; the `f64` SpMV form with `u32` indices only, the others run as rows) |
 
 pub mod bcsr;
 pub mod sell;
@@ -207,7 +207,7 @@ pub fn range(kind: &str, elem: Option<ScheduleElem>, platform: &Platform) -> Vec
         }
         ("schedule", _) => strs(&["static", "dynamic", "guided"]),
         ("layout", _) => {
-            let mut v = strs(&["rows", "diagonals"]);
+            let mut v = strs(&["rows", "diagonals", "lanes"]);
             v.extend(
                 sell::SellShape::all()
                     .iter()

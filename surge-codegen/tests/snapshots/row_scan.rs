@@ -6,6 +6,7 @@
 
 // <templates/cpu/runtime.rs>
 // <templates/cpu/sell_simd.rs>
+// <templates/cpu/lanes_simd.rs>
 
 
 // ---- module m0 ----

@@ -7,6 +7,7 @@
 
 // <templates/cpu/runtime.rs>
 // <templates/cpu/sell_simd.rs>
+// <templates/cpu/lanes_simd.rs>
 
 
 // ---- module m0 ----
@@ -652,6 +653,32 @@ pub unsafe extern "C" fn m0_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: u
     })
 }
 
+
+/// Output rows `lo..hi` of the `f64` SpMV form in four partial sums (`layout1 = lanes`): row
+/// `i`'s elements are `starts[i]..starts[i + 1]` of the nested inputs (`lanes[0]`, the host's
+/// validated copy of the offsets), element `k` of a row goes to partial sum `k mod 4`, and the
+/// row is `(s0 + s2) + (s1 + s3)`: the row's sum reassociated, within the oracle's tolerance, the
+/// same on every CPU (`lanes_f64`, `templates/cpu/lanes_simd.rs`).
+#[no_mangle]
+pub unsafe extern "C" fn m0_p0_lanes(bufs: *const Buf, lanes: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        let starts: &[u64] = unsafe { slot(lanes, 0) };
+        let (vals, idx, xs): (&[f64], &[u32], &[f64]) = (b0, b1, b3);
+        lanes_extent(starts, (lo, hi), vals.len().min(idx.len()), "map", 18);
+        // SAFETY: the host runs this kernel only over a layout whose rows it validated:
+        // increasing starts within the nested inputs (checked at the ends above) and every
+        // index below the gathered input's length.
+        unsafe { lanes_f64::<true>(starts, vals, idx, xs, (lo, hi), out) };
+    })
+}
 
 // ---- end of module m0 ----
 
@@ -1318,6 +1345,32 @@ pub unsafe extern "C" fn m1_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: u
     })
 }
 
+
+/// Output rows `lo..hi` of the `f64` SpMV form in four partial sums (`layout1 = lanes`): row
+/// `i`'s elements are `starts[i]..starts[i + 1]` of the nested inputs (`lanes[0]`, the host's
+/// validated copy of the offsets), element `k` of a row goes to partial sum `k mod 4`, and the
+/// row is `(s0 + s2) + (s1 + s3)`: the row's sum reassociated, within the oracle's tolerance, the
+/// same on every CPU (`lanes_f64`, `templates/cpu/lanes_simd.rs`).
+#[no_mangle]
+pub unsafe extern "C" fn m1_p0_lanes(bufs: *const Buf, lanes: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
+    guard(|| {
+        let b0: &[f64] = unsafe { slot(bufs, 0) };
+        let b1: &[u32] = unsafe { slot(bufs, 1) };
+        let b2: &[u32] = unsafe { slot(bufs, 2) };
+        let b3: &[f64] = unsafe { slot(bufs, 3) };
+        chk_nonempty_offsets(b2.len(), "nest", 4);
+        chk_nonempty_offsets(b2.len(), "nest", 5);
+        chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
+
+        let starts: &[u64] = unsafe { slot(lanes, 0) };
+        let (vals, idx, xs): (&[f64], &[u32], &[f64]) = (b0, b1, b3);
+        lanes_extent(starts, (lo, hi), vals.len().min(idx.len()), "map", 18);
+        // SAFETY: the host runs this kernel only over a layout whose rows it validated:
+        // increasing starts within the nested inputs (checked at the ends above) and every
+        // index below the gathered input's length.
+        unsafe { lanes_f64::<true>(starts, vals, idx, xs, (lo, hi), out) };
+    })
+}
 
 // ---- end of module m1 ----
 

@@ -88,6 +88,8 @@ pub(super) struct PhaseFns {
     pub(super) sell: [Option<SellFn>; SELL_CHUNKS.len()],
     /// `bcsr<r>x<c>` per block shape of `policy::bcsr::BCSR_SHAPES`.
     pub(super) bcsr: [Option<BcsrFn>; BCSR_SHAPES.len()],
+    /// `lanes`: the rows in four partial sums (`layout1 = lanes`).
+    pub(super) lanes: Option<SellFn>,
 }
 impl std::fmt::Debug for PhaseFns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -158,6 +160,7 @@ impl LibraryFns {
                     diag: sym(&lib.lib, &format!("{p}diag")),
                     sell: SELL_CHUNKS.map(|c| sym(&lib.lib, &format!("{p}sell{c}"))),
                     bcsr: BCSR_SHAPES.map(|(r, c)| sym(&lib.lib, &format!("{p}bcsr{r}x{c}"))),
+                    lanes: sym(&lib.lib, &format!("{p}lanes")),
                 });
             }
             phases.push(per_phase);

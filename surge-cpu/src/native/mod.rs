@@ -17,6 +17,7 @@ mod cooperative;
 mod deep;
 pub mod diagonal;
 mod kept;
+pub mod lanes;
 mod plan;
 mod run;
 mod runs;

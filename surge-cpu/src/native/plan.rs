@@ -21,6 +21,8 @@ pub(super) struct HostPlan {
     pub(super) sell: Option<SellShape>,
     /// `layout1 = bcsr_<r>_<c>`.
     pub(super) bcsr: Option<BcsrShape>,
+    /// `layout1 = lanes`.
+    pub(super) lanes: bool,
     pub(super) levels: Vec<LevelPlan>,
 }
 
@@ -41,6 +43,7 @@ impl HostPlan {
             diagonals: p.diagonals,
             sell: p.sell,
             bcsr: p.bcsr,
+            lanes: p.lanes,
             levels,
         })
     }

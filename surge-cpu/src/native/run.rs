@@ -33,6 +33,8 @@ pub(super) struct PhaseCall<'a> {
     pub(super) sell: Option<&'a super::sell::SellLayout>,
     /// The BCSR layout the phase runs over (`layout1 = bcsr_<r>_<c>`), if any.
     pub(super) bcsr: Option<&'a super::bcsr::BcsrLayout>,
+    /// The validated rows the phase runs over in four partial sums (`layout1 = lanes`), if any.
+    pub(super) lanes: Option<&'a super::lanes::LanesLayout>,
 }
 
 impl NativeKernels {
@@ -89,6 +91,8 @@ impl NativeKernels {
             };
             let sell = super::sell_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
             let bcsr = super::bcsr_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
+            let lanes =
+                super::lanes::layout_for(abi, plan, fns.lanes.is_some(), ws, pi, key, buffers);
             let call = PhaseCall {
                 kernels: self,
                 pool: &pool,
@@ -98,6 +102,7 @@ impl NativeKernels {
                 plan: plan.phase(abi),
                 sell: sell.as_deref(),
                 bcsr: bcsr.as_deref(),
+                lanes: lanes.as_deref(),
             };
             let r = call.run(ws.take_phase(pi), layout.as_deref())?;
             let s = phase_slot(inputs, pi);
@@ -216,6 +221,13 @@ impl PhaseCall<'_> {
         if let (Some(l), false) = (self.bcsr, coop)
             && l.rows == n
             && self.run_bcsr(l, optr).is_ok()
+        {
+            return Ok((out, Vec::new()));
+        }
+        // Over the lanes layout; on an error, the rows below report it as the row layout does.
+        if let (Some(l), false) = (self.lanes, coop)
+            && l.rows == n
+            && self.run_lanes(l, optr).is_ok()
         {
             return Ok((out, Vec::new()));
         }

@@ -22,6 +22,8 @@ pub struct Workspace {
     pub(super) sell: super::sell::SellStore,
     /// The BCSR layouts of keyed inputs (`super::bcsr`).
     pub(super) bcsr: super::kept::KeptLayouts<super::bcsr::BcsrShape, super::bcsr::BcsrLayout>,
+    /// The validated rows of keyed inputs (`super::lanes`).
+    pub(super) lanes: super::kept::KeptLayouts<(), super::lanes::LanesLayout>,
 }
 
 impl Workspace {

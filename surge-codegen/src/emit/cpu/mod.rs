@@ -9,6 +9,7 @@ mod folds;
 mod inner;
 mod jam;
 mod keyed_rows;
+mod lanes;
 mod lowered;
 mod packed;
 mod phase;
@@ -36,6 +37,8 @@ const RUNTIME: &str = include_str!("../../../templates/cpu/runtime.rs");
 /// The SELL kernels' explicit SIMD paths (`sell.rs`): generic helpers, compiled only where a
 /// kernel instantiates them.
 const SELL_SIMD: &str = include_str!("../../../templates/cpu/sell_simd.rs");
+/// The `lanes` kernels' helpers (`lanes.rs`), generic like `SELL_SIMD`'s.
+const LANES_SIMD: &str = include_str!("../../../templates/cpu/lanes_simd.rs");
 const PHASE: &str = include_str!("../../../templates/cpu/phase.rs.tera");
 const PROGRAM: &str = include_str!("../../../templates/cpu/program.rs.tera");
 
@@ -90,6 +93,9 @@ pub struct PhaseAbi {
     /// Set when the phase also exports `bcsr<r>x<c>` (`policy::bcsr`), its kernels over
     /// register-blocked rows: the blocked form of `diagonal`'s pattern.
     pub bcsr: Option<BlockedPattern>,
+    /// Set when the phase also exports `lanes` (`layout1 = lanes`): its kernel over the rows in
+    /// four partial sums, for the `f64` SpMV form only.
+    pub lanes: bool,
     /// Set when the result's elements are tuples or booleans stored as `u64` words
     /// (`packed.rs`): `elem` is then `U64`, and each element takes `width()` of them.
     pub packed: Option<Packing>,
@@ -251,7 +257,7 @@ fn emit_program(
     }
     let mut ctx = tera::Context::new();
     ctx.insert("hash", &format!("{:032x}", c.structure_hash()));
-    ctx.insert("runtime", &format!("{RUNTIME}{SELL_SIMD}"));
+    ctx.insert("runtime", &format!("{RUNTIME}{SELL_SIMD}{LANES_SIMD}"));
     let ms: Vec<serde_json::Value> = modules_src
         .iter()
         .map(|(i, ids, src)| serde_json::json!({"index": i, "variants": ids, "code": src}))

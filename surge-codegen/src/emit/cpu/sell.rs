@@ -13,18 +13,18 @@ const SELL: &str = include_str!("../../../templates/cpu/sell.rs.tera");
 
 /// The rows the explicit SIMD path of `sell<C>` reads (`templates/cpu/sell_simd.rs`).
 #[derive(serde::Serialize)]
-struct Simd {
+pub(super) struct Simd {
     /// Positions in the pattern's rows of the values and of the column indices.
-    values: usize,
-    index: usize,
+    pub(super) values: usize,
+    pub(super) index: usize,
     /// Whether the product's left operand is the value (else the gathered element).
-    values_first: bool,
+    pub(super) values_first: bool,
 }
 
 /// The SIMD form of `pat`: `reduce(+, map(*, values, gather(x, index)), +0.0)` over `f64`
 /// values and `x` with `u32` indices (the blocked form of `analysis::blocked`, with the types
 /// the SIMD gathers read); `None` for any other phase, which keeps the kernel's own loop.
-fn simd_form(c: &Computation, pat: &DiagonalPattern) -> Option<Simd> {
+pub(super) fn simd_form(c: &Computation, pat: &DiagonalPattern) -> Option<Simd> {
     let b = blocked_pattern(c, pat)?;
     (b.elem == Elem::F64 && pat.rows.get(pat.index)?.elem == Elem::U32).then_some(Simd {
         values: b.values,

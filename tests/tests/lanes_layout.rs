@@ -1,0 +1,248 @@
+//! The CPU backend's four-partial-sum row layout (`layout1 = lanes`): each row's products summed
+//! in four partial sums (element k into sum k mod 4, the row `(s0 + s2) + (s1 + s3)`). Every
+//! variant computes exactly that order (checked bit for bit against a plain-Rust model of it) and
+//! stays within the oracle's tolerance of the interpreter, on every shared matrix and on the edge
+//! cases (empty rows, no rows, rows of 1-40 elements, -0.0, NaN and ∞ in x); the SIMD path and
+//! the scalar fallback agree bit for bit; a bad index is the row layout's error.
+
+use surge::apps::{matgen, spmv_app};
+use surge::codegen::variant::Variant;
+use surge::mtx::{CsrMatrix, read_mtx};
+use surge::oracle::{Expected, Flat};
+use surge::prelude::*;
+use surge::{Buffer, Kernels, Output, Target, Workspace};
+use tests::layouts::row_variant;
+use tests::shared_matrix_files;
+
+fn lanes_variants(k: &Kernels) -> Vec<&Variant> {
+    let vs: Vec<_> = k
+        .variants()
+        .iter()
+        .filter(|v| v.id().ends_with("layout1=lanes"))
+        .collect();
+    assert!(vs.len() >= 6, "{} lanes variants", vs.len());
+    vs
+}
+
+/// The layout's summation order in plain Rust: what every lanes variant must compute.
+fn model(m: &CsrMatrix, x: &[f64]) -> Vec<f64> {
+    (0..m.rows)
+        .map(|i| {
+            let mut s = [0.0f64; 4];
+            let (a, e) = (m.row_offsets[i] as usize, m.row_offsets[i + 1] as usize);
+            for (j, k) in (a..e).enumerate() {
+                s[j % 4] += m.values[k] * x[m.col_indices[k] as usize];
+            }
+            (s[0] + s[2]) + (s[1] + s[3])
+        })
+        .collect()
+}
+
+/// Equal bits, every NaN equal to every NaN.
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Runs every lanes variant of `m·x` twice in one workspace (the second run reuses the layout):
+/// each result is the model's, and within the oracle's tolerance of the interpreter.
+fn check_all(name: &str, m: &CsrMatrix, x: &[f64], k: Option<&Kernels>) {
+    let y = spmv_app(m, x).unwrap();
+    let c = Computation::new(&y).unwrap();
+    let built;
+    let k = match k {
+        Some(k) => k,
+        None => {
+            built = Kernels::build(&c, &Target::cpu()).unwrap();
+            &built
+        }
+    };
+    let expected = Expected::interpret(c.ir(), c.buffers()).unwrap();
+    let want = model(m, x);
+    let mut ws = Workspace::default();
+    for v in lanes_variants(k) {
+        for run in 0..2 {
+            k.run_in(&c, v, &mut ws)
+                .unwrap_or_else(|e| panic!("{name}: {v}: {e}"));
+            let out = ws.output().unwrap();
+            if let Err(e) = expected.check(&Flat::of_output(&out)) {
+                panic!("{name}: {v}, run {run}: not the interpreter's: {e}");
+            }
+            let Output::Seq(Buffer::F64(got)) = out else {
+                panic!("{name}: a flat f64 result");
+            };
+            if let Some(i) = (0..want.len()).find(|&i| !same(got[i], want[i])) {
+                panic!(
+                    "{name}: {v}, run {run}: row {i} is {} where four partial sums give {}",
+                    got[i], want[i]
+                );
+            }
+        }
+    }
+}
+
+fn x_for(cols: usize) -> Vec<f64> {
+    (0..cols).map(|j| 0.5 + (j % 11) as f64 * 0.125).collect()
+}
+
+#[test]
+fn every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix() {
+    let mut kernels: Option<Kernels> = None;
+    let mut checked = 0;
+    for path in shared_matrix_files() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let Ok(m) = read_mtx(&path) else {
+            continue; // young1c is complex (see spmv_matrices.rs)
+        };
+        let x = x_for(m.cols);
+        // One library serves every matrix: the kernels take sizes as arguments.
+        let k = kernels.get_or_insert_with(|| {
+            let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
+            Kernels::build(&c, &Target::cpu()).unwrap()
+        });
+        check_all(&name, &m, &x, Some(k));
+        checked += 1;
+    }
+    assert!(checked >= 24, "only {checked} matrices checked");
+}
+
+/// A matrix from explicit rows of (column, value).
+fn from_rows(cols: usize, rows: &[Vec<(u32, f64)>]) -> CsrMatrix {
+    let mut m = CsrMatrix {
+        rows: rows.len(),
+        cols,
+        row_offsets: vec![0],
+        col_indices: vec![],
+        values: vec![],
+    };
+    for r in rows {
+        for &(j, v) in r {
+            m.col_indices.push(j);
+            m.values.push(v);
+        }
+        m.row_offsets.push(m.values.len() as u64);
+    }
+    m
+}
+
+#[test]
+fn edge_cases_sum_in_four_lanes() {
+    let mut cases: Vec<(&str, CsrMatrix)> = vec![
+        (
+            "one row",
+            from_rows(5, &[vec![(0, 1.5), (3, -2.0), (4, 0.25)]]),
+        ),
+        ("one empty row", from_rows(3, &[vec![]])),
+        ("no rows", from_rows(3, &[])),
+        ("random 37 rows", matgen::random(37, 50, 5, 7)),
+        ("power law", matgen::power_law(1000, 1, 1.6, 3)),
+    ];
+    // Rows of every length from 0 to 40, so every tail (1-3 elements) follows every number of
+    // whole steps, and empty rows between them.
+    let rows: Vec<Vec<(u32, f64)>> = (0..700u32)
+        .map(|i| {
+            let len = if i % 7 == 0 { 0 } else { (i % 41) as usize };
+            (0..len)
+                .map(|k| ((i as usize * 7 + k * 13) % 300) as u32)
+                .map(|j| (j, 1.0 + f64::from(j % 5) - 2.5))
+                .collect()
+        })
+        .collect();
+    cases.push(("ragged with empty rows", from_rows(300, &rows)));
+    // Rows of -0.0 products: each partial sum starts at +0.0, as the interpreter's fold does.
+    cases.push((
+        "negative zeros",
+        from_rows(2, &[vec![(0, -0.0), (1, -0.0)], vec![(1, -1.0)]]),
+    ));
+    for (name, m) in &cases {
+        let mut x = x_for(m.cols);
+        for (j, v) in [
+            (1, -0.0),
+            (2, f64::NAN),
+            (3, f64::INFINITY),
+            (4, f64::NEG_INFINITY),
+        ] {
+            if j < x.len() {
+                x[j] = v;
+            }
+        }
+        check_all(name, m, &x, None);
+    }
+}
+
+#[test]
+fn an_out_of_range_index_is_the_row_layouts_error() {
+    let mut m = matgen::random(500, 400, 6, 11);
+    let k0 = m.row_offsets[321] as usize + 2;
+    m.col_indices[k0] = 5000;
+    let c = Computation::new(&spmv_app(&m, &x_for(m.cols)).unwrap()).unwrap();
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
+    assert!(
+        expected.contains("5000") && expected.contains("gather"),
+        "{expected}"
+    );
+    for v in lanes_variants(&k) {
+        let mut ws = Workspace::default();
+        let got = k.run_in(&c, v, &mut ws).unwrap_err().to_string();
+        assert_eq!(got, expected, "{v}");
+        assert!(
+            ws.lanes_layout(0).is_none(),
+            "{v}: no layout over a bad row"
+        );
+    }
+}
+
+#[test]
+fn the_layout_is_kept_per_computation_and_reports_its_cost() {
+    let m = matgen::power_law(3000, 1, 1.6, 9);
+    let x = x_for(m.cols);
+    let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let v = lanes_variants(&k)[0];
+    let mut ws = Workspace::default();
+    k.run_in(&c, v, &mut ws).unwrap();
+    let l = ws.lanes_layout(0).expect("a kept layout");
+    assert_eq!((l.rows, l.starts.len()), (m.rows, m.rows + 1));
+    assert_eq!(l.starts, m.row_offsets);
+    assert!(l.inspect_seconds > 0.0);
+    // Another computation's inputs get their own layout.
+    let mut m2 = m.clone();
+    m2.values.iter_mut().for_each(|v| *v *= -3.0);
+    m2.row_offsets.pop();
+    m2.row_offsets.push(m.row_offsets[m.rows] - 1);
+    m2.col_indices.pop();
+    m2.values.pop();
+    let c2 = Computation::new(&spmv_app(&m2, &x).unwrap()).unwrap();
+    k.run_in(&c2, v, &mut ws).unwrap();
+    assert_eq!(ws.lanes_layout(0).unwrap().starts, m2.row_offsets);
+    let Output::Seq(Buffer::F64(got)) = ws.output().unwrap() else {
+        panic!("a flat f64 result");
+    };
+    assert!(got.iter().zip(model(&m2, &x)).all(|(a, b)| same(*a, b)));
+}
+
+/// The lanes kernels take AVX2 where the CPU has it, else the scalar loop in the same order;
+/// `SURGE_CPU_SIMD=none` forces the scalar loop, so the two tests above run again in a child
+/// process without SIMD: both paths give the model's bits on every machine that has AVX2.
+#[test]
+fn the_scalar_path_sums_in_the_same_order() {
+    if std::env::var_os("SURGE_CPU_SIMD").is_some() {
+        return; // the child process itself
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(&exe)
+        .env("SURGE_CPU_SIMD", "none")
+        .args([
+            "--exact",
+            "every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix",
+            "edge_cases_sum_in_four_lanes",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("2 passed"),
+        "SURGE_CPU_SIMD=none:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
