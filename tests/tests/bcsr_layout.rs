@@ -11,7 +11,7 @@ use surge::codegen::variant::Variant;
 use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
-use tests::layouts::{bits, row_variant};
+use tests::layouts::{bits, from_rows, row_variant, x_for};
 use tests::shared_matrix_files;
 
 fn bcsr_variants(k: &Kernels) -> Vec<&Variant> {
@@ -57,10 +57,6 @@ fn check_all(name: &str, c: &Computation, k: &Kernels, want: &[u64]) -> Vec<usiz
         .iter()
         .map(|&s| ws.bcsr_layout(0, s).map_or(0, |l| l.block_rows()))
         .collect()
-}
-
-fn x_for(cols: usize) -> Vec<f64> {
-    (0..cols).map(|j| 0.5 + (j % 11) as f64 * 0.125).collect()
 }
 
 fn spmv(m: &CsrMatrix, x: &[f64]) -> (Computation, Vec<u64>) {
@@ -129,25 +125,6 @@ fn every_bcsr_variant_matches_the_interpreter_on_every_shared_matrix() {
     }
     assert!(checked >= 24, "only {checked} matrices checked");
     assert!(held.iter().all(|&h| h >= 10), "blown-up matrices: {held:?}");
-}
-
-/// A matrix from explicit rows of (column, value).
-fn from_rows(cols: usize, rows: &[Vec<(u32, f64)>]) -> CsrMatrix {
-    let mut m = CsrMatrix {
-        rows: rows.len(),
-        cols,
-        row_offsets: vec![0],
-        col_indices: vec![],
-        values: vec![],
-    };
-    for r in rows {
-        for &(j, v) in r {
-            m.col_indices.push(j);
-            m.values.push(v);
-        }
-        m.row_offsets.push(m.values.len() as u64);
-    }
-    m
 }
 
 /// Rows of 12 columns `12 (i / 12) + 0..12` (mod `cols`): block rows of 2, 3 and 4 rows share

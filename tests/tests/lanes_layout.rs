@@ -11,7 +11,7 @@ use surge::mtx::{CsrMatrix, read_mtx};
 use surge::oracle::{Expected, Flat};
 use surge::prelude::*;
 use surge::{Buffer, Kernels, Output, Target, Workspace};
-use tests::layouts::row_variant;
+use tests::layouts::{from_rows, row_variant, x_for};
 use tests::shared_matrix_files;
 
 fn lanes_variants(k: &Kernels) -> Vec<&Variant> {
@@ -80,10 +80,6 @@ fn check_all(name: &str, m: &CsrMatrix, x: &[f64], k: Option<&Kernels>) {
     }
 }
 
-fn x_for(cols: usize) -> Vec<f64> {
-    (0..cols).map(|j| 0.5 + (j % 11) as f64 * 0.125).collect()
-}
-
 #[test]
 fn every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix() {
     let mut kernels: Option<Kernels> = None;
@@ -103,25 +99,6 @@ fn every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix() {
         checked += 1;
     }
     assert!(checked >= 24, "only {checked} matrices checked");
-}
-
-/// A matrix from explicit rows of (column, value).
-fn from_rows(cols: usize, rows: &[Vec<(u32, f64)>]) -> CsrMatrix {
-    let mut m = CsrMatrix {
-        rows: rows.len(),
-        cols,
-        row_offsets: vec![0],
-        col_indices: vec![],
-        values: vec![],
-    };
-    for r in rows {
-        for &(j, v) in r {
-            m.col_indices.push(j);
-            m.values.push(v);
-        }
-        m.row_offsets.push(m.values.len() as u64);
-    }
-    m
 }
 
 #[test]

@@ -9,7 +9,7 @@ use surge::codegen::variant::Variant;
 use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
-use tests::layouts::{bits, row_variant};
+use tests::layouts::{bits, from_rows, row_variant, x_for};
 use tests::shared_matrix_files;
 
 fn sell_variants(k: &Kernels) -> Vec<&Variant> {
@@ -52,10 +52,6 @@ fn check_all(name: &str, c: &Computation, k: &Kernels, want: &[u64]) {
     }
 }
 
-fn x_for(cols: usize) -> Vec<f64> {
-    (0..cols).map(|j| 0.5 + (j % 11) as f64 * 0.125).collect()
-}
-
 fn spmv(m: &CsrMatrix, x: &[f64]) -> (Computation, Vec<u64>) {
     let y = spmv_app(m, x).unwrap();
     let want: Vec<u64> = y.interpret().unwrap().iter().map(|v| v.to_bits()).collect();
@@ -78,25 +74,6 @@ fn every_sell_variant_matches_the_interpreter_on_every_shared_matrix() {
         checked += 1;
     }
     assert!(checked >= 24, "only {checked} matrices checked");
-}
-
-/// A matrix from explicit rows of (column, value).
-fn from_rows(cols: usize, rows: &[Vec<(u32, f64)>]) -> CsrMatrix {
-    let mut m = CsrMatrix {
-        rows: rows.len(),
-        cols,
-        row_offsets: vec![0],
-        col_indices: vec![],
-        values: vec![],
-    };
-    for r in rows {
-        for &(j, v) in r {
-            m.col_indices.push(j);
-            m.values.push(v);
-        }
-        m.row_offsets.push(m.values.len() as u64);
-    }
-    m
 }
 
 #[test]
