@@ -30,6 +30,39 @@ pub fn x_for(cols: usize) -> Vec<f64> {
     (0..cols).map(|j| 0.5 + (j % 11) as f64 * 0.125).collect()
 }
 
+/// [`x_for`] with -0.0, NaN, ∞ and -∞ at positions 1-4 (where it has them): they pass through
+/// the products as IEEE values.
+pub fn x_with_specials(cols: usize) -> Vec<f64> {
+    let mut x = x_for(cols);
+    for (j, v) in [
+        (1, -0.0),
+        (2, f64::NAN),
+        (3, f64::INFINITY),
+        (4, f64::NEG_INFINITY),
+    ] {
+        if j < x.len() {
+            x[j] = v;
+        }
+    }
+    x
+}
+
+/// The small matrices every layout's edge-case test starts from: one row, one empty row, no
+/// rows, random rows, power-law rows.
+pub fn small_cases() -> Vec<(&'static str, CsrMatrix)> {
+    use surge::apps::matgen;
+    vec![
+        (
+            "one row",
+            from_rows(5, &[vec![(0, 1.5), (3, -2.0), (4, 0.25)]]),
+        ),
+        ("one empty row", from_rows(3, &[vec![]])),
+        ("no rows", from_rows(3, &[])),
+        ("random 37 rows", matgen::random(37, 50, 5, 7)),
+        ("power law", matgen::power_law(1000, 1, 1.6, 3)),
+    ]
+}
+
 /// The row variant that folds each row sequentially (`unroll2=0`), one thread.
 pub fn row_variant(k: &Kernels) -> &Variant {
     k.variants()

@@ -11,7 +11,7 @@ use surge::mtx::{CsrMatrix, read_mtx};
 use surge::oracle::{Expected, Flat};
 use surge::prelude::*;
 use surge::{Buffer, Kernels, Output, Target, Workspace};
-use tests::layouts::{from_rows, row_variant, x_for};
+use tests::layouts::{from_rows, row_variant, small_cases, x_for, x_with_specials};
 use tests::shared_matrix_files;
 
 fn lanes_variants(k: &Kernels) -> Vec<&Variant> {
@@ -103,16 +103,7 @@ fn every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix() {
 
 #[test]
 fn edge_cases_sum_in_four_lanes() {
-    let mut cases: Vec<(&str, CsrMatrix)> = vec![
-        (
-            "one row",
-            from_rows(5, &[vec![(0, 1.5), (3, -2.0), (4, 0.25)]]),
-        ),
-        ("one empty row", from_rows(3, &[vec![]])),
-        ("no rows", from_rows(3, &[])),
-        ("random 37 rows", matgen::random(37, 50, 5, 7)),
-        ("power law", matgen::power_law(1000, 1, 1.6, 3)),
-    ];
+    let mut cases = small_cases();
     // Rows of every length from 0 to 40, so every tail (1-3 elements) follows every number of
     // whole steps, and empty rows between them.
     let rows: Vec<Vec<(u32, f64)>> = (0..700u32)
@@ -131,17 +122,7 @@ fn edge_cases_sum_in_four_lanes() {
         from_rows(2, &[vec![(0, -0.0), (1, -0.0)], vec![(1, -1.0)]]),
     ));
     for (name, m) in &cases {
-        let mut x = x_for(m.cols);
-        for (j, v) in [
-            (1, -0.0),
-            (2, f64::NAN),
-            (3, f64::INFINITY),
-            (4, f64::NEG_INFINITY),
-        ] {
-            if j < x.len() {
-                x[j] = v;
-            }
-        }
+        let x = x_with_specials(m.cols);
         check_all(name, m, &x, None);
     }
 }

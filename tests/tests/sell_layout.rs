@@ -9,7 +9,7 @@ use surge::codegen::variant::Variant;
 use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
-use tests::layouts::{bits, from_rows, row_variant, x_for};
+use tests::layouts::{bits, from_rows, row_variant, small_cases, x_for, x_with_specials};
 use tests::shared_matrix_files;
 
 fn sell_variants(k: &Kernels) -> Vec<&Variant> {
@@ -78,17 +78,8 @@ fn every_sell_variant_matches_the_interpreter_on_every_shared_matrix() {
 
 #[test]
 fn edge_cases_match_the_interpreter() {
-    let mut cases: Vec<(&str, CsrMatrix)> = vec![
-        (
-            "one row",
-            from_rows(5, &[vec![(0, 1.5), (3, -2.0), (4, 0.25)]]),
-        ),
-        ("one empty row", from_rows(3, &[vec![]])),
-        ("no rows", from_rows(3, &[])),
-        ("random 37 rows", matgen::random(37, 50, 5, 7)),
-        ("power law", matgen::power_law(1000, 1, 1.6, 3)),
-        ("arrowhead", matgen::arrowhead(600, 3, 2)),
-    ];
+    let mut cases = small_cases();
+    cases.extend([("arrowhead", matgen::arrowhead(600, 3, 2))]);
     // Empty rows between rows of every length up to 40 (longer than the mean by far, so the
     // longest are computed outside the layout) in windows wider than σ.
     let mut rows = Vec::new();
@@ -107,18 +98,7 @@ fn edge_cases_match_the_interpreter() {
     }
     cases.push(("ragged with empty rows", from_rows(300, &rows)));
     for (name, m) in &cases {
-        let mut x = x_for(m.cols);
-        // -0.0, NaN and ±∞ pass through the products as IEEE values.
-        for (j, v) in [
-            (1, -0.0),
-            (2, f64::NAN),
-            (3, f64::INFINITY),
-            (4, f64::NEG_INFINITY),
-        ] {
-            if j < x.len() {
-                x[j] = v;
-            }
-        }
+        let x = x_with_specials(m.cols);
         let (c, want) = spmv(m, &x);
         let k = Kernels::build(&c, &Target::cpu()).unwrap();
         check_all(name, &c, &k, &want);
