@@ -2,9 +2,11 @@
 //! `lanes_layout.rs`): the reference row variant every layout must equal bit for bit, a result's
 //! bits, a matrix from explicit rows and the tests' `x`.
 
+use surge::apps::spmv_app;
 use surge::codegen::variant::Variant;
 use surge::mtx::CsrMatrix;
-use surge::{Buffer, Kernels, Output};
+use surge::prelude::*;
+use surge::{Buffer, Kernels, Output, Target};
 
 /// A matrix from explicit rows of (column, value).
 pub fn from_rows(cols: usize, rows: &[Vec<(u32, f64)>]) -> CsrMatrix {
@@ -83,4 +85,23 @@ pub fn bits(o: Output) -> Vec<u64> {
         Output::Seq(Buffer::I64(v)) => v.iter().map(|x| *x as u64).collect(),
         other => panic!("expected a flat sequence, got {other:?}"),
     }
+}
+
+/// `m` with the third element of row 321 gathering from column 5000 (outside `x`): its
+/// computation, kernels and the row layout's error, which names the index and the `gather` (as
+/// the interpreter's does). Every layout must report exactly this error.
+pub fn bad_index(mut m: CsrMatrix) -> (Computation, Kernels, String) {
+    let k0 = m.row_offsets[321] as usize + 2;
+    m.col_indices[k0] = 5000;
+    let y = spmv_app(&m, &x_for(m.cols)).unwrap();
+    let want = y.interpret().unwrap_err().to_string();
+    assert!(want.contains("5000"), "{want}");
+    let c = Computation::new(&y).unwrap();
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
+    assert!(
+        expected.contains("5000") && expected.contains("gather"),
+        "{expected}"
+    );
+    (c, k, expected)
 }

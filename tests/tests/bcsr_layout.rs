@@ -11,7 +11,7 @@ use surge::codegen::variant::Variant;
 use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
-use tests::layouts::{bits, from_rows, row_variant, x_for};
+use tests::layouts::{bad_index, bits, from_rows, row_variant, x_for};
 use tests::shared_matrix_files;
 
 fn bcsr_variants(k: &Kernels) -> Vec<&Variant> {
@@ -295,19 +295,7 @@ fn other_reductions_run_as_rows() {
 
 #[test]
 fn an_out_of_range_index_is_the_row_layouts_error() {
-    let mut m = from_rows(64, &banded_rows(400, 64, 0));
-    let k0 = m.row_offsets[321] as usize + 2;
-    m.col_indices[k0] = 5000;
-    let y = spmv_app(&m, &x_for(m.cols)).unwrap();
-    let want = y.interpret().unwrap_err().to_string();
-    assert!(want.contains("5000"), "{want}");
-    let c = Computation::new(&y).unwrap();
-    let k = Kernels::build(&c, &Target::cpu()).unwrap();
-    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
-    assert!(
-        expected.contains("5000") && expected.contains("gather"),
-        "{expected}"
-    );
+    let (c, k, expected) = bad_index(from_rows(64, &banded_rows(400, 64, 0)));
     for v in bcsr_variants(&k) {
         let mut ws = Workspace::default();
         let got = k.run_in(&c, v, &mut ws).unwrap_err().to_string();

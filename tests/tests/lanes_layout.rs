@@ -11,7 +11,7 @@ use surge::mtx::{CsrMatrix, read_mtx};
 use surge::oracle::{Expected, Flat};
 use surge::prelude::*;
 use surge::{Buffer, Kernels, Output, Target, Workspace};
-use tests::layouts::{from_rows, row_variant, small_cases, x_for, x_with_specials};
+use tests::layouts::{bad_index, from_rows, small_cases, x_for, x_with_specials};
 use tests::shared_matrix_files;
 
 fn lanes_variants(k: &Kernels) -> Vec<&Variant> {
@@ -129,16 +129,7 @@ fn edge_cases_sum_in_four_lanes() {
 
 #[test]
 fn an_out_of_range_index_is_the_row_layouts_error() {
-    let mut m = matgen::random(500, 400, 6, 11);
-    let k0 = m.row_offsets[321] as usize + 2;
-    m.col_indices[k0] = 5000;
-    let c = Computation::new(&spmv_app(&m, &x_for(m.cols)).unwrap()).unwrap();
-    let k = Kernels::build(&c, &Target::cpu()).unwrap();
-    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
-    assert!(
-        expected.contains("5000") && expected.contains("gather"),
-        "{expected}"
-    );
+    let (c, k, expected) = bad_index(matgen::random(500, 400, 6, 11));
     for v in lanes_variants(&k) {
         let mut ws = Workspace::default();
         let got = k.run_in(&c, v, &mut ws).unwrap_err().to_string();

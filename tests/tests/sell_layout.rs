@@ -9,7 +9,9 @@ use surge::codegen::variant::Variant;
 use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
-use tests::layouts::{bits, from_rows, row_variant, small_cases, x_for, x_with_specials};
+use tests::layouts::{
+    bad_index, bits, from_rows, row_variant, small_cases, x_for, x_with_specials,
+};
 use tests::shared_matrix_files;
 
 fn sell_variants(k: &Kernels) -> Vec<&Variant> {
@@ -164,21 +166,7 @@ fn prefixless_reductions_keep_negative_zero_and_report_empty_rows() {
 
 #[test]
 fn an_out_of_range_index_is_the_row_layouts_error() {
-    let mut m = matgen::random(500, 400, 6, 11);
-    let k0 = m.row_offsets[321] as usize + 2;
-    m.col_indices[k0] = 5000;
-    let (c, _) = {
-        let y = spmv_app(&m, &x_for(m.cols)).unwrap();
-        let want = y.interpret().unwrap_err().to_string();
-        assert!(want.contains("5000"), "{want}");
-        (Computation::new(&y).unwrap(), want)
-    };
-    let k = Kernels::build(&c, &Target::cpu()).unwrap();
-    let expected = k.run(&c, row_variant(&k)).unwrap_err().to_string();
-    assert!(
-        expected.contains("5000") && expected.contains("gather"),
-        "{expected}"
-    );
+    let (c, k, expected) = bad_index(matgen::random(500, 400, 6, 11));
     for v in sell_variants(&k) {
         let mut ws = Workspace::default();
         let got = k.run_in(&c, v, &mut ws).unwrap_err().to_string();
