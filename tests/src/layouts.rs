@@ -105,3 +105,27 @@ pub fn bad_index(mut m: CsrMatrix) -> (Computation, Kernels, String) {
     );
     (c, k, expected)
 }
+
+/// Whether this test process is the child [`rerun_with_simd`] started.
+pub fn in_simd_child() -> bool {
+    std::env::var_os("SURGE_CPU_SIMD").is_some()
+}
+
+/// Runs `tests` of this test binary again in a child process with `SURGE_CPU_SIMD=level` (the
+/// kernels' SIMD path is chosen once per process, so a lower one needs a process of its own) and
+/// asserts that all of them passed.
+pub fn rerun_with_simd(level: &str, tests: &[&str]) {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(&exe)
+        .env("SURGE_CPU_SIMD", level)
+        .arg("--exact")
+        .args(tests)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains(&format!("{} passed", tests.len())),
+        "SURGE_CPU_SIMD={level}:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

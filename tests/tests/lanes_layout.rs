@@ -11,7 +11,9 @@ use surge::mtx::{CsrMatrix, read_mtx};
 use surge::oracle::{Expected, Flat};
 use surge::prelude::*;
 use surge::{Buffer, Kernels, Output, Target, Workspace};
-use tests::layouts::{bad_index, from_rows, small_cases, x_for, x_with_specials};
+use tests::layouts::{
+    bad_index, from_rows, in_simd_child, rerun_with_simd, small_cases, x_for, x_with_specials,
+};
 use tests::shared_matrix_files;
 
 fn lanes_variants(k: &Kernels) -> Vec<&Variant> {
@@ -175,23 +177,14 @@ fn the_layout_is_kept_per_computation_and_reports_its_cost() {
 /// process without SIMD: both paths give the model's bits on every machine that has AVX2.
 #[test]
 fn the_scalar_path_sums_in_the_same_order() {
-    if std::env::var_os("SURGE_CPU_SIMD").is_some() {
-        return; // the child process itself
+    if in_simd_child() {
+        return;
     }
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(&exe)
-        .env("SURGE_CPU_SIMD", "none")
-        .args([
-            "--exact",
+    rerun_with_simd(
+        "none",
+        &[
             "every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix",
             "edge_cases_sum_in_four_lanes",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("2 passed"),
-        "SURGE_CPU_SIMD=none:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
 }

@@ -10,7 +10,8 @@ use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
 use tests::layouts::{
-    bad_index, bits, from_rows, row_variant, small_cases, x_for, x_with_specials,
+    bad_index, bits, from_rows, in_simd_child, rerun_with_simd, row_variant, small_cases, x_for,
+    x_with_specials,
 };
 use tests::shared_matrix_files;
 
@@ -224,25 +225,16 @@ fn rest_nnz(m: &CsrMatrix, rest: &[(usize, usize)]) -> usize {
 /// for bit, on every machine that has it.
 #[test]
 fn every_simd_path_matches_the_interpreter() {
-    if std::env::var_os("SURGE_CPU_SIMD").is_some() {
-        return; // the child process itself
+    if in_simd_child() {
+        return;
     }
-    let exe = std::env::current_exe().unwrap();
     for level in ["avx2", "none"] {
-        let out = std::process::Command::new(&exe)
-            .env("SURGE_CPU_SIMD", level)
-            .args([
-                "--exact",
+        rerun_with_simd(
+            level,
+            &[
                 "every_sell_variant_matches_the_interpreter_on_every_shared_matrix",
                 "edge_cases_match_the_interpreter",
-            ])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("2 passed"),
-            "SURGE_CPU_SIMD={level}:\n{text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+            ],
         );
     }
 }
