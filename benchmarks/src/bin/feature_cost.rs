@@ -36,20 +36,31 @@ fn main() {
         .median;
         // On a fresh input, as a tuned call on a new matrix pays it: the computation's
         // analysis is not cached yet (median of 20 fresh inputs, each built untimed).
-        let mut cold: Vec<f64> = (0..20)
-            .map(|_| {
-                let fresh = TuneInput::spmv(path.clone(), m.clone()).expect("an spmv input");
-                let t = std::time::Instant::now();
-                (surge.eval)(&fresh).expect("features");
-                (cusp.eval)(&fresh).expect("features");
-                t.elapsed().as_secs_f64()
-            })
-            .collect();
-        cold.sort_by(f64::total_cmp);
+        let fresh_time = |groups: &[&surge::tune::features::FeatureGroup]| -> f64 {
+            let mut t: Vec<f64> = (0..20)
+                .map(|_| {
+                    let fresh = TuneInput::spmv(path.clone(), m.clone()).expect("an spmv input");
+                    let t = std::time::Instant::now();
+                    for g in groups {
+                        (g.eval)(&fresh).expect("features");
+                    }
+                    t.elapsed().as_secs_f64()
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            t[10]
+        };
+        let (both, s_only, c_only) = (
+            fresh_time(&[&surge, &cusp]),
+            fresh_time(&[&surge]),
+            fresh_time(&[&cusp]),
+        );
         println!(
-            "{path}: both groups on a fresh input {:.1} us ({:.2} spmv)",
-            cold[10] * 1e6,
-            cold[10] / t_spmv
+            "{path}: on a fresh input: both groups {:.1} us ({:.2} spmv), surge {:.1} us, cusp {:.1} us",
+            both * 1e6,
+            both / t_spmv,
+            s_only * 1e6,
+            c_only * 1e6
         );
         let (a, e) = (CuspFeatures::of(&m), CuspFeatures::exact(&m));
         println!(

@@ -159,7 +159,11 @@ fn diagonal_counts(m: &CsrMatrix, step: usize, coarse: bool) -> (f64, f64) {
         Vec::new()
     };
     let (mut nf, mut nc) = (0usize, 0usize);
-    for (k, r) in (0..m.rows).step_by(step.max(1)).enumerate() {
+    let step = step.max(1);
+    for (k, r) in (0..m.rows).step_by(step).enumerate() {
+        if step > 1 {
+            prefetch_row(m, r, step);
+        }
         let (a, b) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
         for &c in &m.col_indices[a..b] {
             // col − row + rows, in 0..rows + cols.
@@ -174,6 +178,36 @@ fn diagonal_counts(m: &CsrMatrix, step: usize, coarse: bool) -> (f64, f64) {
         }
     }
     (nf as f64, nc as f64)
+}
+
+/// Sampled rows ahead of `r` (every `step`-th), for [`prefetch_row`].
+const AHEAD: usize = 8;
+
+/// Prefetches the sampled rows' data the loop will read: the offsets `2·AHEAD` sampled rows
+/// ahead, the column indices of the row `AHEAD` ahead (its offset prefetched `AHEAD` rows ago).
+/// Why: the sampled rows are far apart, so each is a cache miss, and without prefetching the
+/// pass waits for them one at a time: on a freshly loaded cage11 (560k nonzeros, 32k sampled)
+/// the CUSP features took 143 µs against 25 µs when the sample was cached.
+#[inline(always)]
+fn prefetch_row(m: &CsrMatrix, r: usize, step: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let far = r + 2 * AHEAD * step;
+        if far < m.row_offsets.len() {
+            // SAFETY: a prefetch never faults; the address is inside the slice anyway.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(m.row_offsets.as_ptr().add(far) as *const i8) };
+        }
+        if let Some(&a) = m.row_offsets.get(r + AHEAD * step)
+            && (a as usize) < m.col_indices.len()
+        {
+            let p = m.col_indices.as_ptr().wrapping_add(a as usize) as *const i8;
+            // SAFETY: as above.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (m, r, step);
 }
 
 /// The occupied diagonals: exact when the sample would hold every row, else estimated from two
