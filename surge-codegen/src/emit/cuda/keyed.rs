@@ -11,6 +11,8 @@
 //!   thread, or a logical warp or block row whose lane 0 finds the run's end and whose lanes
 //!   reduce its elements). The shape kernel counts the runs. Like `reduce`, the lanes assume an
 //!   associative and commutative operator.
+//! - `reduce_by_key` of flat tuples of scalars (an argmin per key), or of scalars whose operator
+//!   has no identity: the same split, lane 0 folding each run in order (`keyed_tuples.rs`).
 //! - `reduce_by_key` of rows (Listing 5.5) and a `reduce` of rows with an element-wise combiner
 //!   (`runs_rows.cu.tera`): the positions are split into one contiguous range per block (at
 //!   most 256 blocks); a block counts the runs that start before its range (its first output
