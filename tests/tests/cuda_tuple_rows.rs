@@ -5,6 +5,7 @@
 //! components is refused with a message naming it.
 
 use surge::Computation;
+use surge::apps::kmeans::program::argmin;
 use surge::prelude::*;
 use tests::conformance::values;
 use tests::cuda_checks::{fails_as_the_interpreter, on_cuda};
@@ -138,5 +139,107 @@ fn the_random_programs_reduce_by_key_of_rows_of_triples() -> surge::Result<()> {
         "triples reduced per key, transposed",
         &Computation::new(&y)?,
     );
+    Ok(())
+}
+
+/// A `reduce_by_key` of flat tuples of scalars (one tuple per element): `keys` and the
+/// elements' distances, an argmin per run of equal keys (ties: the first index), at the root
+/// and read by a later phase.
+fn argmin_per_key(keys: Vec<u32>, what: &str) -> surge::Result<()> {
+    let n = keys.len();
+    // Distances that repeat, so runs hold ties.
+    let d = Seq::input("d", (0..n).map(|i| ((i * 37) % 11) as f64).collect())?;
+    let k = Seq::input("k", keys)?;
+    let best = reduce_by_key(
+        argmin,
+        &zip(&d, &range(0u32, n as u32)?)?,
+        &k,
+        (lit(f64::INFINITY), lit(u32::MAX)),
+    )?;
+    on_cuda(what, &Computation::new(&best)?);
+    let idx = map(|t: (Scalar<f64>, Scalar<u32>)| t.1, &best)?;
+    on_cuda(&format!("{what}, its indices"), &Computation::new(&idx)?);
+    let y = reduce_prefix(add, &map(|t: (Scalar<f64>, Scalar<u32>)| t.0, &best)?, 0.0)?;
+    on_cuda(&format!("{what}, summed"), &Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn a_reduce_by_key_of_tuples_argmin_per_key() -> surge::Result<()> {
+    // Runs from one element to several blocks' worth.
+    let keys = (0..700u32).map(|i| i / 3 + (i / 200) * 50).collect();
+    argmin_per_key(keys, "argmin per key")?;
+    argmin_per_key(vec![5; 300], "argmin of one run")?;
+    argmin_per_key(
+        (0..300).map(|i| 3 * i + 1).collect(),
+        "argmin per distinct key",
+    )?;
+    argmin_per_key(Vec::new(), "argmin per key of nothing")
+}
+
+#[test]
+fn a_reduce_by_key_of_tuples_count_and_sum_per_key() -> surge::Result<()> {
+    type Cs = (Scalar<u64>, Scalar<f64>);
+    let n = 500usize;
+    let x = Seq::input("x", values(n, 9))?;
+    let ones: Seq<u64> = replicate(1u64, n as u64)?;
+    let k = Seq::input("k", (0..n as i64).map(|i| (i * i) / 97 - 3).collect())?;
+    let cs = reduce_by_key(
+        |a: Cs, b: Cs| (a.0 + b.0, a.1 + b.1),
+        &zip(&ones, &x)?,
+        &k,
+        (lit(0u64), lit(0.5f64)),
+    )?;
+    on_cuda("(count, sum) per key", &Computation::new(&cs)?);
+    let means = map(|t: Cs| t.1 / t.0.cast::<f64>(), &cs)?;
+    on_cuda("mean per key", &Computation::new(&means)?);
+    // The input and the keys of different lengths (known when it runs: a row of a nest): the
+    // interpreter's error.
+    let kk = Seq::input("kk", vec![0i64; n - 1])?;
+    let short = at(
+        &nest(&kk, &Seq::input("off", vec![0u32, n as u32 - 1])?)?,
+        0u32,
+    )?;
+    let bad = reduce_by_key(
+        |a: Cs, b: Cs| (a.0 + b.0, a.1 + b.1),
+        &zip(&ones, &x)?,
+        &short,
+        (lit(0u64), lit(0.5f64)),
+    )?;
+    fails_as_the_interpreter(&Computation::new(&bad)?);
+    // A combiner that fails (an integer division by zero in the third run): the interpreter's
+    // error, on every variant.
+    type Qs = (Scalar<i64>, Scalar<i64>);
+    let num = Seq::input("num", vec![7i64, -9, 100, 5, 3, 8, 2])?;
+    let den = Seq::input("den", vec![2i64, 4, -7, 1, 0, 3, 1])?;
+    let k = Seq::input("k", vec![1u32, 1, 2, 2, 3, 3, 3])?;
+    let q = reduce_by_key(
+        |a: Qs, b: Qs| (a.0 / b.1.clone(), a.1 + b.1),
+        &zip(&num, &den)?,
+        &k,
+        (lit(1000i64), lit(0i64)),
+    )?;
+    fails_as_the_interpreter(&Computation::new(&q)?);
+    let ok = Seq::input("den", vec![2i64, 4, -7, 1, 5, 3, 1])?;
+    let q = reduce_by_key(
+        |a: Qs, b: Qs| (a.0 / b.1.clone(), a.1 + b.1),
+        &zip(&num, &ok)?,
+        &k,
+        (lit(1000i64), lit(0i64)),
+    )?;
+    on_cuda("quotients per key", &Computation::new(&q)?);
+    Ok(())
+}
+
+#[test]
+fn a_reduce_by_key_with_an_operator_without_identity() -> surge::Result<()> {
+    // Scalars whose operator has no identity: folded in order, as the interpreter does.
+    let n = 300usize;
+    let x = Seq::input("x", values(n, 11))?;
+    let k = Seq::input("k", (0..n as u32).map(|i| i / 7).collect())?;
+    let decayed = reduce_by_key(|a: Scalar<f64>, b: Scalar<f64>| a * 0.5 + b, &x, &k, 1.0)?;
+    on_cuda("a decaying sum per key", &Computation::new(&decayed)?);
+    let y = reduce(max, &decayed)?;
+    on_cuda("the largest decaying sum per key", &Computation::new(&y)?);
     Ok(())
 }

@@ -106,15 +106,15 @@ pub(super) fn fold_scan(
 
 /// One fold: the row, the operator's result per component over the accumulator (`a`) and the
 /// next element (`b`), the initial value and the locals' names.
-struct Fold {
+pub(super) struct Fold {
     node: NodeId,
     tuple: bool,
-    len: String,
-    parts: Vec<SeqV>,
+    pub(super) len: String,
+    pub(super) parts: Vec<SeqV>,
     items: Vec<String>,
     init: Vec<String>,
     prefix: bool,
-    acc: Vec<String>,
+    pub(super) acc: Vec<String>,
     next: Vec<String>,
     new: Vec<String>,
 }
@@ -127,12 +127,24 @@ impl Fold {
         else {
             unreachable!("internal: a fold of a reduce or scan level")
         };
-        let tuple = seq_of_tuples(&tr.c.node(*input).ty);
+        Fold::over(tr, env, node, (op, *input, *prefix))
+    }
+
+    /// The fold of `input` (a flat sequence of scalars or of tuples of scalars) by `op` from
+    /// `prefix` (else from the first element), for node `node` (a reduce, scan or
+    /// `reduce_by_key`, `keyed_tuples.rs`).
+    pub(super) fn over(
+        tr: &Tr<'_>,
+        env: &Env,
+        node: NodeId,
+        (op, input, prefix): (&Lambda, NodeId, Option<NodeId>),
+    ) -> Result<Fold, CodegenError> {
+        let tuple = seq_of_tuples(&tr.c.node(input).ty);
         let (len, parts) = if tuple {
-            let t = tr.tuples(*input, env)?;
+            let t = tr.tuples(input, env)?;
             (t.len, t.parts)
         } else {
-            let s = tr.seq(*input, env)?;
+            let s = tr.seq(input, env)?;
             (s.len.clone(), vec![s])
         };
         let names = |p: &str| -> Vec<String> {
@@ -158,13 +170,14 @@ impl Fold {
         op_env.insert(*pb, f.bound(&f.next));
         f.items = f.value(tr, op.body, &op_env)?;
         f.init = match prefix {
-            Some(p) => f.value(tr, *p, env)?,
+            Some(p) => f.value(tr, p, env)?,
             None => f.parts.iter().map(|p| p.at("0")).collect(),
         };
         Ok(f)
     }
 
-    fn bound(&self, names: &[String]) -> Bound {
+    /// `names` (one local per component) bound as a value of the element type.
+    pub(super) fn bound(&self, names: &[String]) -> Bound {
         match self.tuple {
             true => Bound::Tuple(names.to_vec()),
             false => Bound::Scalar(names[0].clone()),
@@ -184,7 +197,7 @@ impl Fold {
     }
 
     /// The locals' declarations, and one step's statements at `surge_fold_j`.
-    fn declare_and_step(&self) -> (String, String) {
+    pub(super) fn declare_and_step(&self) -> (String, String) {
         let ty = |c: usize| cuda_type(self.parts[c].elem);
         let declare = self.each(&|c| format!("{} {} = {}; ", ty(c), self.acc[c], self.init[c]));
         let read = self.each(&|c| {
@@ -259,7 +272,7 @@ pub(super) fn packed_write(
 
 /// The statements that store the tuple `values` (of component types `elems`) packed at word
 /// `base` of `out`: component c at `base + c`, its bits in a u64 (`surge_pack`).
-fn pack_stores(base: &str, values: &[String], elems: &[crate::ir::Elem]) -> String {
+pub(super) fn pack_stores(base: &str, values: &[String], elems: &[crate::ir::Elem]) -> String {
     values
         .iter()
         .zip(elems)

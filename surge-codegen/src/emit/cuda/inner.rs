@@ -3,6 +3,7 @@
 //! a `reduce_by_key`, a scatter), and the result shape each stores.
 
 use super::OutputShape;
+use super::elements::I;
 use super::elements::SeqV;
 use crate::ir::{Elem, NodeId};
 
@@ -44,17 +45,8 @@ pub(super) enum Inner {
         code: String,
         out_elem: Elem,
     },
-    /// A root `reduce_by_key` (`keyed.rs`): the checked length, element and key templates over
-    /// `@I@`, the element type, operator, identity and prefix.
-    Runs {
-        len: String,
-        elem: String,
-        key: String,
-        t: Elem,
-        op_body: String,
-        ident: String,
-        prefix: String,
-    },
+    /// A root `reduce_by_key` of scalars or of tuples (`keyed.rs`, `keyed_tuples.rs`).
+    Runs(Runs),
     /// A root `reduce_by_key` of rows with an element-wise combiner (Listing 5.5, `keyed.rs`):
     /// the checked length and key template over `@I@`, the rows' width (the prefix's length),
     /// row `p`'s length and element `j`, the check of row `p`'s length, the prefix's element `j`
@@ -131,10 +123,100 @@ impl Inner {
                 elem: t.stored(),
                 nested: true,
             },
-            Inner::Runs { t, .. } | Inner::Scatter { t, .. } => OutputShape {
+            Inner::Runs(r) => r.shape(),
+            Inner::Scatter { t, .. } => OutputShape {
                 elem: t.stored(),
                 nested: false,
             },
+        }
+    }
+}
+
+/// A root `reduce_by_key`: the checked length and key template over `@I@`, and how each run
+/// is folded (`runs.cu.tera`).
+#[derive(Debug, Clone)]
+pub(super) struct Runs {
+    pub(super) len: String,
+    pub(super) key: String,
+    /// The element type the runs fold (the stored element's, for a fold).
+    pub(super) t: Elem,
+    pub(super) fold: RunFold,
+}
+
+/// How a `reduce_by_key`'s runs are folded.
+#[derive(Debug, Clone)]
+pub(super) enum RunFold {
+    /// Scalars with an operator that has an identity: each run reduced by the resource's lanes
+    /// (the element template over `@I@`, the operator over `a` and `b`, identity, prefix).
+    Lanes {
+        elem: String,
+        op_body: String,
+        ident: String,
+        prefix: String,
+    },
+    /// Tuples, or an operator without an identity (`keyed_tuples.rs`): lane 0 folds each run in
+    /// order; `code` declares the accumulator from the prefix, advances `end` over the run that
+    /// starts at `start` (key `k0`) and stores its result as run `r`. With `packed`, each run is
+    /// a tuple stored packed as that many u64 words (a row of the nested output).
+    Lane0 { code: String, packed: Option<usize> },
+}
+
+impl Runs {
+    /// The number of runs of equal consecutive keys: the phase's element count.
+    pub(super) fn count(&self) -> String {
+        format!(
+            "surge_run_count({}, [&](u64 surge_j) {{ return {}; }})",
+            self.len,
+            self.key.replace(I, "(surge_j)")
+        )
+    }
+
+    /// The result the phase stores: one element per run, or a packed tuple's words per run.
+    fn shape(&self) -> OutputShape {
+        match self.fold {
+            RunFold::Lane0 {
+                packed: Some(_), ..
+            } => OutputShape {
+                elem: Elem::U64,
+                nested: true,
+            },
+            _ => OutputShape {
+                elem: self.t.stored(),
+                nested: false,
+            },
+        }
+    }
+
+    /// The row length of a packed result (each run's words), for the shape kernel.
+    pub(super) fn row_len(&self) -> Option<String> {
+        match self.fold {
+            RunFold::Lane0 {
+                packed: Some(w), ..
+            } => Some(format!("{w}ULL")),
+            _ => None,
+        }
+    }
+
+    /// Inserts the template variables of `runs.cu.tera` (with `max_blocks`, the most blocks
+    /// that take part).
+    pub(super) fn insert(&self, ctx: &mut tera::Context, max_blocks: u32) {
+        ctx.insert("len_expr", &self.len);
+        ctx.insert("key_expr", &self.key.replace(I, "(j)"));
+        ctx.insert("max_blocks", &max_blocks);
+        match &self.fold {
+            RunFold::Lanes {
+                elem,
+                op_body,
+                ident,
+                prefix,
+            } => {
+                ctx.insert("fold", "");
+                ctx.insert("elem_expr", &elem.replace(I, "(j)"));
+                ctx.insert("op_body", op_body);
+                ctx.insert("ident", ident);
+                ctx.insert("prefix", prefix);
+            }
+            RunFold::Lane0 { code, .. } => ctx.insert("fold", code),
         }
     }
 }

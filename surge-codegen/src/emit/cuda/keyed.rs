@@ -11,6 +11,8 @@
 //!   thread, or a logical warp or block row whose lane 0 finds the run's end and whose lanes
 //!   reduce its elements). The shape kernel counts the runs. Like `reduce`, the lanes assume an
 //!   associative and commutative operator.
+//! - `reduce_by_key` of flat tuples of scalars (an argmin per key), or of scalars whose operator
+//!   has no identity: the same split, lane 0 folding each run in order (`keyed_tuples.rs`).
 //! - `reduce_by_key` of rows (Listing 5.5) and a `reduce` of rows with an element-wise combiner
 //!   (`runs_rows.cu.tera`): the positions are split into one contiguous range per block (at
 //!   most 256 blocks); a block counts the runs that start before its range (its first output
@@ -29,6 +31,7 @@
 
 use super::checks::{equal_lengths, pair_lengths};
 use super::elements::{Bound, Env, I, SeqV, Tr};
+use super::inner::{RunFold, Runs};
 use super::phase::{Inner, PhaseCode, operator_of};
 use crate::CodegenError;
 use crate::analysis::Phase;
@@ -41,6 +44,9 @@ pub(super) fn key_at(keys: &SeqV) -> String {
 
 /// A `reduce_by_key` at the phase's root.
 pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    if let Some((rbk, post)) = super::keyed_tuples::part(tr.c, phase.root) {
+        return super::keyed_tuples::lane0_runs(tr, rbk, Some(post));
+    }
     let root = phase.root;
     let Op::ReduceByKey {
         op,
@@ -55,26 +61,33 @@ pub(super) fn runs(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError>
     if tr.c.node(*input).ty.depth() == 2 {
         return row_runs(tr, root, (op, *input, *keys, *prefix), None);
     }
+    if super::keyed_tuples::folds_in_order(&tr, op, *input) {
+        return super::keyed_tuples::lane0_runs(tr, root, None);
+    }
     let seq = tr.seq(*input, &env)?;
     let ks = tr.seq(*keys, &env)?;
     let len = pair_lengths(&seq.len, &ks.len, 0, root);
     let (op_body, ident) = operator_of(&tr, &env, root, op, seq.elem)?;
     let prefix = tr.scalar(*prefix, &env)?;
     let key = key_at(&ks);
-    let n_expr = format!(
-        "surge_run_count({len}, [&](u64 surge_j) {{ return {}; }})",
-        key.replace(I, "(surge_j)")
-    );
-    let inner = Inner::Runs {
-        len,
+    let fold = RunFold::Lanes {
         elem: seq.at.clone(),
-        key,
-        t: seq.elem,
         op_body,
         ident,
         prefix,
     };
-    Ok(PhaseCode::of(&tr, n_expr, Vec::new(), inner))
+    let runs = Runs {
+        len,
+        key,
+        t: seq.elem,
+        fold,
+    };
+    Ok(PhaseCode::of(
+        &tr,
+        runs.count(),
+        Vec::new(),
+        Inner::Runs(runs),
+    ))
 }
 
 /// A `reduce_by_key` of rows whose combiner is element-wise (`|a, b| map(|(u, v)| f(u, v),

@@ -13,6 +13,7 @@ mod elements;
 mod fold;
 mod inner;
 mod keyed;
+mod keyed_tuples;
 mod lowered;
 mod phase;
 mod render;

@@ -288,6 +288,7 @@ impl PhaseCode {
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
             Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
             Inner::Packed { width, .. } => ctx.insert("len_expr", &format!("{width}ULL")),
+            Inner::Runs(r) => ctx.insert("len_expr", &r.row_len().unwrap_or_default()),
             Inner::ScatterRows {
                 node,
                 len,
@@ -333,7 +334,7 @@ impl PhaseCode {
     fn one_element(&self) -> bool {
         self.sequence == "reduce"
             || self.sequence == "scan"
-            || matches!(self.inner, Inner::Runs { .. } | Inner::RowRuns { .. })
+            || matches!(self.inner, Inner::Runs(_) | Inner::RowRuns { .. })
     }
 
     /// Checks that `v` is a CUDA variant whose schedule has as many levels as the phase.
@@ -479,23 +480,9 @@ impl PhaseCode {
                 ctx.insert("fold", code);
                 ("fold", crate::ir::Elem::U64)
             }
-            Inner::Runs {
-                len,
-                elem,
-                key,
-                t,
-                op_body,
-                ident,
-                prefix,
-            } => {
-                ctx.insert("len_expr", len);
-                ctx.insert("elem_expr", &elem.replace(I, "(j)"));
-                ctx.insert("key_expr", &key.replace(I, "(j)"));
-                ctx.insert("op_body", op_body);
-                ctx.insert("ident", ident);
-                ctx.insert("prefix", prefix);
-                ctx.insert("max_blocks", &ROW_RUN_BLOCKS);
-                ("runs", *t)
+            Inner::Runs(r) => {
+                r.insert(ctx, ROW_RUN_BLOCKS);
+                ("runs", r.t)
             }
             Inner::Scatter {
                 node,
