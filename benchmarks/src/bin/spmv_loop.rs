@@ -37,18 +37,25 @@ fn main() {
         std::process::exit(2);
     };
     let mut ws = Workspace::default();
+    call_loop(&v.id(), m.nnz(), secs, || {
+        k.run_in(&c, v, &mut ws).expect("run")
+    });
+}
+
+/// Calls `f` for `secs` seconds and prints the calls, the time per call and the rate of an
+/// SpMV of `nnz` nonzeros.
+fn call_loop(name: &str, nnz: usize, secs: f64, mut f: impl FnMut()) {
     let start = std::time::Instant::now();
     let mut calls = 0u64;
     while start.elapsed().as_secs_f64() < secs {
-        k.run_in(&c, v, &mut ws).expect("run");
+        f();
         calls += 1;
     }
     let per = start.elapsed().as_secs_f64() / calls as f64;
     println!(
-        "{}: {calls} calls, {:.1} us per call, {:.2} GFLOP/s",
-        v.id(),
+        "{name}: {calls} calls, {:.1} us per call, {:.2} GFLOP/s",
         per * 1e6,
-        2.0 * m.nnz() as f64 / per / 1e9
+        2.0 * nnz as f64 / per / 1e9
     );
 }
 
@@ -62,16 +69,8 @@ fn mkl_loop(m: &surge::mtx::CsrMatrix, x: &[f64], secs: f64, threads: usize) {
         std::process::exit(1)
     });
     let mut y = vec![0.0; m.rows];
-    let start = std::time::Instant::now();
-    let mut calls = 0u64;
-    while start.elapsed().as_secs_f64() < secs {
-        a.mv(x, &mut y).expect("mkl_sparse_d_mv");
-        calls += 1;
-    }
-    let per = start.elapsed().as_secs_f64() / calls as f64;
-    println!(
-        "mkl, {threads} thread(s): {calls} calls, {:.1} us per call, {:.2} GFLOP/s",
-        per * 1e6,
-        2.0 * m.nnz() as f64 / per / 1e9
-    );
+    let name = format!("mkl, {threads} thread(s)");
+    call_loop(&name, m.nnz(), secs, || {
+        a.mv(x, &mut y).expect("mkl_sparse_d_mv")
+    });
 }

@@ -14,7 +14,7 @@
 //! writes and an inspector that copies nothing but the offsets.
 
 use super::Workspace;
-use super::abi::Buf;
+use super::abi::{Buf, PhaseFns};
 use super::balance::Weighed;
 use super::diagonal::{data_len, int_at};
 use super::plan::HostPlan;
@@ -79,19 +79,18 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<LanesLayout>
 }
 
 /// The lanes layout phase `pi` runs over under `plan`, if any (built, or kept in `ws` under
-/// `key`): none unless the phase exports `lanes` and every row is valid.
-#[allow(clippy::too_many_arguments)]
+/// `key`): none unless the phase's library exports `lanes` and every row is valid.
 pub(super) fn layout_for(
     abi: &PhaseAbi,
     plan: &HostPlan,
-    has_kernel: bool,
+    fns: &PhaseFns,
     ws: &mut Workspace,
     pi: usize,
     key: Option<u64>,
     buffers: &[Buffer],
 ) -> Option<Arc<LanesLayout>> {
     match &abi.diagonal {
-        Some(pat) if plan.lanes && abi.lanes && has_kernel => ws
+        Some(pat) if plan.lanes && fns.lanes.is_some() => ws
             .lanes
             .layout(pi, key, (), || inspect(pat, buffers))
             .filter(|l| buffers[pat.gathered].len() >= l.gather_len),
@@ -110,11 +109,7 @@ impl PhaseCall<'_> {
             ptr: l.starts.as_ptr() as *const u8,
             len: l.starts.len(),
         }];
-        let none = Weighed {
-            runs: Vec::new(),
-            prefix: vec![0],
-        };
-        self.run_units(f, &slots, (&l.weights, 1), (&[], &none), out)
+        self.run_units(f, &slots, (&l.weights, 1), (&[], &Weighed::default()), out)
     }
 }
 

@@ -91,8 +91,7 @@ impl NativeKernels {
             };
             let sell = super::sell_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
             let bcsr = super::bcsr_run::layout_for(abi, plan, &fns, ws, pi, key, buffers);
-            let lanes =
-                super::lanes::layout_for(abi, plan, fns.lanes.is_some(), ws, pi, key, buffers);
+            let lanes = super::lanes::layout_for(abi, plan, &fns, ws, pi, key, buffers);
             let call = PhaseCall {
                 kernels: self,
                 pool: &pool,

@@ -159,15 +159,7 @@ fn time_variants(
     let mut out = Vec::new();
     let mut ws = crate::Workspace::default();
     for v in k.variants() {
-        let mut err = None;
-        let t = measure_batched(opts.warmup, opts.runs, min_sample, || {
-            if let Err(e) = k.run_in(c, v, &mut ws) {
-                err = Some(e);
-            }
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
+        let t = measure_variant(k, c, v, &mut ws, (opts.warmup, opts.runs), min_sample)?;
         if let Some(p) = limit.as_deref_mut() {
             p.sample();
         }
@@ -183,6 +175,25 @@ fn time_variants(
         }
     }
     Ok(out)
+}
+
+/// `v` of `k` on `c` timed by [`measure_batched`] (`(warmup, runs)`, samples of at least
+/// `min_sample` seconds) in `ws`; an error of any run is returned instead.
+fn measure_variant(
+    k: &Kernels,
+    c: &Computation,
+    v: &surge_codegen::variant::Variant,
+    ws: &mut crate::Workspace,
+    (warmup, runs): (usize, usize),
+    min_sample: f64,
+) -> Result<Timing> {
+    let mut err = None;
+    let t = measure_batched(warmup, runs, min_sample, || {
+        if let Err(e) = k.run_in(c, v, ws) {
+            err = Some(e);
+        }
+    });
+    err.map_or(Ok(t), Err)
 }
 
 #[allow(clippy::too_many_arguments)]

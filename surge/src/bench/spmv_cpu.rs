@@ -265,7 +265,8 @@ fn candidates(
     variants: &[super::VariantResult],
     backend: &CpuBackend,
 ) -> Result<Vec<String>> {
-    let ids = shortlist(variants, RESCREENED);
+    let screened = variants.iter().map(|v| (v.variant.as_str(), v.min_seconds));
+    let ids = shortlist(screened, RESCREENED);
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); ids.len()];
     let mut spaces: Vec<Workspace> = ids.iter().map(|_| Workspace::default()).collect();
     let cfg = crate::tune::training::TrainingConfig::default();
@@ -275,13 +276,7 @@ fn candidates(
                 .zip(spaces.iter_mut())
                 .map(|(id, ws)| {
                     let v = i.k.variant(id)?;
-                    let mut err = None;
-                    let t = measure_batched(1, 1, SCREEN_SAMPLE, || {
-                        if let Err(e) = i.k.run_in(i.c, v, ws) {
-                            err = Some(e);
-                        }
-                    });
-                    err.map_or(Ok(t.median), Err)
+                    super::measure_variant(i.k, i.c, v, ws, (1, 1), SCREEN_SAMPLE).map(|t| t.median)
                 })
                 .collect::<Result<Vec<f64>>>()
         });
@@ -289,28 +284,22 @@ fn candidates(
             s.push(t);
         }
     }
-    let ranked: Vec<super::VariantResult> = ids
-        .into_iter()
+    let medians: Vec<(&str, f64)> = ids
+        .iter()
         .zip(samples)
-        .map(|(variant, mut t)| {
+        .map(|(id, mut t)| {
             t.sort_by(f64::total_cmp);
-            let median = crate::stats::median_of_sorted(&t);
-            super::VariantResult {
-                variant,
-                seconds: median,
-                min_seconds: median,
-                rate: 0.0,
-                runs: t.len(),
-            }
+            (id.as_str(), crate::stats::median_of_sorted(&t))
         })
         .collect();
-    Ok(shortlist(&ranked, CONFIRMED))
+    Ok(shortlist(medians, CONFIRMED))
 }
 
-/// Per `threads=` value, the `n` variants with the fastest `min_seconds`, fastest first.
-fn shortlist(variants: &[super::VariantResult], n: usize) -> Vec<String> {
-    let mut by_min: Vec<&super::VariantResult> = variants.iter().collect();
-    by_min.sort_by(|a, b| a.min_seconds.total_cmp(&b.min_seconds));
+/// Per `threads=` value, the `n` variants of `timed` (id, seconds) with the least seconds,
+/// fastest first.
+fn shortlist<'a>(timed: impl IntoIterator<Item = (&'a str, f64)>, n: usize) -> Vec<String> {
+    let mut by_time: Vec<(&str, f64)> = timed.into_iter().collect();
+    by_time.sort_by(|a, b| a.1.total_cmp(&b.1));
     let threads = |id: &str| {
         id.parse::<surge_codegen::variant::Variant>()
             .ok()
@@ -318,14 +307,14 @@ fn shortlist(variants: &[super::VariantResult], n: usize) -> Vec<String> {
             .unwrap_or_default()
     };
     let mut taken: std::collections::HashMap<String, usize> = Default::default();
-    by_min
+    by_time
         .into_iter()
-        .filter(|v| {
-            let k = taken.entry(threads(&v.variant)).or_default();
+        .filter(|(id, _)| {
+            let k = taken.entry(threads(id)).or_default();
             *k += 1;
             *k <= n
         })
-        .map(|v| v.variant.clone())
+        .map(|(id, _)| id.to_string())
         .collect()
 }
 
@@ -424,7 +413,10 @@ mod tests {
                 runs: 1,
             })
             .collect();
-        let picked = shortlist(&variants, CONFIRMED);
+        let picked = shortlist(
+            variants.iter().map(|v| (v.variant.as_str(), v.min_seconds)),
+            CONFIRMED,
+        );
         let counts: std::collections::BTreeSet<String> = set
             .variants()
             .iter()

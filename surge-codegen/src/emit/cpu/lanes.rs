@@ -23,14 +23,15 @@ struct Lanes {
 }
 
 /// The phase's `lanes` function, rendered over the phase's context `ctx` (its prefix and
-/// prelude), and whether it exists: only for the `f64` SpMV form with `u32` indices.
+/// prelude): only for the `f64` SpMV form with `u32` indices (nothing for other phases; the
+/// host finds the kernel by its symbol).
 pub(super) fn emit_lanes(
     c: &Computation,
     pat: Option<&DiagonalPattern>,
     ctx: &tera::Context,
-) -> R<(String, bool)> {
+) -> R<String> {
     let Some((pat, form)) = pat.and_then(|p| Some((p, simd_form(c, p)?))) else {
-        return Ok((String::new(), false));
+        return Ok(String::new());
     };
     let mut ctx = ctx.clone();
     ctx.insert(
@@ -43,5 +44,5 @@ pub(super) fn emit_lanes(
             map_node: pat.map.0,
         },
     );
-    Ok((render(LANES, &ctx)?, true))
+    render(LANES, &ctx)
 }

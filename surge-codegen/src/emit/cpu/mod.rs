@@ -93,9 +93,6 @@ pub struct PhaseAbi {
     /// Set when the phase also exports `bcsr<r>x<c>` (`policy::bcsr`), its kernels over
     /// register-blocked rows: the blocked form of `diagonal`'s pattern.
     pub bcsr: Option<BlockedPattern>,
-    /// Set when the phase also exports `lanes` (`layout1 = lanes`): its kernel over the rows in
-    /// four partial sums, for the `f64` SpMV form only.
-    pub lanes: bool,
     /// Set when the result's elements are tuples or booleans stored as `u64` words
     /// (`packed.rs`): `elem` is then `U64`, and each element takes `width()` of them.
     pub packed: Option<Packing>,

@@ -266,8 +266,7 @@ pub(super) fn emit_phase<'a>(
     let text = text + &super::sell::emit_sell(g, diagonal.as_ref(), &env0, &ctx)?;
     let (blocks, bcsr) = super::bcsr::emit_bcsr(g, diagonal.as_ref(), &env0, &ctx)?;
     let text = text + &blocks;
-    let (lanes_text, lanes) = super::lanes::emit_lanes(g.c, diagonal.as_ref(), &ctx)?;
-    let text = text + &lanes_text;
+    let text = text + &super::lanes::emit_lanes(g.c, diagonal.as_ref(), &ctx)?;
     // The memo cells of the values this phase computes once per run (`materialized_at`).
     let statics = {
         let mut m = g.memo.borrow_mut();
@@ -291,7 +290,6 @@ pub(super) fn emit_phase<'a>(
             acc,
             diagonal,
             bcsr,
-            lanes,
             packed,
         },
     ))
