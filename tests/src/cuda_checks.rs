@@ -22,6 +22,15 @@ pub fn on_cuda(what: &str, c: &Computation) {
         .map(|vs| vs.iter().step_by(STRIDE).cloned().collect())
         .collect();
     let analysis = c.analyze().unwrap();
+    if std::env::var_os("SURGE_DEBUG_PHASES").is_some() {
+        eprintln!("{}", c.ir());
+        for (k, p) in analysis.phases.iter().enumerate() {
+            eprintln!(
+                "phase {k}: root {:?} levels {:?} deps {:?}",
+                p.root, p.levels, p.depends_on
+            );
+        }
+    }
     let program = surge_codegen::emit::cuda::emit(c.ir(), &analysis, &lists)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     match surge_cuda::nvrtc_available() {

@@ -12,7 +12,8 @@
 //! cargo test -p tests --test random_programs -- --ignored --nocapture
 //! # other seeds or sizes:
 //! SURGE_RANDOM_SEED=7 SURGE_RANDOM_CASES=2000 cargo test -p tests --test random_programs -- --ignored --nocapture
-//! (`SURGE_RANDOM_TRACE=1` prints each program before it runs).
+//! (`SURGE_RANDOM_TRACE=1` prints each program before it runs; `SURGE_RANDOM_CPU=0` checks the
+//! CUDA side only, without a rustc call).
 //! ```
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};

@@ -298,6 +298,11 @@ fn typing_class(e: &ir::IrError) -> String {
     format!("`{}`: {}", e.op, e.message)
 }
 
+/// `SURGE_RANDOM_CPU=0` skips the CPU variants (no rustc call): a quick run of the CUDA side.
+fn cuda_only() -> bool {
+    std::env::var("SURGE_RANDOM_CPU").is_ok_and(|v| v == "0")
+}
+
 fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
     let fail = |m: String| Err(Failure(m));
     let ir = match catch_unwind(|| lower(p)) {
@@ -320,6 +325,13 @@ fn check_inner(p: &Program, cuda: bool) -> Result<Outcome, Failure> {
         Ok(want) => Some(expected(&c, want)),
         Err(_) => None,
     };
+    if cuda && cuda_only() {
+        check_cuda(&c, &expected, p)?;
+        return Ok(Outcome::Agreed {
+            variants: 0,
+            rejected: reference.is_err(),
+        });
+    }
     let kernels = match catch_unwind(AssertUnwindSafe(|| Kernels::build(&c, &Target::cpu()))) {
         Ok(Ok(k)) => k,
         Ok(Err(e)) => {

@@ -54,8 +54,8 @@ pub(super) enum Inner {
     RowRuns {
         /// The reduce (or reduce_by_key) node.
         node: NodeId,
-        /// A root `reduce` of rows: one run of every row, the prefix optional.
-        whole: bool,
+        /// Runs of equal keys, or one run of every row (reduced, or scanned row by row).
+        whole: Whole,
         len: String,
         key: String,
         width: String,
@@ -67,7 +67,9 @@ pub(super) enum Inner {
         t: Elem,
     },
     /// A root `scatter` (`keyed.rs`): the checked source length, the source, index and
-    /// destination templates over `@I@`, the element type.
+    /// destination templates over `@I@`, the element type. With `packed`, a scatter of tuples
+    /// that a later phase reads: `source` and `dest` are the statements that store element
+    /// `pos` at word `ix · packed` and element `d` at word `d · packed` (`fold::pack_stores`).
     Scatter {
         node: NodeId,
         len: String,
@@ -75,6 +77,7 @@ pub(super) enum Inner {
         index: String,
         dest: String,
         t: Elem,
+        packed: Option<usize>,
     },
     /// A root `scatter` of rows (`scatter_rows.rs`): the checked source length and the index
     /// template over `pos`; the source row `pos`'s and the destination row `d`'s length and
@@ -124,12 +127,23 @@ impl Inner {
                 nested: true,
             },
             Inner::Runs(r) => r.shape(),
-            Inner::Scatter { t, .. } => OutputShape {
+            Inner::Scatter { t, packed, .. } => OutputShape {
                 elem: t.stored(),
-                nested: false,
+                nested: packed.is_some(),
             },
         }
     }
+}
+
+/// What a row-runs kernel folds (`runs_rows.cu.tera`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Whole {
+    /// A `reduce_by_key` of rows: one output row per run of equal keys.
+    Keyed,
+    /// A root `reduce` of rows: one run of every row, the prefix optional.
+    Reduce,
+    /// A root `scan` of rows: every running row stored.
+    Scan,
 }
 
 /// A root `reduce_by_key`: the checked length and key template over `@I@`, and how each run

@@ -31,7 +31,7 @@
 
 use super::checks::{equal_lengths, pair_lengths};
 use super::elements::{Bound, Env, I, SeqV, Tr};
-use super::inner::{RunFold, Runs};
+use super::inner::{RunFold, Runs, Whole};
 use super::phase::{Inner, PhaseCode, operator_of};
 use crate::CodegenError;
 use crate::analysis::Phase;
@@ -116,7 +116,7 @@ pub(super) fn row_runs(
             p
         }
     };
-    let (map_node, combine) = elementwise(&tr, op, &env, component)?;
+    let comb = elementwise(&tr, op, &env, component)?;
     let len = pair_lengths(&rows.rows, &ks.len, 0, root);
     let row = rows.row("p", None);
     let n_expr = format!(
@@ -125,15 +125,15 @@ pub(super) fn row_runs(
     );
     let inner = Inner::RowRuns {
         node: root,
-        whole: false,
+        whole: Whole::Keyed,
         len,
         key: key_at(&ks),
         width: pfx.len.clone(),
         row_len: row.len.clone(),
         row_at: row.at("j"),
-        row_check: equal_lengths(&[pfx.len.clone(), row.len.clone()], map_node),
+        row_check: comb.check(&pfx.len, &row.len),
         prefix_at: Some(pfx.at("j")),
-        combine,
+        combine: comb.combine,
         t: pfx.elem,
     };
     Ok(PhaseCode::of(&tr, n_expr, Vec::new(), inner))
@@ -141,16 +141,20 @@ pub(super) fn row_runs(
 
 /// A root `reduce` of rows whose combiner is element-wise: one row, column `j` folding the
 /// rows' elements `j` in order from the prefix's (or the first row's: then its length is the
-/// width, and no rows is the empty reduction's error).
+/// width, and no rows is the empty reduction's error). A root `scan` of rows likewise stores
+/// every running row: exclusive from the prefix (the last row is never combined, as in the
+/// interpreter), or inclusive from the first row.
 pub(super) fn row_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
     let root = phase.root;
-    let Op::Reduce { op, input, prefix } = &tr.c.node(root).op else {
-        return Err(tr.unsupported(root, "as a reduce of rows"));
+    let (op, input, prefix, scan) = match &tr.c.node(root).op {
+        Op::Reduce { op, input, prefix } => (op, *input, *prefix, false),
+        Op::Scan { op, input, prefix } => (op, *input, *prefix, true),
+        _ => return Err(tr.unsupported(root, "as a reduce or scan of rows")),
     };
     let env = Env::new();
-    let rows = tr.rows(*input, &env)?;
+    let rows = tr.rows(input, &env)?;
     let pfx = prefix.map(|p| tr.seq(p, &env)).transpose()?;
-    let (map_node, combine) = elementwise(&tr, op, &env, None)?;
+    let comb = elementwise(&tr, op, &env, None)?;
     let row = rows.row("p", None);
     let width = match &pfx {
         Some(p) => p.len.clone(),
@@ -162,28 +166,48 @@ pub(super) fn row_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Codegen
     };
     let inner = Inner::RowRuns {
         node: root,
-        whole: true,
+        whole: if scan { Whole::Scan } else { Whole::Reduce },
         len: rows.rows.clone(),
         key: String::new(),
-        row_check: equal_lengths(&[width.clone(), row.len.clone()], map_node),
+        row_check: comb.check(&width, &row.len),
         width,
         row_len: row.len.clone(),
         row_at: row.at("j"),
         prefix_at: pfx.map(|p| p.at("j")),
-        combine,
+        combine: comb.combine,
         t,
     };
-    Ok(PhaseCode::of(&tr, "1ULL".into(), Vec::new(), inner))
+    let n = if scan { rows.rows } else { "1ULL".into() };
+    Ok(PhaseCode::of(&tr, n, Vec::new(), inner))
 }
 
-/// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`): the map's node and
-/// `g`'s body with the accumulator's element bound to `acc` and the row's to `x`.
+/// An element-wise combiner of rows: its map's node, `g`'s body with the accumulator's element
+/// bound to `acc` and the row's to `x`, and whether the map reads the row first.
+struct Combiner {
+    map: NodeId,
+    combine: String,
+    row_first: bool,
+}
+
+impl Combiner {
+    /// The combiner map's length check of the accumulator (`width`) against row `p`, its
+    /// inputs in the map's order (so the message is the interpreter's).
+    fn check(&self, width: &str, row_len: &str) -> String {
+        let (w, r) = (width.to_string(), row_len.to_string());
+        let lens = if self.row_first { [r, w] } else { [w, r] };
+        equal_lengths(&lens, self.map)
+    }
+}
+
+/// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`).
+///
+/// With `component`, `g`'s component `j` (`tuple_rows.rs`).
 fn elementwise(
     tr: &Tr<'_>,
     op: &Lambda,
     env: &Env,
     component: Option<usize>,
-) -> Result<(NodeId, String), CodegenError> {
+) -> Result<Combiner, CodegenError> {
     let not = || {
         tr.unsupported(
             op.body,
@@ -196,19 +220,25 @@ fn elementwise(
     let Op::Map { f, inputs } = &tr.c.node(op.body).op else {
         return Err(not());
     };
-    let (u, v) = match (inputs.as_slice(), f.params.as_slice()) {
-        ([ia, ib], [u, v]) if ia == a && ib == b => (*u, *v),
-        ([ib, ia], [v, u]) if ia == a && ib == b => (*u, *v),
+    let (u, v, row_first) = match (inputs.as_slice(), f.params.as_slice()) {
+        ([ia, ib], [u, v]) if ia == a && ib == b => (*u, *v, false),
+        ([ib, ia], [v, u]) if ia == a && ib == b => (*u, *v, true),
         _ => return Err(not()),
     };
-    if let Some(j) = component {
-        let part = tr.component_combiner(op.body, (u, v), f.body, j, env)?;
-        return Ok((op.body, part));
-    }
-    let mut inner = env.clone();
-    inner.insert(u, Bound::Scalar("acc".into()));
-    inner.insert(v, Bound::Scalar("x".into()));
-    Ok((op.body, tr.scalar(f.body, &inner)?))
+    let combine = match component {
+        Some(j) => tr.component_combiner(op.body, (u, v), f.body, j, env)?,
+        None => {
+            let mut inner = env.clone();
+            inner.insert(u, Bound::Scalar("acc".into()));
+            inner.insert(v, Bound::Scalar("x".into()));
+            tr.scalar(f.body, &inner)?
+        }
+    };
+    Ok(Combiner {
+        map: op.body,
+        combine,
+        row_first,
+    })
 }
 
 /// A `scatter` at the phase's root.
@@ -231,6 +261,9 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
     if tr.c.node(*dest).ty.depth() == 2 && component.is_none() {
         return super::scatter_rows::scatter_rows(tr, root, (*source, *indices, *dest), None);
     }
+    if component.is_none() && super::tuples::seq_of_tuples(tr.ty(root)) {
+        return super::scatter_rows::scatter_packed(tr, root, (*source, *indices, *dest));
+    }
     let env = Env::new();
     let part = |n: NodeId| match component {
         None => tr.seq(n, &env),
@@ -250,6 +283,7 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
         index: key_at(&idx),
         dest: d.at.clone(),
         t: d.elem,
+        packed: None,
     };
     Ok(PhaseCode::of(&tr, d.len, Vec::new(), inner))
 }

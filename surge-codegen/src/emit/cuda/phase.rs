@@ -132,6 +132,9 @@ impl PhaseCode {
         if is_flat_producer(c, phase) {
             return flat_root(tr, phase);
         }
+        if super::roots::is_flat_tuple_producer(c, phase) {
+            return super::roots::flat_tuple_root(tr, phase);
+        }
         if super::roots::reads_stored_levels(roots, p, phase) {
             return super::roots::over_stored(tr, phase);
         }
@@ -162,8 +165,10 @@ impl PhaseCode {
             // A reduce_by_key of rows whose combiner is a map (Listing 5.5).
             return super::keyed::runs(tr, phase);
         }
-        if sequence == "reduce.map" && phase.levels[0].node == phase.root {
-            // A reduce of rows whose combiner is a map.
+        if matches!(sequence.as_str(), "reduce.map" | "scan.map")
+            && phase.levels[0].node == phase.root
+        {
+            // A reduce or scan of rows whose combiner is a map.
             return super::keyed::row_reduce(tr, phase);
         }
         if !SUPPORTED.contains(&sequence.as_str()) && !is_map_of_rows(c, phase) {

@@ -287,7 +287,11 @@ impl PhaseCode {
             Inner::Scan { seq, .. } | Inner::Copy { seq } => ctx.insert("len_expr", &seq.len),
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
             Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
-            Inner::Packed { width, .. } => ctx.insert("len_expr", &format!("{width}ULL")),
+            Inner::Packed { width, .. }
+            | Inner::Scatter {
+                packed: Some(width),
+                ..
+            } => ctx.insert("len_expr", &format!("{width}ULL")),
             Inner::Runs(r) => ctx.insert("len_expr", &r.row_len().unwrap_or_default()),
             Inner::ScatterRows {
                 node,
@@ -465,7 +469,8 @@ impl PhaseCode {
                 ctx.insert("row_at", row_at);
                 ctx.insert("row_check", row_check);
                 ctx.insert("node", &node.0);
-                ctx.insert("whole", whole);
+                ctx.insert("whole", &(*whole != super::inner::Whole::Keyed));
+                ctx.insert("scan", &(*whole == super::inner::Whole::Scan));
                 ctx.insert("has_prefix", &prefix_at.is_some());
                 ctx.insert("prefix_at", prefix_at);
                 ctx.insert("combine", combine);
@@ -491,7 +496,9 @@ impl PhaseCode {
                 index,
                 dest,
                 t,
+                packed,
             } => {
+                ctx.insert("packed", &packed.is_some());
                 ctx.insert("node", &node.0);
                 ctx.insert("len_expr", len);
                 ctx.insert("source_expr", &source.replace(I, "(pos)"));

@@ -30,6 +30,35 @@ pub(super) fn flat_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenE
     Ok(PhaseCode::of(&tr, seq.len, Vec::new(), inner))
 }
 
+/// A phase whose root is an element-wise producer of a flat sequence of tuples of scalars
+/// (`zip`, `join`, `reverse`/`striding`/`gather` of tuples) that a later phase reads (the final
+/// phase's tuples are stored in parts, `mod.rs`).
+pub(super) fn is_flat_tuple_producer(c: &Computation, phase: &Phase) -> bool {
+    let node = c.node(phase.root);
+    let flat = crate::emit::lower::flat(&node.op).is_some()
+        || matches!(node.op, Op::Zip { .. } | Op::Join { .. });
+    phase.levels.len() == 1
+        && flat
+        && matches!(&node.ty, crate::ir::Type::Seq(t) if super::fold::packed_tuple(t).is_some())
+}
+
+/// A flat producer of tuples at the root: element `i` stored packed, one u64 word per
+/// component, as a tuple-valued map's elements are.
+pub(super) fn flat_tuple_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenError> {
+    let crate::ir::Type::Seq(item) = &tr.c.node(phase.root).ty else {
+        unreachable!("a flat tuple producer is a sequence")
+    };
+    let elems = super::fold::packed_tuple(item).expect("a tuple of scalars");
+    let t = tr.tuples(phase.root, &Env::new())?;
+    let values: Vec<String> = t.parts.iter().map(|p| p.at("i")).collect();
+    let write = super::fold::pack_stores("out_off[i]", &values, &elems);
+    let inner = Inner::Packed {
+        code: format!("if (lane == 0) {{ {write}}}"),
+        width: elems.len(),
+    };
+    Ok(PhaseCode::of(&tr, t.len, Vec::new(), inner))
+}
+
 /// A phase whose root is scalar code over its one `map` (`at(map(f, x), k)`; a program without
 /// a data-parallel operator, anchored as `at(map(|_| r, range(0, 1)), 0)`).
 pub(super) fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {

@@ -8,12 +8,18 @@
 //! source rows in order of position, one row at a time over all the block's threads, each
 //! clipped to its destination row's allotted length. The last writer of a row fills it whole,
 //! so the result is the interpreter's whatever the earlier writers' lengths.
+//!
+//! A scatter of tuples of scalars that a later phase reads (`scatter_packed`) is stored packed,
+//! a row of one u64 word per component per destination element (`fold::packed_write`'s
+//! layout), by the scalar scatter's kernel (`scatter.cu.tera`): each write stores every word.
 
 use super::checks::pair_lengths;
 use super::elements::{Env, SeqV, Tr};
+use super::fold::{pack_stores, packed_tuple};
 use super::keyed::key_at;
 use super::phase::{Inner, PhaseCode};
 use super::rows::RowsV;
+use super::tuples::TupleSeqV;
 use crate::CodegenError;
 use crate::ir::NodeId;
 
@@ -55,4 +61,35 @@ pub(super) fn scatter_rows_of(
         t,
     };
     Ok(PhaseCode::of(&tr, d.rows, Vec::new(), inner))
+}
+
+/// The scatter `root` of tuples of scalars, stored packed for a later phase.
+pub(super) fn scatter_packed(
+    tr: Tr<'_>,
+    root: NodeId,
+    (source, indices, dest): (NodeId, NodeId, NodeId),
+) -> Result<PhaseCode, CodegenError> {
+    let env = Env::new();
+    let crate::ir::Type::Seq(item) = tr.ty(root) else {
+        unreachable!("a scatter is a sequence")
+    };
+    let elems = packed_tuple(item)
+        .ok_or_else(|| tr.unsupported(root, "as a stored tuple (not a tuple of scalars)"))?;
+    let (s, idx, d) = (
+        tr.tuples(source, &env)?,
+        tr.seq(indices, &env)?,
+        tr.tuples(dest, &env)?,
+    );
+    let width = elems.len();
+    let at = |t: &TupleSeqV, i: &str| t.parts.iter().map(|p| p.at(i)).collect::<Vec<_>>();
+    let inner = Inner::Scatter {
+        node: root,
+        len: pair_lengths(&s.len, &idx.len, 1, root),
+        source: pack_stores(&format!("(u64)ix * {width}"), &at(&s, "(pos)"), &elems),
+        index: key_at(&idx),
+        dest: pack_stores(&format!("d * {width}"), &at(&d, "(d)"), &elems),
+        t: crate::ir::Elem::U64,
+        packed: Some(width),
+    };
+    Ok(PhaseCode::of(&tr, d.len, Vec::new(), inner))
 }

@@ -1,0 +1,154 @@
+//! The last CUDA refusal classes of the random programs (seed 6, issue 19): each program is the
+//! shortest of its class as the random test printed it, plus variations. Every `STRIDE`-th CUDA
+//! variant is NVRTC-compiled (where NVRTC loads) and run in the emulator against the interpreter.
+
+use surge::Computation;
+use surge::prelude::*;
+use tests::cuda_checks::{fails_as_the_interpreter, on_cuda};
+
+#[test]
+fn scalar_code_over_a_join_beside_a_reduction() -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![8, 2, 6, 2u32])?;
+    let in1 = Seq::input("in1", vec![4.75, 1.0, 5.5, 4.5, -3.75, 0.0f64])?;
+    let in2 = Seq::input("in2", vec![-5.75, -1.0, 2.5, -0.5, 1.0, -1.0, 2.0, 0.5f64])?;
+    let in3 = Seq::input("in3", vec![6, 2, 6, 3, 5, 5, 0, 8, 3, 6, 5, 5, 1, 8u32])?;
+    let flags = map(|v: Scalar<f64>| Ok(v.lt(lit(-4.0f64))), &in2)?;
+    let y = (
+        len(&join3(&in0, &in1, &flags)?).cast::<f32>(),
+        reduce(max, &at(&split(&in3, lit(3u64))?, lit(0u32))?)?,
+    );
+    on_cuda("len of a join beside a reduce", &Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn an_element_of_a_zip_hoisted_out_of_a_map() -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![-1, 5, 5, -6, -4, 8i64])?;
+    let in1 = Seq::input("in1", vec![-5, 5, 0, 7, 7, 2i64])?;
+    let in2 = Seq::input("in2", vec![0.5, 5.75, 1.0, 1.75, 0.25, 3.25f64])?;
+    let in3 = Seq::input("in3", vec![-5.25, -2.0, -2.75, 0.25, 1.75, -1.5f64])?;
+    let in4 = Seq::input("in4", vec![-5, 8, 5, -2, 8, 0i64])?;
+    let flags = map(|v: Scalar<i64>| Ok(v.lt(lit(6i64))), &in1)?;
+    let (a, b, c) = (in2.clone(), in3.clone(), in4.clone());
+    let y = at(
+        &map(
+            move |_v: (Scalar<i64>, Scalar<bool>)| at(&zip3(&a, &b, &c)?, lit(1i64)),
+            &zip(&in0, &flags)?,
+        )?,
+        lit(3i64),
+    )?;
+    on_cuda("an element of a zip in a map", &Computation::new(&y)?);
+    Ok(())
+}
+
+type Rows = Seq<Seq<f32>>;
+
+fn min_rows(a: Seq<f32>, b: Seq<f32>) -> surge::Result<Seq<f32>> {
+    map(|(u, v): (Scalar<f32>, Scalar<f32>)| Ok(u.min(v)), (&a, &b))
+}
+
+fn add_rows(a: Seq<f32>, b: Seq<f32>) -> surge::Result<Seq<f32>> {
+    map(|(u, v): (Scalar<f32>, Scalar<f32>)| Ok(u + v), (&b, &a))
+}
+
+fn rows_of(n: usize) -> surge::Result<(Seq<f32>, Rows)> {
+    let x: Vec<f32> = (0..n).map(|k| ((k * 7) % 11) as f32 - 5.0).collect();
+    let in0 = Seq::input("in0", x)?;
+    let rows = reverse(&transpose(&split(&in0, lit(3u64))?)?)?;
+    Ok((in0, rows))
+}
+
+#[test]
+fn a_scan_of_rows_with_an_elementwise_combiner() -> surge::Result<()> {
+    for n in [0usize, 3, 12, 30, 600] {
+        let (in0, rows) = rows_of(n)?;
+        let width = (n / 3) as u64;
+        let y = scan_prefix(min_rows, &rows, replicate::<f32>(lit(5.75f32), lit(width))?)?;
+        on_cuda(
+            &format!("scan of rows, prefix, n = {n}"),
+            &Computation::new(&y)?,
+        );
+        let y = scan(add_rows, &split(&in0, lit(4u64))?)?;
+        if n % 4 == 0 || n < 4 {
+            on_cuda(&format!("scan of rows, n = {n}"), &Computation::new(&y)?);
+        } else {
+            // The last row is shorter: the combiner's length error, as in the interpreter.
+            fails_as_the_interpreter(&Computation::new(&y)?);
+        }
+    }
+    // A prefix of the wrong length: the combiner's error on the first row, unless only one
+    // row (an exclusive scan never combines the last row).
+    let (_, rows) = rows_of(12)?;
+    let y = scan_prefix(min_rows, &rows, replicate::<f32>(lit(1.0f32), lit(2u64))?)?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    let one = at(
+        &split(&Seq::input("one", vec![1.0f32, 2.0])?, lit(2u64))?,
+        lit(0u32),
+    )?;
+    let single: Rows = replicate(&one, lit(1u64))?;
+    let y = scan_prefix(min_rows, &single, replicate::<f32>(lit(1.0f32), lit(3u64))?)?;
+    on_cuda("one row, prefix of another length", &Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn a_reverse_of_tuples_inside_a_map_over_a_scan() -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![1.75, 6.0, -0.25, -2.5, -4.25, 1.0f64])?;
+    let in1 = Seq::input("in1", vec![6, 8, 8, 6, 1u32])?;
+    let in2 = Seq::input("in2", vec![1, 1, 4, 6, 7u32])?;
+    let in3 = Seq::input("in3", vec![1, 4, 5, 4, 8u32])?;
+    let flags = map(|v: Scalar<u32>| Ok(v.lt(lit(2u32))), &in3)?;
+    let pairs = zip(&in2, &flags)?;
+    let y = map(
+        move |_v: Scalar<f64>| {
+            reverse(&map(
+                |(_a, b): (Scalar<u32>, (Scalar<u32>, Scalar<bool>))| {
+                    Ok((lit(2.5f32), !b.0.lt(lit(6u32)), lit(-2i64)))
+                },
+                (&in1, &pairs),
+            )?)
+        },
+        &scan_prefix(min, &reverse(&in0)?, lit(2.0f64))?,
+    )?;
+    on_cuda("reverse of tuples in a map", &Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn a_scatter_of_a_scan_of_tuples_inside_a_map() -> surge::Result<()> {
+    scatter_of_scanned_pairs(vec![1, 4, 4, 1], "duplicate indices")?;
+    scatter_of_scanned_pairs(vec![0, 2, 3, 4], "every index once")?;
+    scatter_of_scanned_pairs(vec![3, 1, 5, -1], "an index out of range")
+}
+
+/// The random programs' scatter of a scan of pairs inside a map, at `indices`.
+fn scatter_of_scanned_pairs(indices: Vec<i64>, what: &str) -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![-3i64, 2])?;
+    let in1 = Seq::input("in1", vec![3u32, 1])?;
+    let in2 = Seq::input("in2", vec![-2.75, -3.25, -1.25, 1.75f64])?;
+    let in3 = Seq::input("in3", vec![0.25, -0.25, 1.75, 0.0f32])?;
+    let in4 = Seq::input("in4", indices.clone())?;
+    let in5 = Seq::input("in5", vec![1.0f32, 7.0, -1.0, 2.0, 0.5])?;
+    let in6 = Seq::input("in6", vec![0.5f32, 1.5, 2.5, 3.5, 4.5])?;
+    let y = map(
+        move |(_v1, _v2): (Scalar<i64>, Scalar<u32>)| {
+            let flags = map(|v: Scalar<f64>| Ok(v.lt(lit(1.0f64))), &in2)?;
+            let sums = scan(
+                |a: (Scalar<bool>, Scalar<f32>), b: (Scalar<bool>, Scalar<f32>)| {
+                    Ok((a.0.and(&b.0), a.1 + b.1))
+                },
+                &zip(&flags, &in3)?,
+            )?;
+            let dest_flags = map(|v: Scalar<f32>| Ok(v.lt(lit(5.5f32))), &in5)?;
+            scatter(&sums, &in4, &striding(&zip(&dest_flags, &in6)?, lit(1u64))?)
+        },
+        (&reverse(&in0)?, &in1),
+    )?;
+    let c = Computation::new(&y)?;
+    if indices.iter().all(|&i| (0..5).contains(&i)) {
+        on_cuda(&format!("scatter of a scan of tuples, {what}"), &c);
+    } else {
+        fails_as_the_interpreter(&c);
+    }
+    Ok(())
+}
