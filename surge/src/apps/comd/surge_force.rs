@@ -12,8 +12,9 @@ use super::potential::EamPotential;
 use super::program::{self, Frame};
 use super::reference::{EamResult, TILE_CELLS};
 use crate::{Computation, Kernels, Result, SurgeError, Target};
-use crate::{Output, Value};
+use crate::{Output, Value, Workspace};
 use std::sync::Arc;
+use surge_codegen::data::Buffer;
 use surge_codegen::variant::Variant;
 
 /// The dissertation's two algorithms for CoMD's force (§5.4.4): the first level of selection.
@@ -72,12 +73,15 @@ pub enum Engine {
     Interpret,
 }
 
-/// An algorithm and how it runs, with its compiled variant once the first step built it.
+/// An algorithm and how it runs, with its compiled variant once the first step built it, and
+/// the workspace its runs write into (the phases' result buffers are reused from step to step:
+/// no allocation and no first-touch page faults for them after the first step).
 #[derive(Debug)]
 pub struct SurgeForce {
     pub algorithm: Algorithm,
     pub engine: Engine,
     built: Option<(Arc<Kernels>, Variant)>,
+    ws: Workspace,
 }
 
 impl SurgeForce {
@@ -86,6 +90,7 @@ impl SurgeForce {
             algorithm,
             engine,
             built: None,
+            ws: Workspace::default(),
         }
     }
 
@@ -111,15 +116,36 @@ impl SurgeForce {
 
     /// `(fx, fy, fz, U_i)` per atom in sorted order.
     fn run(&mut self, c: &Computation) -> Result<[Vec<f64>; 4]> {
-        let value = match self.engine.clone() {
-            Engine::Interpret => c.interpret()?,
+        match self.engine.clone() {
+            Engine::Interpret => columns(&c.interpret()?),
             Engine::Cpu(id) => {
                 let (k, v) = self.kernels(c, id.as_deref())?;
-                let out: Output = k.run(c, &v)?;
-                Value::from_output(&out)
+                k.run_in(c, &v, &mut self.ws)?;
+                let out = self.ws.output().ok_or_else(|| {
+                    SurgeError::Usage("internal: a finished CoMD run has no output".into())
+                })?;
+                output_columns(out)
             }
-        };
-        columns(&value)
+        }
+    }
+}
+
+/// The four columns of the native result, moved out of its four parts (the packed phase's
+/// words split per item) without building a `Value` per atom; any other shape via [`columns`].
+fn output_columns(out: Output) -> Result<[Vec<f64>; 4]> {
+    match out {
+        Output::Composite { parts, .. } if parts.len() == 4 => {
+            let cols: Vec<Vec<f64>> = (parts.into_iter())
+                .filter_map(|p| match p {
+                    Output::Seq(Buffer::F64(v)) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            cols.try_into().map_err(|_| {
+                SurgeError::Usage("internal: the CoMD program's parts are not f64 columns".into())
+            })
+        }
+        other => columns(&Value::from_output(&other)),
     }
 }
 
