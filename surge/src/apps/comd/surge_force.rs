@@ -136,9 +136,10 @@ impl SurgeForce {
 /// the reductions over neighbours sequential) with the atoms handed out dynamically, in the
 /// smallest chunk the space has (64), instead of the default's static chunks of 4096 (about 26
 /// chunks at 108,000 atoms, 13 per thread: when one core is busy with other work, the other
-/// thread waits for its share). On this shared 2-vCPU machine (load average about 3) at
-/// 108,000 atoms: direct 0.37-0.39 Mforces/s against 0.31-0.34 static, redistributed 0.40-0.42
-/// against 0.34-0.41 (`comd 30 --variant ID`). Falls back to the platform default.
+/// thread waits for its share). On this shared 2-vCPU machine (load average 2.9-3.1) at
+/// 108,000 atoms, two runs each: direct 0.386 and 0.372 Mforces/s against 0.337 and 0.311
+/// static, redistributed 0.417 and 0.395 against 0.413 and 0.335 (`comd 30 --variant ID`).
+/// Falls back to the platform default.
 fn comd_default(set: &VariantSet) -> Variant {
     let d = set.default_variant();
     let Ok(dp) = CpuParams::of(d) else {
