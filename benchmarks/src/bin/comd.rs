@@ -7,6 +7,9 @@
 //!
 //! `cargo run --release -p benchmarks --bin comd -- [CELLS ...] [--potential FILE] [--runs R]`
 //! (CELLS: FCC unit cells per side, default 14 20 30 40: 10 976 to 256 000 atoms); prints JSON.
+//! `--only TEXT` times only the force computations whose name contains TEXT (e.g. `surge`,
+//! `rayon`; repeatable), for profiling one of them. `--variant ID` (repeatable) also times both
+//! algorithms' Surge programs at that CPU variant (an id as `SURGE_TRACE` prints it).
 
 use serde_json::json;
 use std::path::PathBuf;
@@ -65,6 +68,8 @@ struct Options {
     cells: Vec<usize>,
     potential: PathBuf,
     runs: usize,
+    only: Vec<String>,
+    variants: Vec<String>,
 }
 
 fn options() -> surge::Result<Options> {
@@ -72,6 +77,8 @@ fn options() -> surge::Result<Options> {
         cells: Vec::new(),
         potential: PathBuf::from("../shared/comd/Cu_u6.eam"),
         runs: 3,
+        only: Vec::new(),
+        variants: Vec::new(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
@@ -80,6 +87,8 @@ fn options() -> surge::Result<Options> {
         match a.as_str() {
             "--potential" => o.potential = it.next().map(PathBuf::from).unwrap_or_default(),
             "--runs" => o.runs = it.next().and_then(|v| v.parse().ok()).unwrap_or(3),
+            "--only" => o.only.extend(it.next().cloned()),
+            "--variant" => o.variants.extend(it.next().cloned()),
             n => o.cells.push(n.parse().map_err(|_| bad(n))?),
         }
     }
@@ -104,6 +113,13 @@ fn main() -> surge::Result<()> {
             Box::new(Pairs),
         ];
         fields.extend(comd::surge_force_fields(&pot)?);
+        for id in &o.variants {
+            for a in comd::Algorithm::ALL {
+                let engine = comd::Engine::Cpu(Some(id.clone()));
+                fields.push(Box::new(comd::SurgeForce::new(a, engine)));
+            }
+        }
+        fields.retain(|f| o.only.is_empty() || o.only.iter().any(|t| f.name().contains(t)));
         let mut results = Vec::new();
         for f in &mut fields {
             let (s, got) = time(o.runs, || f.compute(&pot, &atoms, &cells));

@@ -46,6 +46,8 @@ pub use surge_force::{Algorithm, Engine, SurgeForce, surge_force_fields};
 pub use table::Table;
 
 #[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod md_tests;
 #[cfg(test)]
 mod program_tests;

@@ -8,8 +8,8 @@
 //!   neighbours within the cutoff into a list of its own (`neighbours`, ranges `offsets`);
 //!   the program is a map over the atoms, each reading only its list.
 //!
-//! Both compute, per atom, ρ̄, then F′(ρ̄), then the force with every neighbour's F′ and
-//! `U_i = ½Σφ + F(ρ̄_i)` — three phases of one computation, whose result is
+//! Both compute, per atom, ρ̄ and with it `(F(ρ̄), F′(ρ̄))`, then the force with every
+//! neighbour's F′ and `U_i = ½Σφ + F(ρ̄_i)` — two phases of one computation, whose result is
 //! `(fx, fy, fz, U_i)` per atom. The tables are captured sequences read at computed indices ([`TableSeq`]).
 
 use super::interp_dsel::TableSeq;
@@ -90,20 +90,20 @@ impl Frame {
         Ok(keep.select(&rho, 0.0))
     }
 
-    /// `−[φ′ + (F′_i + F′_j)·ρ′]·d/r` and `φ(r)` of one candidate, zero unless it is a
-    /// neighbour.
+    /// `−[φ′ + (F′_i + F′_j)·ρ′]·d/r` and `φ(r)` of one candidate (F′ read from each atom's
+    /// `(F, F′)`), zero unless it is a neighbour.
     fn force_term(
         &self,
         i: &Scalar<u32>,
         j: &Scalar<u32>,
         shift: &[S; 3],
-        dembed: &Seq<f64>,
+        embedding: &Seq<(f64, f64)>,
     ) -> Result<Force> {
         let (d, r2, keep) = self.separation(i, j, shift)?;
         let r = r2.sqrt();
         let (phi, dphi) = self.phi.eval(&r)?;
         let drho = self.rho.eval(&r)?.1;
-        let s = (dphi + (at(dembed, i)? + at(dembed, j)?) * drho) / &r;
+        let s = (dphi + (at(embedding, i)?.1 + at(embedding, j)?.1) * drho) / &r;
         let f = |k: usize| keep.select(-(&s * &d[k]), 0.0);
         Ok((f(0), f(1), f(2), keep.select(&phi, 0.0)))
     }
@@ -113,26 +113,27 @@ impl Frame {
         range(0u32, len(&self.pos[0]).cast::<u32>())
     }
 
-    /// The three phases, given atom i's reductions over its candidates of the density terms
-    /// and of the force terms: ρ̄ per atom; F′(ρ̄) per atom; per atom the force and
-    /// `U_i = ½Σφ + F(ρ̄_i)`, stored as one tuple per atom.
+    /// The phases, given atom i's reductions over its candidates of the density terms and of
+    /// the force terms: per atom `(F(ρ̄_i), F′(ρ̄_i))`; per atom the force (reading F′ of every
+    /// neighbour) and `U_i = ½Σφ + F(ρ̄_i)`, stored as one tuple per atom.
+    ///
+    /// F and F′ are computed in the phase that reduces ρ̄, once per atom. As a map of its own
+    /// over ρ̄, F′ was fused into the force phase, where it was read at each neighbour: the
+    /// embedding table was interpolated once per pair (about 55 per atom) instead of once per
+    /// atom.
     fn phases<P, F>(&self, density: P, force: F) -> Result<Computation>
     where
         P: Fn(&Scalar<u32>) -> Result<S>,
-        F: Fn(&Scalar<u32>, &Seq<f64>) -> Result<Force>,
+        F: Fn(&Scalar<u32>, &Seq<(f64, f64)>) -> Result<Force>,
     {
         let atoms = self.atoms()?;
-        let rhobar = map(|i: Scalar<u32>| density(&i), &atoms)?;
-        let dembed = map(
-            |rho: S| Ok::<_, SurgeError>(self.embed.eval(&rho)?.1),
-            &rhobar,
-        )?;
+        let embedding = map(|i: Scalar<u32>| self.embed.eval(&density(&i)?), &atoms)?;
         let out = map(
-            |(i, rho): (Scalar<u32>, S)| -> Result<Force> {
-                let (fx, fy, fz, phi) = force(&i, &dembed)?;
-                Ok((fx, fy, fz, phi * 0.5 + self.embed.eval(&rho)?.0))
+            |(i, (f, _)): (Scalar<u32>, (S, S))| -> Result<Force> {
+                let (fx, fy, fz, phi) = force(&i, &embedding)?;
+                Ok((fx, fy, fz, phi * 0.5 + f))
             },
-            (&atoms, &rhobar),
+            (&atoms, &embedding),
         )?;
         Computation::new(&out)
     }
@@ -186,12 +187,12 @@ pub fn direct(frame: &Frame, cells: CellInputs) -> Result<Computation> {
             )?;
             reduce_prefix(add, &per_cell, 0.0)
         },
-        |i, dembed| {
+        |i, embedding| {
             let per_cell = map(
                 |k: Scalar<u32>| {
                     let sh = cell_shift(&k)?;
                     let terms = map(
-                        |j: Scalar<u32>| frame.force_term(i, &j, &sh, dembed),
+                        |j: Scalar<u32>| frame.force_term(i, &j, &sh, embedding),
                         &members(&k)?,
                     )?;
                     reduce_prefix(add4, &terms, zero4())
@@ -242,11 +243,11 @@ pub fn redistributed(frame: &Frame, lists: ListInputs) -> Result<Computation> {
             )?;
             reduce_prefix(add, &terms, 0.0)
         },
-        |i, dembed| {
+        |i, embedding| {
             let terms = map(
                 |e: Scalar<u32>| {
                     let (j, sh) = entry(&e)?;
-                    frame.force_term(i, &j, &sh, dembed)
+                    frame.force_term(i, &j, &sh, embedding)
                 },
                 &list(i)?,
             )?;

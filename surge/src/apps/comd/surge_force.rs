@@ -12,9 +12,12 @@ use super::potential::EamPotential;
 use super::program::{self, Frame};
 use super::reference::{EamResult, TILE_CELLS};
 use crate::{Computation, Kernels, Result, SurgeError, Target};
-use crate::{Output, Value};
+use crate::{Output, Value, Workspace};
 use std::sync::Arc;
+use surge_codegen::data::Buffer;
+use surge_codegen::params::{CpuParams, LoopSchedule};
 use surge_codegen::variant::Variant;
+use surge_codegen::variant_set::VariantSet;
 
 /// The dissertation's two algorithms for CoMD's force (§5.4.4): the first level of selection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -72,12 +75,15 @@ pub enum Engine {
     Interpret,
 }
 
-/// An algorithm and how it runs, with its compiled variant once the first step built it.
+/// An algorithm and how it runs, with its compiled variant once the first step built it, and
+/// the workspace its runs write into (the phases' result buffers are reused from step to step:
+/// no allocation and no first-touch page faults for them after the first step).
 #[derive(Debug)]
 pub struct SurgeForce {
     pub algorithm: Algorithm,
     pub engine: Engine,
     built: Option<(Arc<Kernels>, Variant)>,
+    ws: Workspace,
 }
 
 impl SurgeForce {
@@ -86,6 +92,7 @@ impl SurgeForce {
             algorithm,
             engine,
             built: None,
+            ws: Workspace::default(),
         }
     }
 
@@ -102,7 +109,7 @@ impl SurgeForce {
                     self.algorithm.name()
                 ))
             })?,
-            None => set.default_variant().clone(),
+            None => comd_default(&set),
         };
         let k = Arc::new(Kernels::build_variants(c, std::slice::from_ref(&v))?);
         self.built = Some((k, v));
@@ -111,15 +118,65 @@ impl SurgeForce {
 
     /// `(fx, fy, fz, U_i)` per atom in sorted order.
     fn run(&mut self, c: &Computation) -> Result<[Vec<f64>; 4]> {
-        let value = match self.engine.clone() {
-            Engine::Interpret => c.interpret()?,
+        match self.engine.clone() {
+            Engine::Interpret => columns(&c.interpret()?),
             Engine::Cpu(id) => {
                 let (k, v) = self.kernels(c, id.as_deref())?;
-                let out: Output = k.run(c, &v)?;
-                Value::from_output(&out)
+                k.run_in(c, &v, &mut self.ws)?;
+                let out = self.ws.output().ok_or_else(|| {
+                    SurgeError::Usage("internal: a finished CoMD run has no output".into())
+                })?;
+                output_columns(out)
             }
-        };
-        columns(&value)
+        }
+    }
+}
+
+/// The variant an untuned run uses: the platform's default (all cores on the loop over atoms,
+/// the reductions over neighbours sequential) with the atoms handed out dynamically, in the
+/// smallest chunk the space has (64), instead of the default's static chunks of 4096 (about 26
+/// chunks at 108,000 atoms, 13 per thread: when one core is busy with other work, the other
+/// thread waits for its share). On this shared 2-vCPU machine (load average 2.9-3.1) at
+/// 108,000 atoms, two runs each: direct 0.386 and 0.372 Mforces/s against 0.337 and 0.311
+/// static, redistributed 0.417 and 0.395 against 0.413 and 0.335 (`comd 30 --variant ID`).
+/// Falls back to the platform default.
+fn comd_default(set: &VariantSet) -> Variant {
+    let d = set.default_variant();
+    let Ok(dp) = CpuParams::of(d) else {
+        return d.clone();
+    };
+    let unrolls = |p: &CpuParams| p.levels.iter().map(|l| l.unroll).collect::<Vec<_>>();
+    let dynamic_chunk = |p: &CpuParams| match p.levels.first().and_then(|l| l.parallel) {
+        Some((LoopSchedule::Dynamic, chunk)) => Some(chunk),
+        _ => None,
+    };
+    (set.variants().iter())
+        .filter(|v| v.schedule == d.schedule)
+        .filter_map(|v| {
+            let p = CpuParams::of(v).ok()?;
+            let same = p.threads == dp.threads && unrolls(&p) == unrolls(&dp);
+            Some((v, dynamic_chunk(&p).filter(|_| same)?))
+        })
+        .min_by_key(|(_, chunk)| *chunk)
+        .map_or_else(|| d.clone(), |(v, _)| v.clone())
+}
+
+/// The four columns of the native result, moved out of its four parts (the packed phase's
+/// words split per item) without building a `Value` per atom; any other shape via [`columns`].
+fn output_columns(out: Output) -> Result<[Vec<f64>; 4]> {
+    match out {
+        Output::Composite { parts, .. } if parts.len() == 4 => {
+            let cols: Vec<Vec<f64>> = (parts.into_iter())
+                .filter_map(|p| match p {
+                    Output::Seq(Buffer::F64(v)) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            cols.try_into().map_err(|_| {
+                SurgeError::Usage("internal: the CoMD program's parts are not f64 columns".into())
+            })
+        }
+        other => columns(&Value::from_output(&other)),
     }
 }
 
