@@ -152,3 +152,81 @@ fn scatter_of_scanned_pairs(indices: Vec<i64>, what: &str) -> surge::Result<()> 
     }
     Ok(())
 }
+
+#[test]
+fn a_root_scatter_of_triples_into_a_replicated_tuple() -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![8, 0, 4, 1, 6, 3, 3u32])?;
+    let in1 = Seq::input("in1", vec![2, 3, 4, 6, 1, 0, 0u32])?;
+    let in2 = Seq::input("in2", vec![5, 5, 3, 6, 4, 6, 5u32])?;
+    let in3 = Seq::input("in3", vec![2, 2, 3, 4, 4, 4, 1u32])?;
+    let flags = map(|v: Scalar<u32>| Ok(v.lt(lit(3u32))), &in1)?;
+    let dest = replicate::<(u32, bool, u32)>(
+        (lit(0u32), lit(-3i64).lt(lit(-3i64)), lit(6u32)),
+        lit(5u64),
+    )?;
+    let y = scatter(&zip3(&in0, &flags, &in2)?, &in3, &dest)?;
+    on_cuda(
+        "a scatter of triples into a replicated tuple",
+        &Computation::new(&y)?,
+    );
+    Ok(())
+}
+
+#[test]
+fn scalar_code_over_a_root_reduce_of_rows() -> surge::Result<()> {
+    let in0 = Seq::input(
+        "in0",
+        vec![6, 6, 4, 1, 4, 8, 6, 3, 3, 2, 3, 0, 0, 1, 5, 0u32],
+    )?;
+    let in1 = Seq::input("in1", vec![2, 3, 3, 1, 4, 2, 1, 3u32])?;
+    let in2 = Seq::input("in2", vec![2, 5, 3, 1, 6, 4u32])?;
+    let mul_rows =
+        |a: Seq<u32>, b: Seq<u32>| map(|(u, v): (Scalar<u32>, Scalar<u32>)| Ok(u * v), (&a, &b));
+    let product = reduce(mul_rows, &split(&in2, lit(3u64))?)?;
+    let y = (
+        lit(0u32)
+            .lt(lit(7u32))
+            .select(lit(-4.25f32).abs(), lit(-3.0f32)),
+        at(&gather(&in0, &in1)?, lit(2i64))?,
+        len(&product).cast::<f64>(),
+    );
+    on_cuda(
+        "the length of a reduce of rows in a tuple",
+        &Computation::new(&y)?,
+    );
+    let y = at(&product, lit(1u32))?;
+    on_cuda("an element of a reduce of rows", &Computation::new(&y)?);
+    let (_, rows) = rows_of(12)?;
+    let running = scan(min_rows, &rows)?;
+    let y = len(&running);
+    on_cuda("the length of a scan of rows", &Computation::new(&y)?);
+    let y = at(&running, lit(2u32))?;
+    on_cuda("a row of a scan of rows", &Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn rows_of_tuples_per_element() -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![5, 5, 5, 0, 1u32])?;
+    let in2 = Seq::input("in2", vec![1, 3, 4, 9u32])?;
+    let in3 = Seq::input("in3", vec![6, 7, 0, 2u32])?;
+    let in4 = Seq::input("in4", vec![2, 1, 0, 1, 0i64])?;
+    let in5 = Seq::input("in5", vec![4, 1, 6, 6, 4, 4u32])?;
+    let in6 = Seq::input("in6", vec![0, 7, 1, 1, 4, 3u32])?;
+    let in7 = Seq::input("in7", vec![0, 2, 3, 3, 4, 5, 6i64])?;
+    let in8 = Seq::input("in8", vec![0, 1, 1, 3, 4, 6u32])?;
+    let (a, b) = (in2.clone(), in3.clone());
+    let per = map(move |_v: Scalar<u32>| split(&zip(&a, &b)?, lit(3u64)), &in0)?;
+    on_cuda("rows of tuples per element", &Computation::new(&per)?);
+    on_cuda(
+        "one element's rows of tuples",
+        &Computation::new(&at(&per, lit(2i64))?)?,
+    );
+    let dest = nest(&nest(&zip(&in5, &in6)?, &in7)?, &in8)?;
+    let y = at(&scatter(&per, &in4, &dest)?, lit(2i64))?;
+    on_cuda(
+        "a row of a scatter of rows of rows of tuples",
+        &Computation::new(&y)?,
+    );
+    Ok(())
+}

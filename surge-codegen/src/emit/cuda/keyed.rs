@@ -35,7 +35,7 @@ use super::inner::{RunFold, Runs, Whole};
 use super::phase::{Inner, PhaseCode, operator_of};
 use crate::CodegenError;
 use crate::analysis::Phase;
-use crate::ir::{Lambda, NodeId, Op};
+use crate::ir::{Elem, Lambda, NodeId, Op, ScalarExpr};
 
 /// The integer key at position `@I@` as an `i64` (equal keys are equal bit patterns).
 pub(super) fn key_at(keys: &SeqV) -> String {
@@ -288,7 +288,8 @@ pub(super) fn scatter(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, CodegenErr
     Ok(PhaseCode::of(&tr, d.len, Vec::new(), inner))
 }
 
-/// `(s, j)` when `n` is `map(|t| t.j, s)` over a `scatter` of tuples `s`.
+/// `(s, j)` when `n` is `map(|t| t.j, s)` over a `scatter` of tuples `s` (a boolean component
+/// as the parts store it, `t.j as u32`).
 fn projected(c: &crate::ir::Computation, n: NodeId) -> Option<(NodeId, usize)> {
     let Op::Map { f, inputs } = &c.node(n).op else {
         return None;
@@ -296,7 +297,16 @@ fn projected(c: &crate::ir::Computation, n: NodeId) -> Option<(NodeId, usize)> {
     let ([s], [t]) = (inputs.as_slice(), f.params.as_slice()) else {
         return None;
     };
-    match (&c.node(f.body).op, &c.node(*s).op) {
+    let mut body = f.body;
+    if let Op::Scalar {
+        expr: ScalarExpr::Cast(Elem::U32, x),
+    } = &c.node(body).op
+        && let ScalarExpr::Value(v) = &**x
+        && c.node(*v).ty.as_scalar() == Some(Elem::Bool)
+    {
+        body = *v;
+    }
+    match (&c.node(body).op, &c.node(*s).op) {
         (Op::Project { tuple, index }, Op::Scatter { .. }) if tuple == t => Some((*s, *index)),
         _ => None,
     }

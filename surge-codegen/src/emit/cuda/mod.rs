@@ -239,7 +239,7 @@ fn materialized_parts(c: &Computation, a: Analysis, parts: usize) -> (Analysis, 
         let rows_of_tuples = tuple_rows::components(c, l.node).is_some();
         rows_of_tuples && matches!(l.op, OpKind::Scatter | OpKind::ReduceByKey)
     });
-    let Some(level) = eager_level(&a.phases[first]).or(outer) else {
+    let Some(level) = eager_level(c, &a.phases[first]).or(outer) else {
         return (a, 0);
     };
     let lazy = |p: &crate::analysis::Phase| {
@@ -263,8 +263,15 @@ fn materialized_parts(c: &Computation, a: Analysis, parts: usize) -> (Analysis, 
 }
 
 /// The one level of `phase` when it is a `scan`, `scatter` or `reduce_by_key`, which cannot be
-/// read lazily.
-fn eager_level(phase: &crate::analysis::Phase) -> Option<&crate::analysis::Level> {
+/// read lazily, or its outer level when it is a `reduce` or `scan` of rows whose combiner is a
+/// `map` (`roots::combined_rows`).
+fn eager_level<'a>(
+    c: &Computation,
+    phase: &'a crate::analysis::Phase,
+) -> Option<&'a crate::analysis::Level> {
+    if roots::combined_rows(c, phase) {
+        return phase.levels.first();
+    }
     let [level] = phase.levels.as_slice() else {
         return None;
     };
@@ -290,15 +297,19 @@ fn with_last_repeated(
     lists
 }
 
-/// Scalar code over a root `scan`, `scatter` or `reduce_by_key` (`at(scan(x), k)`): those
+/// Scalar code over a root `scan`, `scatter` or `reduce_by_key` (`at(scan(x), k)`), or any code
+/// over a root `reduce` or `scan` of rows: those
 /// levels cannot be read lazily, so the final phase is emitted twice, first with the level
 /// itself as its root (materialized), then with the scalar code as one element reading that
 /// result; both run with the final phase's variant.
 fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     let last = analysis.final_phase();
-    let level = eager_level(last)?;
-    // Scalar code, or any code over a level three deep (which is stored in two phases).
-    let reads = c.node(last.root).ty.as_scalar().is_some() || deep::is_deep(c, level.node);
+    let level = eager_level(c, last)?;
+    // Scalar code, or any code over a level three deep (which is stored in two phases) or over
+    // a reduce or scan of rows (`at(scan(rows), k)`: a row).
+    let reads = c.node(last.root).ty.as_scalar().is_some()
+        || deep::is_deep(c, level.node)
+        || (roots::combined_rows(c, last) && cuda_storable(&c.node(last.root).ty));
     if last.root == level.node || !reads {
         return None;
     }

@@ -90,6 +90,20 @@ pub(super) fn is_row_over_map(c: &Computation, phase: &Phase) -> bool {
         && !rows_of_tuples(ty)
 }
 
+/// A phase whose levels are a `reduce` or `scan` of rows and its combiner's `map` (`|a, b|
+/// map(g, a, b)`): the combiner's level belongs to the outer one.
+pub(super) fn combined_rows(c: &Computation, phase: &Phase) -> bool {
+    let [outer, inner] = phase.levels.as_slice() else {
+        return false;
+    };
+    match &c.node(outer.node).op {
+        Op::Reduce { op, .. } | Op::Scan { op, .. } => {
+            inner.op == OpKind::Map && op.body == inner.node
+        }
+        _ => false,
+    }
+}
+
 /// Scalar code over an earlier phase's result at its root (`mod.rs`, `materialized`).
 pub(super) fn is_scalar_over_result(
     c: &Computation,
@@ -97,7 +111,7 @@ pub(super) fn is_scalar_over_result(
     p: usize,
     phase: &Phase,
 ) -> bool {
-    phase.levels.len() == 1
+    (phase.levels.len() == 1 || combined_rows(c, phase))
         && c.node(phase.root).ty.as_scalar().is_some()
         && phase.root != phase.levels[0].node
         && roots.get(&phase.levels[0].node).is_some_and(|k| *k < p)
