@@ -12,7 +12,8 @@ use surge_codegen::target::Platform;
 pub const STRIDE: usize = 8;
 
 /// Every `STRIDE`-th CUDA variant of `c` compiles with NVRTC and agrees with the interpreter in
-/// the emulator.
+/// the emulator. `SURGE_DEBUG_PHASES=1` prints the program's IR and phases first (to see which
+/// phase a refusal names).
 pub fn on_cuda(what: &str, c: &Computation) {
     let platform = Platform::from_names("cuda", Some("h200")).unwrap();
     let set = c.variants(&platform).unwrap();
