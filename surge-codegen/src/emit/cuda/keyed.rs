@@ -13,7 +13,8 @@
 //!   associative and commutative operator.
 //! - `reduce_by_key` of flat tuples of scalars (an argmin per key), or of scalars whose operator
 //!   has no identity: the same split, lane 0 folding each run in order (`keyed_tuples.rs`).
-//! - `reduce_by_key` of rows (Listing 5.5) and a `reduce` of rows with an element-wise combiner
+//! - `reduce_by_key` of rows (Listing 5.5) and a `reduce` (or `scan`: every running row stored,
+//!   the columns split over the variant's workers) of rows with an element-wise combiner
 //!   (`runs_rows.cu.tera`): the positions are split into one contiguous range per block (at
 //!   most 256 blocks); a block counts the runs that start before its range (its first output
 //!   row), takes the runs that start in its range (reading the last one to its end), finds each
