@@ -241,3 +241,28 @@ fn rows_of_tuples_per_element() -> surge::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn an_element_of_a_reduce_by_key_of_triples() -> surge::Result<()> {
+    for n in [5usize, 0] {
+        let v = |s: f64| (0..n).map(|k| k as f64 * s).collect::<Vec<f64>>();
+        let in0 = Seq::input("in0", v(1.0))?;
+        let in1 = Seq::input("in1", v(0.5))?;
+        let in2 = Seq::input("in2", v(-2.0))?;
+        let in3 = Seq::input("in3", (0..n as u32).map(|k| k / 2).collect::<Vec<u32>>())?;
+        type T = (Scalar<f64>, Scalar<f64>, Scalar<f64>);
+        let sums = reduce_by_key(
+            |a: T, b: T| Ok((a.0 + b.0, a.1 + b.1, a.2 + b.2)),
+            &zip3(&in0, &in1, &in2)?,
+            &in3,
+            (lit(0.0f64), lit(0.0f64), lit(0.0f64)),
+        )?;
+        let c = Computation::new(&at(&sums, lit(0u32))?)?;
+        if n == 0 {
+            fails_as_the_interpreter(&c);
+        } else {
+            on_cuda("an element of a reduce_by_key of triples", &c);
+        }
+    }
+    Ok(())
+}

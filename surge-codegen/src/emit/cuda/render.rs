@@ -539,12 +539,14 @@ impl PhaseCode {
         self.check_levels(v, p)?;
         let s = v.schedule.elems();
         // Copied rows: the outer level's resource copies each row with all its lanes, whatever
-        // the inner level's schedule; a scatter runs on one block whatever its level's.
+        // the inner level's schedule; a scatter runs on one block whatever its level's; a
+        // scalar element run with a cooperative level's variant (parts over a materialized
+        // `reduce_by_key` of tuples, `at(rbk, k)`) on that variant's resource.
         let any_resource = matches!(
             self.inner,
             Inner::Copy { .. } | Inner::Scatter { .. } | Inner::ScatterRows { .. }
         ) || (matches!(self.inner, Inner::None { .. })
-            && v.schedule.depth() == 2);
+            && (v.schedule.depth() == 2 || s[0] == ScheduleElem::Cooperative));
         let (p_of, levels) = if self.one_element() {
             // The variant's one level is the inner level of one element's sequential loop.
             let p = CudaParams::of(v)?.as_inner_level();
