@@ -266,3 +266,37 @@ fn an_element_of_a_reduce_by_key_of_triples() -> surge::Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_row_of_a_reduce_by_key_of_rows() -> surge::Result<()> {
+    let x: Vec<i64> = (0..68).map(|k| (k * 5 % 17) - 8).collect();
+    let in0 = Seq::input("in0", x)?;
+    let keys = vec![2, 0, 1, 3, 0, 2, 1, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0u32];
+    let in1 = Seq::input("in1", keys)?;
+    let in2 = Seq::input("in2", vec![-1.0, 0.5, 2.0, -3.0f64])?;
+    let flags = map(|v: Scalar<i64>| Ok(v.lt(lit(3i64))), &in0)?;
+    let rows = reverse(&split(&flags, lit(4u64))?)?;
+    let prefix = map(|v: Scalar<f64>| Ok(v.lt(lit(0.0f64))), &in2)?;
+    let or_rows = |a: Seq<bool>, b: Seq<bool>| {
+        map(
+            |(u, v): (Scalar<bool>, Scalar<bool>)| Ok(u.or(&v)),
+            (&a, &b),
+        )
+    };
+    let runs = reduce_by_key(or_rows, &rows, &in1, prefix)?;
+    for k in [0u32, 3] {
+        let y = at(&runs, lit(k))?;
+        on_cuda(
+            &format!("row {k} of a reduce_by_key of rows"),
+            &Computation::new(&y)?,
+        );
+    }
+    let y = len(&runs);
+    on_cuda(
+        "the run count of a reduce_by_key of rows",
+        &Computation::new(&y)?,
+    );
+    let y = at(&runs, lit(12u32))?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    Ok(())
+}

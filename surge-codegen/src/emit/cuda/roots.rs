@@ -90,14 +90,14 @@ pub(super) fn is_row_over_map(c: &Computation, phase: &Phase) -> bool {
         && !rows_of_tuples(ty)
 }
 
-/// A phase whose levels are a `reduce` or `scan` of rows and its combiner's `map` (`|a, b|
-/// map(g, a, b)`): the combiner's level belongs to the outer one.
+/// A phase whose levels are a `reduce`, `scan` or `reduce_by_key` of rows and its combiner's
+/// `map` (`|a, b| map(g, a, b)`): the combiner's level belongs to the outer one.
 pub(super) fn combined_rows(c: &Computation, phase: &Phase) -> bool {
     let [outer, inner] = phase.levels.as_slice() else {
         return false;
     };
     match &c.node(outer.node).op {
-        Op::Reduce { op, .. } | Op::Scan { op, .. } => {
+        Op::Reduce { op, .. } | Op::Scan { op, .. } | Op::ReduceByKey { op, .. } => {
             inner.op == OpKind::Map && op.body == inner.node
         }
         _ => false,
