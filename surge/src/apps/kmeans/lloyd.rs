@@ -267,7 +267,9 @@ pub fn lloyd(
     trace("relabeling program built and compiled (or found)", t);
     let (px, pc) = (relabel.slot(POINTS), relabel.slot(CENTROIDS));
     let mut bufs = first.into_buffers();
+    let t = std::time::Instant::now();
     bufs[px] = Buffer::F64(points.data.clone());
+    trace("points copied", t);
     let mut recalc: Option<Program> = None;
     // Labels by position in `bufs[px]`: the original order until the first update arranges the
     // points by label (`layout.rs`), positions after it.
