@@ -146,8 +146,9 @@ fn k_means_assignment_with_argmin_per_point() -> surge::Result<()> {
     Ok(())
 }
 
-/// Argmin over per-centroid distances: the emitter jams two centroids' reductions into one loop
-/// (`emit/cpu/jam.rs`). Odd and even centroid counts (the unjammed tail), one centroid, inner
+/// Argmin over per-centroid distances: the emitter jams four centroids' reductions into one loop,
+/// then two (`emit/cpu/jam.rs`). Centroid counts that leave every tail (none, two, one, two and
+/// one), one centroid, inner
 /// reductions with and without a prefix, the index read first or second in the zip, and a
 /// ragged point or centroid, whose error must be the interpreter's on every variant.
 #[test]
@@ -198,6 +199,10 @@ fn jammed_argmin_matches_the_interpreter() -> surge::Result<()> {
         (2, 5, false, false),
         (7, 4, true, false),
         (6, 2, false, true),
+        (3, 2, false, false),
+        (4, 3, true, false),
+        (5, 3, false, true),
+        (10, 4, true, false),
     ] {
         let c = build(40 * d, k * d, d as u64, prefix, index_first)?;
         check(&format!("argmin over {k} centroids of {d}"), c);
@@ -205,6 +210,12 @@ fn jammed_argmin_matches_the_interpreter() -> surge::Result<()> {
     for (xs, cs, what) in [
         (40 * 4 - 1, 7 * 4, "a ragged point"),
         (40 * 4, 7 * 4 - 2, "a ragged centroid"),
+        (40 * 4, 4 * 4 - 1, "a ragged centroid in a jam of four"),
+        (
+            40 * 4,
+            10 * 4 - 3,
+            "a ragged centroid after two jams of four",
+        ),
     ] {
         let c = build(xs, cs, 4, true, false)?;
         let want = c.interpret().expect_err(what).to_string();

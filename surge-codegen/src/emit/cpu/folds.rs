@@ -130,13 +130,14 @@ impl<'a> Gen<'a> {
             }
         };
         let one = self.step(op, &acc, s.at(&k)?, &t, env)?;
-        let jam = self.jammed_steps(input, &k, &|x| self.step(op, &acc, x, &t, env), env)?;
+        // Four elements jammed, then two, then one (`jam.rs`); each jam's names bound before.
+        let jam = |w| self.jammed_steps(input, &k, w, &|x| self.step(op, &acc, x, &t, env), env);
         let ty = rust_type(&t);
-        out.push_str(&match jam {
-            Some((once, two)) => format!(
-                "let mut {acc}: {ty} = {init};\n{once}\nlet mut {k} = {start};\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}"
+        out.push_str(&match (jam(4)?, jam(2)?) {
+            (Some((once4, four)), Some((once2, two))) => format!(
+                "let mut {acc}: {ty} = {init};\n{once4}\n{once2}\nlet mut {k} = {start};\nwhile {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}"
             ),
-            None => format!(
+            _ => format!(
                 "let mut {acc}: {ty} = {init};\nfor {k} in {start}..{len} {{\n{one}\n}}\n{acc}\n}}"
             ),
         });

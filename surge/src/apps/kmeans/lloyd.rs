@@ -2,10 +2,12 @@
 //! the host (a counting sort, as the dissertation sorts them on the host), runs Listing 5.5's
 //! recalculation, and keeps the old centroid of a cluster left empty. The points are copied
 //! once: each iteration rebinds the programs' inputs (same structure, compiled once) and moves
-//! the points' buffer from one program to the other.
+//! the points' buffer from one program to the other. At the first update that copy is arranged
+//! in label order (`layout.rs`), so later gathers read neighbouring rows.
 
 use super::KMeansResult;
 use super::data::{Points, check_k};
+use super::layout::Layout;
 use super::program::{self, CENTROIDS, COUNTS, ORDER, POINTS, SORTED_LABELS};
 use crate::{Computation, Kernels, Output, Result, SurgeError, Target};
 use surge_codegen::data::Buffer;
@@ -132,28 +134,44 @@ impl Program {
 pub(crate) fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>) {
     let mut counts = vec![0usize; k];
     labels.iter().for_each(|&l| counts[l as usize] += 1);
-    let mut next: Vec<usize> = counts
+    let mut next = starts(&counts);
+    let mut order = vec![0u32; labels.len()];
+    for (i, &l) in labels.iter().enumerate() {
+        order[next[l as usize]] = i as u32;
+        next[l as usize] += 1;
+    }
+    let (sorted, keys, sizes) = runs(&counts, labels.len());
+    (order, sorted, keys, sizes)
+}
+
+/// Where each cluster's run starts in label order.
+pub(crate) fn starts(counts: &[usize]) -> Vec<usize> {
+    counts
         .iter()
         .scan(0, |s, &c| {
             let at = *s;
             *s += c;
             Some(at)
         })
-        .collect();
-    let mut order = vec![0u32; labels.len()];
-    for (i, &l) in labels.iter().enumerate() {
-        order[next[l as usize]] = i as u32;
-        next[l as usize] += 1;
-    }
-    let mut sorted = Vec::with_capacity(labels.len());
+        .collect()
+}
+
+/// The sorted labels of `n` points of these cluster sizes, and each non-empty cluster's label
+/// and size.
+pub(crate) fn runs(counts: &[usize], n: usize) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
+    let mut sorted = Vec::with_capacity(n);
     let (mut keys, mut sizes) = (Vec::new(), Vec::new());
     for (l, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
         sorted.extend(std::iter::repeat_n(l as u32, c));
         keys.push(l as u32);
         sizes.push(c as f64);
     }
-    (order, sorted, keys, sizes)
+    (sorted, keys, sizes)
 }
+
+/// Points in label order as [`sort_by_label`] gives them: positions, sorted labels, the clusters
+/// present and their sizes.
+pub(crate) type Sorted = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>);
 
 /// Listing 5.5 on `points` (the buffer is moved into the program and back) grouped by `labels`:
 /// per cluster that has points, its points' sum divided by `counts(sizes)`. Returns the
@@ -168,8 +186,19 @@ pub(crate) fn recalculate(
     counts: impl FnOnce(&[f64]) -> Vec<f64>,
 ) -> Result<(Vec<u32>, Vec<f64>, Vec<f64>)> {
     let t = std::time::Instant::now();
-    let (order, sorted, keys, sizes) = sort_by_label(labels, k);
+    let sorted = sort_by_label(labels, k);
     trace("counting sort", t);
+    recalculate_sorted(prog, points, sorted, d, counts)
+}
+
+/// [`recalculate`] on points already sorted by label (`order` indexes `points`).
+pub(crate) fn recalculate_sorted(
+    prog: &Program,
+    points: &mut Buffer,
+    (order, sorted, keys, sizes): Sorted,
+    d: usize,
+    counts: impl FnOnce(&[f64]) -> Vec<f64>,
+) -> Result<(Vec<u32>, Vec<f64>, Vec<f64>)> {
     let mut rb: Vec<Buffer> = prog
         .ir
         .inputs
@@ -238,8 +267,13 @@ pub fn lloyd(
     trace("relabeling program built and compiled (or found)", t);
     let (px, pc) = (relabel.slot(POINTS), relabel.slot(CENTROIDS));
     let mut bufs = first.into_buffers();
+    let t = std::time::Instant::now();
     bufs[px] = Buffer::F64(points.data.clone());
+    trace("points copied", t);
     let mut recalc: Option<Program> = None;
+    // Labels by position in `bufs[px]`: the original order until the first update arranges the
+    // points by label (`layout.rs`), positions after it.
+    let mut layout: Option<Layout> = None;
     let mut previous: Option<Vec<u32>> = None;
     let (mut done, mut converged) = (0, false);
     let labels = loop {
@@ -263,8 +297,23 @@ pub fn lloyd(
             }
         };
         let t = std::time::Instant::now();
+        let (sorted, labels) = match &layout {
+            Some(l) => (l.sort_by_label(&labels, k), labels),
+            None => {
+                let (order, sorted, keys, sizes) = sort_by_label(&labels, k);
+                let Buffer::F64(copy) = &mut bufs[px] else {
+                    unreachable!("the points' buffer holds f64")
+                };
+                let l = Layout::arrange(&points.data, copy, d, order);
+                let by_position = l.to_positions(&labels);
+                let identity = (0..labels.len() as u32).collect();
+                layout = Some(l);
+                ((identity, sorted, keys, sizes), by_position)
+            }
+        };
+        trace("counting sort", t);
         let (keys, _, means) =
-            recalculate(prog, &mut bufs[px], &labels, k, d, |sizes| sizes.to_vec())?;
+            recalculate_sorted(prog, &mut bufs[px], sorted, d, |sizes| sizes.to_vec())?;
         trace("sort and recalculation", t);
         for (j, &key) in keys.iter().enumerate() {
             let key = key as usize;
@@ -273,6 +322,10 @@ pub fn lloyd(
         bufs[pc] = Buffer::F64(centroids.clone());
         previous = Some(labels);
         done += 1;
+    };
+    let labels = match &layout {
+        Some(l) => l.to_original(&labels),
+        None => labels,
     };
     let mut r = KMeansResult::new(points, centroids, labels, done, converged);
     r.variants = std::iter::once(&relabel)

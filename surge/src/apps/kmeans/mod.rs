@@ -19,6 +19,7 @@
 //! ```
 
 pub mod data;
+mod layout;
 pub(crate) mod lloyd;
 mod npy;
 pub mod program;
