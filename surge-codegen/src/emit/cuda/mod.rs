@@ -263,8 +263,8 @@ fn materialized_parts(c: &Computation, a: Analysis, parts: usize) -> (Analysis, 
 }
 
 /// The one level of `phase` when it is a `scan`, `scatter` or `reduce_by_key`, which cannot be
-/// read lazily, or its outer level when it is a `reduce` or `scan` of rows whose combiner is a
-/// `map` (`roots::combined_rows`).
+/// read lazily, or its outer level when it is a `reduce`, `scan` or `reduce_by_key` of rows
+/// whose combiner is a `map` (`roots::combined_rows`).
 fn eager_level<'a>(
     c: &Computation,
     phase: &'a crate::analysis::Phase,
@@ -298,7 +298,7 @@ fn with_last_repeated(
 }
 
 /// Scalar code over a root `scan`, `scatter` or `reduce_by_key` (`at(scan(x), k)`), or any code
-/// over a root `reduce` or `scan` of rows: those
+/// over a root `reduce`, `scan` or `reduce_by_key` of rows: those
 /// levels cannot be read lazily, so the final phase is emitted twice, first with the level
 /// itself as its root (materialized), then with the scalar code as one element reading that
 /// result; both run with the final phase's variant.
@@ -306,7 +306,7 @@ fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     let last = analysis.final_phase();
     let level = eager_level(c, last)?;
     // Scalar code, or any code over a level three deep (which is stored in two phases) or over
-    // a reduce or scan of rows (`at(scan(rows), k)`: a row).
+    // a reduce, scan or reduce_by_key of rows (`at(scan(rows), k)`: a row).
     let reads = c.node(last.root).ty.as_scalar().is_some()
         || deep::is_deep(c, level.node)
         || (roots::combined_rows(c, last) && cuda_storable(&c.node(last.root).ty));
