@@ -56,22 +56,8 @@ impl Layout {
     /// [`super::lloyd::sort_by_label`] of labels given by position: the positions in label
     /// order (a stable counting sort over original indices), their labels, and each non-empty
     /// cluster's label and size.
-    pub(crate) fn sort_by_label(
-        &self,
-        labels: &[u32],
-        k: usize,
-    ) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>) {
-        let mut counts = vec![0usize; k];
-        labels.iter().for_each(|&l| counts[l as usize] += 1);
-        let mut next = super::lloyd::starts(&counts);
-        let mut order = vec![0u32; labels.len()];
-        for &pos in &self.inv {
-            let l = labels[pos as usize] as usize;
-            order[next[l]] = pos;
-            next[l] += 1;
-        }
-        let (sorted, keys, sizes) = super::lloyd::runs(&counts, labels.len());
-        (order, sorted, keys, sizes)
+    pub(crate) fn sort_by_label(&self, labels: &[u32], k: usize) -> super::lloyd::Sorted {
+        super::lloyd::sort_positions(labels, k, self.inv.iter().copied())
     }
 }
 

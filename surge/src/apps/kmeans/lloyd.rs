@@ -131,47 +131,46 @@ impl Program {
 
 /// The points in label order (a stable counting sort), their labels, and each non-empty
 /// cluster's label and size.
-pub(crate) fn sort_by_label(labels: &[u32], k: usize) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>) {
-    let mut counts = vec![0usize; k];
-    labels.iter().for_each(|&l| counts[l as usize] += 1);
-    let mut next = starts(&counts);
-    let mut order = vec![0u32; labels.len()];
-    for (i, &l) in labels.iter().enumerate() {
-        order[next[l as usize]] = i as u32;
-        next[l as usize] += 1;
-    }
-    let (sorted, keys, sizes) = runs(&counts, labels.len());
-    (order, sorted, keys, sizes)
+pub(crate) fn sort_by_label(labels: &[u32], k: usize) -> Sorted {
+    sort_positions(labels, k, 0..labels.len() as u32)
 }
 
-/// Where each cluster's run starts in label order.
-pub(crate) fn starts(counts: &[usize]) -> Vec<usize> {
-    counts
+/// Points in label order as [`sort_by_label`] gives them: positions, sorted labels, the clusters
+/// present and their sizes.
+pub(crate) type Sorted = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>);
+
+/// The counting sort of [`sort_by_label`], taking the positions in the order `walk` gives them
+/// (so ties keep that order): `layout.rs` walks positions in the points' original order.
+pub(crate) fn sort_positions(
+    labels: &[u32],
+    k: usize,
+    walk: impl IntoIterator<Item = u32>,
+) -> Sorted {
+    let mut counts = vec![0usize; k];
+    labels.iter().for_each(|&l| counts[l as usize] += 1);
+    let mut next: Vec<usize> = counts
         .iter()
         .scan(0, |s, &c| {
             let at = *s;
             *s += c;
             Some(at)
         })
-        .collect()
-}
-
-/// The sorted labels of `n` points of these cluster sizes, and each non-empty cluster's label
-/// and size.
-pub(crate) fn runs(counts: &[usize], n: usize) -> (Vec<u32>, Vec<u32>, Vec<f64>) {
-    let mut sorted = Vec::with_capacity(n);
+        .collect();
+    let mut order = vec![0u32; labels.len()];
+    for pos in walk {
+        let l = labels[pos as usize] as usize;
+        order[next[l]] = pos;
+        next[l] += 1;
+    }
+    let mut sorted = Vec::with_capacity(labels.len());
     let (mut keys, mut sizes) = (Vec::new(), Vec::new());
     for (l, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
         sorted.extend(std::iter::repeat_n(l as u32, c));
         keys.push(l as u32);
         sizes.push(c as f64);
     }
-    (sorted, keys, sizes)
+    (order, sorted, keys, sizes)
 }
-
-/// Points in label order as [`sort_by_label`] gives them: positions, sorted labels, the clusters
-/// present and their sizes.
-pub(crate) type Sorted = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<f64>);
 
 /// Listing 5.5 on `points` (the buffer is moved into the program and back) grouped by `labels`:
 /// per cluster that has points, its points' sum divided by `counts(sizes)`. Returns the
