@@ -13,7 +13,8 @@
 //! # other seeds or sizes:
 //! SURGE_RANDOM_SEED=7 SURGE_RANDOM_CASES=2000 cargo test -p tests --test random_programs -- --ignored --nocapture
 //! (`SURGE_RANDOM_TRACE=1` prints each program before it runs; `SURGE_RANDOM_CPU=0` checks the
-//! CUDA side only, without a rustc call).
+//! CUDA side only, without a rustc call; `SURGE_RANDOM_GPU=1` runs every CUDA variant on GPU 0
+//! instead of the emulator, and fails every program, saying why, where there is no GPU).
 //! ```
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};

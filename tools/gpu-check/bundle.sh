@@ -17,7 +17,7 @@ stage=/tmp/surge-gpu-bundle
 cargo build --release -p surge --bin surge
 log=$(mktemp)
 {
-  cargo test --release --no-run -p tests --test conformance_cuda --test cuda_checks
+  cargo test --release --no-run -p tests --test conformance_cuda --test cuda_checks --test random_programs
   cargo test --release --no-run -p surge-cuda --lib
   cargo test --release --no-run -p surge --test tune_backends
 } 2>&1 | tee "$log"

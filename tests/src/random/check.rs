@@ -57,6 +57,8 @@ pub struct Stats {
     pub cuda_compiled: usize,
     /// Programs whose every CUDA variant ran in the emulator and agreed.
     pub cuda_emulated: usize,
+    /// Programs whose every CUDA variant ran on a GPU and agreed (`SURGE_RANDOM_GPU=1`).
+    pub cuda_on_gpu: usize,
     pub cuda_skipped: usize,
     pub operators: BTreeMap<&'static str, usize>,
     pub failures: usize,
@@ -76,6 +78,7 @@ pub static STATS: Mutex<Stats> = Mutex::new(Stats {
     cuda_refusals: BTreeMap::new(),
     cuda_compiled: 0,
     cuda_emulated: 0,
+    cuda_on_gpu: 0,
     cuda_skipped: 0,
     operators: BTreeMap::new(),
     failures: 0,
@@ -98,8 +101,8 @@ impl Stats {
             self.shrink_steps,
         );
         s.push_str(&format!(
-            "CUDA: {} programs compiled with NVRTC, {} run in the emulator with every variant agreeing, {} not compiled (no NVRTC)\n",
-            self.cuda_compiled, self.cuda_emulated, self.cuda_skipped
+            "CUDA: {} programs compiled with NVRTC, {} run in the emulator and {} on a GPU with every variant agreeing, {} not compiled (no NVRTC)\n",
+            self.cuda_compiled, self.cuda_emulated, self.cuda_on_gpu, self.cuda_skipped
         ));
         for (what, m) in [
             ("CPU refusal", &self.cpu_refusals),
@@ -465,22 +468,56 @@ fn check_cuda(c: &Computation, expected: &Option<Expected>, p: &Program) -> Resu
     emulate(c, expected, partial)
 }
 
-/// Every CUDA variant of `c` in the emulator (each phase's variants, the others at their
-/// first), checked like the CPU's.
+/// The GPU that `SURGE_RANDOM_GPU=1` asks for (opened once); that setting without a GPU fails
+/// every program, saying why, rather than passing in the emulator.
+fn gpu() -> Result<surge_cuda::Device, Failure> {
+    static GPU: std::sync::OnceLock<Result<surge_cuda::Device, String>> =
+        std::sync::OnceLock::new();
+    GPU.get_or_init(|| surge_cuda::Device::open(0).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|e| Failure(format!("SURGE_RANDOM_GPU=1 but no GPU: {e}")))
+}
+
+/// Every CUDA variant of `c` in the emulator, or on the GPU with `SURGE_RANDOM_GPU=1` (each
+/// phase's variants, the others at their first), checked like the CPU's.
 fn emulate(c: &Computation, expected: &Option<Expected>, partial: bool) -> Result<(), Failure> {
+    if std::env::var("SURGE_RANDOM_GPU").is_ok_and(|v| v == "1") {
+        run_cuda(&gpu()?, "GPU", c, expected, partial)?;
+        let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        st.cuda_on_gpu += (st.failures == 0) as usize;
+    } else {
+        run_cuda(
+            &surge_cuda::Emulator::default(),
+            "emulated",
+            c,
+            expected,
+            partial,
+        )?;
+        let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
+        st.cuda_emulated += (st.failures == 0) as usize;
+    }
+    Ok(())
+}
+
+/// Every CUDA variant of `c` on `rt` (`on`: "emulated" or "GPU", for the messages).
+fn run_cuda<R: surge_cuda::Runtime>(
+    rt: &R,
+    on: &str,
+    c: &Computation,
+    expected: &Option<Expected>,
+    partial: bool,
+) -> Result<(), Failure> {
     use surge_codegen::target::Platform;
-    use surge_cuda::{Emulator, Runtime};
-    let emu = Emulator::default();
     let set = c
-        .variants(&Platform::Cuda(emu.info().clone()))
+        .variants(&Platform::Cuda(rt.info().clone()))
         .map_err(|e| Failure(format!("CUDA variants: {e}")))?;
-    let run = || surge_cuda::run_each(&emu, c.ir(), c.buffers(), set.phases());
+    let run = || surge_cuda::run_each(rt, c.ir(), c.buffers(), set.phases());
     let results = match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(Failure(format!("building the emulated CUDA variants: {e}"))),
+        Ok(Err(e)) => return Err(Failure(format!("building the {on} CUDA variants: {e}"))),
         Err(pn) => {
             return Err(Failure(format!(
-                "the CUDA emulator panicked: {}",
+                "the {on} CUDA run panicked: {}",
                 panic_text(pn)
             )));
         }
@@ -490,21 +527,19 @@ fn emulate(c: &Computation, expected: &Option<Expected>, partial: bool) -> Resul
         match (expected, got) {
             (Some(exp), Ok(out)) => exp
                 .check(&Flat::of_output(&out))
-                .map_err(|m| Failure(format!("emulated CUDA variant {id}: {m}")))?,
+                .map_err(|m| Failure(format!("{on} CUDA variant {id}: {m}")))?,
             (Some(_), Err(e)) => {
                 return Err(Failure(format!(
-                    "emulated CUDA variant {id} failed where the interpreter succeeded: {e}"
+                    "{on} CUDA variant {id} failed where the interpreter succeeded: {e}"
                 )));
             }
             (None, Ok(out)) if !partial => {
                 return Err(Failure(format!(
-                    "emulated CUDA variant {id} returned {out:?} where the interpreter failed"
+                    "{on} CUDA variant {id} returned {out:?} where the interpreter failed"
                 )));
             }
             (None, _) => {}
         }
     }
-    let mut st = STATS.lock().unwrap_or_else(|e| e.into_inner());
-    st.cuda_emulated += (st.failures == 0) as usize;
     Ok(())
 }
