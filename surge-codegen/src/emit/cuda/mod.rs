@@ -127,6 +127,9 @@ pub struct Launch {
     pub grain: u32,
     /// A sequential outer level: one block, one resource does all elements.
     pub single_group: bool,
+    /// Blocks launched however few the elements (a `reduce_by_key` of rows splits its
+    /// positions and columns over them, not its runs); 0 for none.
+    pub min_blocks: u32,
 }
 
 impl Launch {
@@ -137,7 +140,9 @@ impl Launch {
         }
         let groups = n.div_ceil(self.grain.max(1) as u64);
         let blocks = groups.div_ceil(self.groups_per_block.max(1) as u64);
-        blocks.clamp(1, max_blocks.max(1) as u64) as u32
+        blocks
+            .max(self.min_blocks as u64)
+            .clamp(1, max_blocks.max(1) as u64) as u32
     }
 }
 

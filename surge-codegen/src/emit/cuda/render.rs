@@ -78,6 +78,7 @@ impl Geometry {
             groups_per_block: self.groups_per_block,
             grain: self.grain as u32,
             single_group: self.outer == ScheduleElem::Sequential,
+            min_blocks: 0,
         }
     }
 }
@@ -577,6 +578,13 @@ impl PhaseCode {
             };
             ctx.insert("workers", &workers);
         }
+        let keyed_rows = matches!(
+            self.inner,
+            Inner::RowRuns {
+                whole: super::inner::Whole::Keyed,
+                ..
+            }
+        );
         let (template, launch) = match inner {
             // About one run per group of threads; at most ROW_RUN_BLOCKS blocks take part.
             "runs" => (
@@ -587,15 +595,17 @@ impl PhaseCode {
                     ..g.launch()
                 },
             ),
-            // A block per run (at most ROW_RUN_BLOCKS take part; the template knows the cap),
+            // ROW_RUN_BLOCKS blocks however few the runs (the template knows the cap): each
+            // takes the runs that start in its range of positions, a group of their columns,
             // folding with every thread of the variant's resource: one, a logical warp, or the
-            // whole block.
+            // whole block. A reduce or scan of rows is one block's.
             "row_runs" => (
                 "runs_rows",
                 Launch {
                     single_group: false,
                     groups_per_block: 1,
                     grain: 1,
+                    min_blocks: if keyed_rows { ROW_RUN_BLOCKS } else { 0 },
                     ..g.launch()
                 },
             ),
