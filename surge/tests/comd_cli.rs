@@ -243,3 +243,43 @@ fn tuning_comd_refuses_what_it_cannot_use() {
         "the argument '--tuned' cannot be used with '--variant <ID>'",
     );
 }
+
+/// `--platform cuda-emu`: each algorithm's Surge program with its default CUDA variants, in the
+/// CUDA emulator, prints the lines the reference prints (energies and temperature); a variant
+/// id other than the algorithm is refused, and `--tuned` too.
+#[test]
+fn the_cuda_programs_print_the_references_lines_in_the_emulator() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--cells", "5", "--steps", "2", "--print-rate", "1"];
+        args.extend_from_slice(extra);
+        let o = comd(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let lines: Vec<Vec<String>> = out
+            .lines()
+            .filter(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() == 8 && w[0].parse::<u32>().is_ok()
+            })
+            .map(|l| columns(l).into_iter().map(String::from).collect())
+            .collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        lines
+    };
+    let want = run(&[]);
+    for a in ["surge/direct", "surge/redistributed"] {
+        assert_eq!(
+            run(&["--platform", "cuda-emu", "--variant", a]),
+            want,
+            "{a}"
+        );
+    }
+    fails(
+        comd(&["--platform", "cuda-emu", "--variant", "surge/direct/abc"]),
+        "runs surge/direct or surge/redistributed (their default CUDA variants), not `surge/direct/abc`",
+    );
+    fails(
+        comd(&["--platform", "cuda-emu", "--tuned"]),
+        "picks among CPU variants; on CUDA give --variant",
+    );
+}

@@ -300,3 +300,60 @@ fn a_row_of_a_reduce_by_key_of_rows() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&y)?);
     Ok(())
 }
+
+/// A tuple of scalar code over a cooperative reduction, stored packed for a later phase
+/// (CoMD's (F(ρ̄), F′(ρ̄)) per atom), and a reduction of tuples inside an element expression
+/// (CoMD's per-cell force sums inside the reduction over cells), each component folded in the
+/// interpreter's order.
+#[test]
+fn tuples_over_reductions_and_reductions_of_tuples_in_elements() -> surge::Result<()> {
+    for n in [0usize, 1, 6, 40] {
+        let x = Seq::input(
+            "x",
+            (0..n).map(|k| k as f64 * 0.25 - 3.0).collect::<Vec<f64>>(),
+        )?;
+        let rows = split(&x, 2u64)?;
+        let pairs = map(
+            |r: Seq<f64>| {
+                let s = reduce_prefix(add, &r, 0.0)?;
+                Ok((s.clone() * 2.0, s - 1.0))
+            },
+            &rows,
+        )?;
+        let idx = Seq::input("idx", (0..n as u32 / 2).rev().collect::<Vec<u32>>())?;
+        let later = map(
+            |i: Scalar<u32>| {
+                let (a, b) = at(&pairs, &i)?;
+                Ok(a * b)
+            },
+            &idx,
+        )?;
+        on_cuda(
+            &format!("a packed tuple over a reduction, n={n}"),
+            &Computation::new(&later)?,
+        );
+        type P = (Scalar<f64>, Scalar<f64>);
+        let add2 = |a: P, b: P| (a.0 + b.0, a.1 + b.1);
+        let k = Seq::input("k", (0..5u32).collect::<Vec<u32>>())?;
+        let sums = map(
+            |r: Seq<f64>| {
+                let per = map(
+                    |j: Scalar<u32>| {
+                        let terms =
+                            map(|v: Scalar<f64>| (v.clone() * j.cast::<f64>(), v * 0.5), &r)?;
+                        reduce_prefix(add2, &terms, (lit(0.0), lit(1.0)))
+                    },
+                    &k,
+                )?;
+                let (a, b) = reduce_prefix(add2, &per, (lit(0.0), lit(0.0)))?;
+                Ok(a - b)
+            },
+            &rows,
+        )?;
+        on_cuda(
+            &format!("reductions of pairs in elements, n={n}"),
+            &Computation::new(&sums)?,
+        );
+    }
+    Ok(())
+}

@@ -28,7 +28,6 @@ fn refuse_foreign(args: &RunArgs) -> Result<(), CliError> {
         (args.k.is_some(), "--k"),
         (args.init.is_some(), "--init"),
         (args.seed.is_some(), "--seed"),
-        (args.platform != "cpu", "--platform other than cpu"),
     ];
     match foreign.iter().find(|(given, _)| *given) {
         Some((_, name)) => Err(usage(format!("`surge run comd` does not take {name}"))),
@@ -41,6 +40,9 @@ fn refuse_foreign(args: &RunArgs) -> Result<(), CliError> {
 /// program evaluated by the reference interpreter: slow, for checking) or
 /// `surge/ALGORITHM/VARIANT-ID` (a native variant).
 fn force_field(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
+    if args.platform != "cpu" {
+        return cuda_force(args);
+    }
     if args.tuned {
         return tuned_force(args);
     }
@@ -70,6 +72,30 @@ fn force_field(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
             Ok(Box::new(SurgeForce::new(algorithm, engine)))
         }
     }
+}
+
+/// On `--platform cuda` (GPU 0) or `cuda-emu`: an algorithm's Surge program with its default
+/// CUDA variants (`--variant surge/direct` or `surge/redistributed`, the default).
+fn cuda_force(args: &RunArgs) -> Result<Box<dyn ForceField>, CliError> {
+    let target = super::run_cuda::target(&args.platform)?;
+    if args.tuned {
+        return Err(usage(
+            "`surge run comd --tuned` picks among CPU variants; on CUDA give --variant \
+             surge/direct or surge/redistributed",
+        ));
+    }
+    let v = args.variant.as_deref().unwrap_or("surge/redistributed");
+    let algorithm = Algorithm::ALL
+        .into_iter()
+        .find(|a| v == format!("surge/{}", a.name()) || v == format!("surge/{}/default", a.name()))
+        .ok_or_else(|| {
+            usage(format!(
+                "on --platform {} `surge run comd` runs surge/direct or surge/redistributed (their \
+                 default CUDA variants), not `{v}`",
+                args.platform
+            ))
+        })?;
+    Ok(Box::new(SurgeForce::new(algorithm, Engine::Cuda(target))))
 }
 
 /// The force the model of `surge tune comd` picks for this run's configuration: the algorithm

@@ -29,8 +29,8 @@ fn potential(args: &TuneArgs) -> Result<EamPotential, CliError> {
 fn refuse_foreign(args: &TuneArgs) -> Result<(), CliError> {
     if let Some(p) = args.platform.as_deref().filter(|p| *p != "cpu") {
         return Err(usage(format!(
-            "`surge tune comd` tunes on the CPU only (--platform {p}): the CoMD programs are not \
-             emitted for CUDA yet"
+            "`surge tune comd` tunes on the CPU only (--platform {p}); `surge run comd \
+             --platform cuda` runs the programs' default CUDA variants"
         )));
     }
     if args.inputs.is_some() || args.test.is_some() {

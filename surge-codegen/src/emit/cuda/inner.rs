@@ -19,8 +19,12 @@ pub(super) enum Inner {
         op_body: String,
         ident: String,
         prefix: Option<String>,
+        /// The stored value over the reduced `acc`, or with `packed` the statements storing
+        /// a tuple of scalars over it, `packed` u64 words at `out[out_off[i] + c]` (for a later
+        /// phase, as `Packed` stores a fold's).
         result: String,
         out_elem: Elem,
+        packed: Option<usize>,
     },
     Scan {
         seq: SeqV,
@@ -101,6 +105,12 @@ impl Inner {
             Inner::None { elem, .. } => OutputShape {
                 elem: *elem,
                 nested: false,
+            },
+            Inner::Reduce {
+                packed: Some(_), ..
+            } => OutputShape {
+                elem: Elem::U64,
+                nested: true,
             },
             Inner::Reduce { out_elem, .. } | Inner::Fold { out_elem, .. } => OutputShape {
                 elem: *out_elem,

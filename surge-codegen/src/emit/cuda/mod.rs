@@ -22,6 +22,7 @@ mod rows;
 mod scatter_rows;
 #[cfg(test)]
 mod tests;
+mod tuple_fold;
 mod tuple_rows;
 mod tuples;
 

@@ -486,13 +486,28 @@ fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: &Body<'_>) -> Result<Inne
         ident,
         prefix,
     } = operator(tr, env, level)?;
+    let mut res_env = env.clone();
+    res_env.insert(node, Bound::Scalar("acc".into()));
+    if body.is_tuple(tr) {
+        // A tuple of scalars over the reduced value for a later phase (CoMD's (F, F′) of ρ̄):
+        // lane 0 stores it packed.
+        let (width, write) = super::fold::packed_write(tr, body, &res_env)?;
+        return Ok(Inner::Reduce {
+            node,
+            result: write,
+            seq,
+            op_body,
+            ident,
+            prefix,
+            out_elem: Elem::U64,
+            packed: Some(width),
+        });
+    }
     let out_elem =
         tr.c.node(body.node())
             .ty
             .as_scalar()
             .ok_or_else(|| tr.unsupported(body.node(), "as a reduction's result (not a scalar)"))?;
-    let mut res_env = env.clone();
-    res_env.insert(node, Bound::Scalar("acc".into()));
     Ok(Inner::Reduce {
         node,
         result: store(out_elem, body.value(tr, &res_env)?),
@@ -501,6 +516,7 @@ fn reduce(tr: &Tr<'_>, env: &Env, level: &Level, body: &Body<'_>) -> Result<Inne
         ident,
         prefix,
         out_elem: out_elem.stored(),
+        packed: None,
     })
 }
 

@@ -289,6 +289,10 @@ impl PhaseCode {
             Inner::FoldScan { len, .. } => ctx.insert("len_expr", len),
             Inner::RowRuns { width, .. } => ctx.insert("len_expr", width),
             Inner::Packed { width, .. }
+            | Inner::Reduce {
+                packed: Some(width),
+                ..
+            }
             | Inner::Scatter {
                 packed: Some(width),
                 ..
@@ -422,9 +426,11 @@ impl PhaseCode {
                 prefix,
                 result,
                 out_elem: _,
+                packed,
             } => {
                 ctx.insert("node", &node.0);
                 ctx.insert("result", result);
+                ctx.insert("packed_result", &packed.is_some());
                 ctx.insert("len_expr", &seq.len);
                 ctx.insert("elem_expr", &seq.at("j"));
                 ctx.insert("op_body", op_body);

@@ -143,6 +143,12 @@ impl Tr<'_> {
                 };
                 Ok(t.parts.iter().map(at).collect())
             }
+            // Folded in the element unless an earlier phase stored it.
+            (_, Op::Reduce { op, input, prefix })
+                if seq_of_tuples(self.ty(*input)) && self.packed_result(n).is_none() =>
+            {
+                self.fold_tuple_parts(n, (op, *input, *prefix), env)
+            }
             _ => self
                 .packed_result(n)
                 .ok_or_else(|| self.unsupported(n, "as a tuple of scalars")),

@@ -76,3 +76,14 @@ fn native_programs_equal_the_reference() {
 fn native_programs_equal_the_reference_setfl() {
     check(Format::Setfl, 3, Engine::Cpu(None));
 }
+
+/// Both algorithms emitted for CUDA (NVRTC-compiled where it loads) and run with their default
+/// variants in the CUDA emulator, against the reference.
+#[test]
+fn cuda_programs_equal_the_reference_in_the_emulator() {
+    check(
+        Format::Funcfl,
+        3,
+        Engine::Cuda(crate::Target::cuda_emulated()),
+    );
+}

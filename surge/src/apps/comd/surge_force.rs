@@ -68,10 +68,12 @@ impl Algorithm {
     }
 }
 
-/// How a program runs: one compiled variant (by id; `None`: the default), or the interpreter.
+/// How a program runs: one compiled CPU variant (by id; `None`: the default), the CUDA
+/// default variants on a CUDA target (a GPU, or the emulator), or the interpreter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Engine {
     Cpu(Option<String>),
+    Cuda(Target),
     Interpret,
 }
 
@@ -120,6 +122,7 @@ impl SurgeForce {
     fn run(&mut self, c: &Computation) -> Result<[Vec<f64>; 4]> {
         match self.engine.clone() {
             Engine::Interpret => columns(&c.interpret()?),
+            Engine::Cuda(target) => output_columns(crate::execute(c, &target)?),
             Engine::Cpu(id) => {
                 let (k, v) = self.kernels(c, id.as_deref())?;
                 k.run_in(c, &v, &mut self.ws)?;
@@ -217,6 +220,9 @@ impl ForceField for SurgeForce {
     fn name(&self) -> String {
         let how = match &self.engine {
             Engine::Interpret => "interpreter".to_string(),
+            Engine::Cuda(Target::Cuda(i)) => format!("cuda:{i} default"),
+            Engine::Cuda(Target::CudaEmulated(d)) => format!("cuda emulator ({}) default", d.name),
+            Engine::Cuda(Target::Cpu(_)) => "cpu default".to_string(),
             Engine::Cpu(_) => match &self.built {
                 Some((_, v)) => v.id(),
                 None => "cpu default".to_string(),
