@@ -19,6 +19,13 @@ typedef long long i64;
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+// A tuple of up to eight scalars returned whole by a fold of tuples (`tuple_fold.rs`); unused
+// components are chars.
+template <class T0, class T1, class T2 = char, class T3 = char, class T4 = char, class T5 = char,
+          class T6 = char, class T7 = char>
+struct surge_tuple {
+  T0 c0; T1 c1; T2 c2; T3 c3; T4 c4; T5 c5; T6 c6; T7 c7;
+};
 template <class T> __device__ __forceinline__ T surge_min(T a, T b) { return b < a ? b : a; }
 template <class T> __device__ __forceinline__ T surge_max(T a, T b) { return a < b ? b : a; }
 

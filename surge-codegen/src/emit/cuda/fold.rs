@@ -200,10 +200,17 @@ impl Fold {
     pub(super) fn declare_and_step(&self) -> (String, String) {
         let ty = |c: usize| cuda_type(self.parts[c].elem);
         let declare = self.each(&|c| format!("{} {} = {}; ", ty(c), self.acc[c], self.init[c]));
-        let read = self.each(&|c| {
-            let at = self.parts[c].at("surge_fold_j");
-            format!("const {} {} = {at}; ", ty(c), self.next[c])
-        });
+        let ats: Vec<String> = self.parts.iter().map(|p| p.at("surge_fold_j")).collect();
+        // An element that is a fold of tuples (`tuple_fold.rs`) is computed once, whole.
+        let read = match super::tuple_fold::whole_of(&ats) {
+            Some(x) => {
+                let e = format!("surge_fe{}", self.node.0);
+                let parts =
+                    self.each(&|c| format!("const {} {} = {e}.c{c}; ", ty(c), self.next[c]));
+                format!("const auto {e} = {x}; {parts}")
+            }
+            None => self.each(&|c| format!("const {} {} = {}; ", ty(c), self.next[c], ats[c])),
+        };
         let combine =
             self.each(&|c| format!("const {} {} = {}; ", ty(c), self.new[c], self.items[c]));
         let assign = self.each(&|c| format!("{} = {}; ", self.acc[c], self.new[c]));
