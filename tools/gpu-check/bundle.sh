@@ -28,9 +28,10 @@ done
 cp target/release/surge "$stage/bin/"
 strip "$stage"/bin/*
 cp -rL ../shared/matrices "$stage/matrices"
+mkdir -p "$stage/comd" && cp -L ../shared/comd/Cu_u6.eam "$stage/comd/"
 rustc -vV > .dev/rustc-vV.txt
 cp tools/gpu-check/fakerustc tools/gpu-check/run.sh .dev/
-(cd "$stage" && tar cf - bin matrices) | xz -T0 -6 > .dev/bundle.tar.xz
+(cd "$stage" && tar cf - bin matrices comd) | xz -T0 -6 > .dev/bundle.tar.xz
 rm -f "$log"
 du -sh .dev/bundle.tar.xz
 echo "ready: carry .dev and run 'bash .dev/run.sh' on the GPU machine (from $root)"

@@ -50,6 +50,11 @@ if [ "$what" != tests ]; then
 el "kmeans"; for n in 1000000 100000; do timeout 50 bin/surge run kmeans --platform cuda --size $n --iterations 20 --seed 1 --json > "$OUT/k-$n.json"; echo "rc=$?"; done
 el "bench gemm"; timeout 100 bin/surge bench gemm --platform cuda --shapes square --sizes 2048 --json > "$OUT/b-gemm.json"; echo "rc=$?"
 el "bench spmv"; timeout 60 bin/surge bench spmv --platform cuda --vs cusparse --inputs matrices --json > "$OUT/b-spmv.json"; echo "rc=$?"
+# CoMD's force on the GPU (both algorithms' default CUDA variants, 32,000 atoms) beside the
+# plain-Rust reference on the machine's cores: million force calculations per second.
+el "comd"; for v in surge/direct surge/redistributed reference/rayon; do
+  p=cuda; [ $v = reference/rayon ] && p=cpu
+  timeout 60 bin/surge run comd --potential comd/Cu_u6.eam --platform $p --variant $v --cells 20 --steps 10 --print-rate 10 2>&1 | grep -E "steps in|error" | sed "s|^|$v: |"; done
 el "bench reduce"; timeout 60 bin/surge bench reduce --platform cuda --size 4194304 --json > "$OUT/b-reduce.json"; echo "rc=$?"
 fi
 el done
