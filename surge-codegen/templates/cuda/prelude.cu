@@ -354,9 +354,26 @@ __device__ __forceinline__ u64 surge_pair_len(u64 a, u64 b, u64 which, u64 node,
 }
 
 // The number of runs of equal consecutive keys among the first `len` (`key(j)`: key j).
+// The number of runs of equal consecutive keys among `len`, counted by every thread of the
+// block: a phase's element count, which every thread of a block computes at its kernel's top
+// (never in divergent code). Counted by one thread, 10^6 keys took about 0.1 s on an H200.
 template <class Key> __device__ __forceinline__ u64 surge_run_count(u64 len, Key key) {
-  u64 runs = len > 0 ? 1 : 0;
-  for (u64 j = 1; j < len; ++j) runs += key(j) != key(j - 1) ? 1 : 0;
+  __shared__ u64 surge_rc_part[1024];
+  __shared__ u64 surge_rc_total;
+  const unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
+  const unsigned nt = blockDim.x * blockDim.y;
+  u64 mine = 0;
+  for (u64 j = t; j < len; j += nt) mine += (j == 0 || key(j) != key(j - 1)) ? 1 : 0;
+  surge_rc_part[t] = mine;
+  __syncthreads();
+  if (t == 0) {
+    u64 runs = 0;
+    for (unsigned k = 0; k < nt; ++k) runs += surge_rc_part[k];
+    surge_rc_total = runs;
+  }
+  __syncthreads();
+  const u64 runs = surge_rc_total;
+  __syncthreads();
   return runs;
 }
 
