@@ -24,7 +24,7 @@ pub struct Computation {
     /// The inferred features, computed on first use: they depend on the IR and the inputs'
     /// lengths and offsets, which never change after construction. A tuning input computes
     /// them when it is built (for its work), and selection asks again: the type inference
-    /// under them cost 3-23 µs, up to 0.08 of one SpMV on the smaller `matrices-large`.
+    /// under them cost 5-38 µs, up to 0.14 of one SpMV on the smaller `matrices-large`.
     features: std::sync::OnceLock<Features>,
 }
 

@@ -29,19 +29,21 @@
 //! Measured with `benchmarks --bin feature_cost` on the 20 matrices of `matrices-large`
 //! (75k-950k nonzeros), on a fresh input (a `TuneInput` just built, as a tuned call on a new
 //! matrix pays it), against one plain rayon CSR SpMV, on a 2-core AMD EPYC VM shared with
-//! other builds (load 5: SpMV times varied up to 2× between runs, so the figures are rough):
-//! the selection's feature cost (the inferred and the CUSP groups) was 0.036-0.087 of one
-//! SpMV, median 0.051, every matrix at most 0.10; before these passes it was 0.07-0.61,
-//! median 0.15 (measured by the harness before, whose SpMV was a warm median of 20 not
-//! interleaved; cage11 the worst: its CUSP pass took 99 µs on a fresh input against 23 µs
-//! warm, its evenly spread DIA sample reading 2% of the nonzeros, a row at a time). The inferred
-//! features are computed once per computation (`Computation::features`), when the input is
-//! built; selection reuses them (uncached they took 5-23 µs in `feature_cost`, 0.015-0.074 of
-//! an SpMV). The sampled features against the exact ones on the same set: the standard
-//! deviation 0.94-1.08×, the ELL fill-in 0.74-1× (the longest row of a sparse graph is often
-//! outside the chunks read), the BCSR fill 0.94-1.05×, the column spread 0.44-1.26× (within
-//! 0.9-1.15× on 15 of 20), the DIA fill-in 0.17-10× (within 0.69-1.58× on 9 of 20; the runs see
-//! few of the diagonals of the FE matrices with a varying band, nasa4704 10×, and of the
+//! other builds (load 7-8: SpMV times varied up to 2× between runs, so the figures are rough):
+//! the selection's feature cost (the inferred and the CUSP groups) had a median of 0.055-0.061
+//! of one SpMV over three runs, a maximum of 0.096-0.105 (web-spam or EX5, the smallest SpMVs),
+//! 19-20 of the 20 matrices at most 0.10. The same passes before, timed in the same rounds
+//! (a copy of the old code, interleaved): median 0.14-0.18, maximum 0.24-0.27 (cage11: its
+//! evenly spread DIA sample read 2% of the nonzeros, and its CUSP pass took 99 µs on a fresh
+//! input against 23 µs warm); this code in those runs 0.059-0.078, maximum 0.087-0.122. The
+//! inferred features are computed once per computation (`Computation::features`), when the
+//! input is built; selection reuses them (uncached they took 5-38 µs in `feature_cost`, up to
+//! 0.14 of an SpMV on the smallest). The sampled features against the exact ones on the same
+//! set: the standard deviation 0.91-1.20×, the ELL fill-in 0.54-1× (exact on 14; the longest
+//! row of a sparse graph is often outside the chunks read: ct2010, nh2010, web-spam, road,
+//! Slashdot, cage11), the BCSR fill 0.94-1.05×, the column spread 0.44-1.26× (within
+//! 0.9-1.15× on 15 of 20), the DIA fill-in 0.17-10× (within 0.69-1.58× on 9 of 20; the runs
+//! see few of the diagonals of the FE matrices with a varying band, nasa4704 10×, and of the
 //! social graph Slashdot, 0.17×). The previous evenly spread 2% sample was within 0.85-5.1×.
 
 use crate::mtx::CsrMatrix;
@@ -59,8 +61,13 @@ pub const RUNS: usize = 8;
 pub const STAT_CHUNK: usize = 512;
 /// The row-length pass reads every row while the average row holds at least this many
 /// nonzeros; below, every `k`-th chunk with `k = ⌈STAT_NNZ_PER_ROW / average⌉`, so that it
-/// reads at most one row offset per `STAT_NNZ_PER_ROW` nonzeros.
-pub const STAT_NNZ_PER_ROW: usize = 16;
+/// reads at most one row offset per `STAT_NNZ_PER_ROW` nonzeros. On a matrix just built the
+/// offsets came from memory at about 1.4 ns per row on the 2-core EPYC VM (a fresh cage11's
+/// every other chunk took 26-30 µs, 4.6 µs when cached) against 0.4 ns or more per nonzero of
+/// a cached rayon SpMV: one row in 32 nonzeros keeps the pass near 0.05 of an SpMV at most,
+/// and the FE matrices (36-60 nonzeros per row) exact. One in 64 cut cage11's pass by a
+/// third more but lost the longest rows of five matrices (ELL fill-in 0.18-0.53×).
+pub const STAT_NNZ_PER_ROW: usize = 32;
 
 /// The sparse-matrix features CUSP's format selection uses (dissertation Table 2.3), and two
 /// that predict the blocked and the locality-sensitive layouts.
@@ -214,6 +221,7 @@ fn row_stats_portable(offsets: &[u64], every: usize) -> RowStats {
     let (mut min, mut max, mut sum_sq) = (u32::MAX, 0u32, 0.0f64);
     let (mut seen, mut sum) = (0usize, 0u64);
     for start in (0..rows).step_by(STAT_CHUNK * every) {
+        prefetch_lines(offsets, start + STAT_CHUNK * every, STAT_CHUNK + 1);
         let end = (start + STAT_CHUNK).min(rows);
         let (lo_o, hi_o) = (&offsets[start..end], &offsets[start + 1..end + 1]);
         let (mut lo, mut hi, mut sq) = (u32::MAX, 0u32, 0u64);
@@ -244,6 +252,28 @@ fn row_stats_portable(offsets: &[u64], every: usize) -> RowStats {
         max: u64::from(max),
         sum_sq,
     }
+}
+
+/// Prefetches the cache lines of `v[start .. start + len]` (clipped to `v`). Why: the chunks
+/// and runs the features read are far apart, and on a matrix just built each one waited for
+/// its first lines (a TLB and cache miss) before the hardware prefetcher followed; asking for
+/// the next chunk's lines while reading this one overlaps the waits.
+#[inline(always)]
+fn prefetch_lines<T>(v: &[T], start: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let end = (start + len).min(v.len());
+        let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+        let mut i = start;
+        while i < end {
+            // SAFETY: a prefetch never faults, and the address is inside the slice.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8) };
+            i += step;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, start, len);
 }
 
 /// What the layout sample counted.
@@ -306,8 +336,23 @@ fn layout_sample(m: &CsrMatrix, plan: Plan) -> LayoutCounts {
         let mut n = LayoutCounts::default();
         let square = m.rows == m.cols;
         let cols = &m.col_indices;
-        for (k, (start, end)) in runs(m, plan).enumerate() {
+        let mut all = [(0, 0); RUNS];
+        let count = runs(m, plan)
+            .zip(&mut all)
+            .map(|(r, slot)| *slot = r)
+            .count();
+        let all = &all[..count];
+        for (k, &(start, end)) in all.iter().enumerate() {
             let nested = !whole && k % 2 == 0;
+            // The next run's offsets, and the columns of the one after it (whose offsets
+            // were asked for one run ago).
+            if let Some(&(a, b)) = all.get(k + 1) {
+                prefetch_lines(&m.row_offsets, a, b - a + 2);
+            }
+            if let Some(&(a, b)) = all.get(k + 2) {
+                let (a, b) = (m.row_offsets[a] as usize, m.row_offsets[b] as usize);
+                prefetch_lines(cols, a, b - a);
+            }
             for r in start..end {
                 let (a, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
                 // ⌊r · cols / rows⌋ (r, cols < 2^32: the product fits).
