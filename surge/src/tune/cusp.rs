@@ -17,11 +17,13 @@
 //!   (between [`MIN_SAMPLE`] and [`MAX_SAMPLE`]). Runs rather than rows spread evenly, so
 //!   that the sample reads a few contiguous stretches that the prefetchers follow, not a cache
 //!   and TLB miss per row: the spread sample was what a fresh input paid most for (below). The
-//!   diagonals are counted on all runs and on the even-numbered half;
-//!   if halving the sample barely changes the count, the diagonals are shared by all rows (a
+//!   diagonals are counted on every row of the runs and on the first half of each run; if
+//!   halving the runs barely changes the count, neighbouring rows share their diagonals (a
 //!   banded matrix) and the count stands; if it halves the count, each row brings its own
 //!   diagonals (scattered columns) and the count scales with the rows; between the two, the
-//!   growth is extrapolated ([`estimate_diagonals`]). A matrix small enough for the runs to
+//!   growth is extrapolated ([`estimate_diagonals`]). (Halving the number of runs instead, as
+//!   the first version did, read a band that moves along the matrix as new diagonals: 0.17-10×
+//!   the exact count, within 0.5-2× on 9 of 20.) A matrix small enough for the runs to
 //!   hold every row gets the exact counts.
 //!
 //! The estimates are features, not counts: training and selection see the same estimator.
@@ -42,9 +44,10 @@
 //! set: the standard deviation 0.91-1.20×, the ELL fill-in 0.54-1× (exact on 14; the longest
 //! row of a sparse graph is often outside the chunks read: ct2010, nh2010, web-spam, road,
 //! Slashdot, cage11), the BCSR fill 0.94-1.05×, the column spread 0.44-1.26× (within
-//! 0.9-1.15× on 15 of 20), the DIA fill-in 0.17-10× (within 0.69-1.58× on 9 of 20; the runs
-//! see few of the diagonals of the FE matrices with a varying band, nasa4704 10×, and of the
-//! social graph Slashdot, 0.17×). The previous evenly spread 2% sample was within 0.85-5.1×.
+//! 0.9-1.15× on 15 of 20), the DIA fill-in 0.47-6.0× (within 0.5-2× on 13 of 20; over 2× on
+//! the census and road graphs, ct2010 4.9×, nh2010 6.0×, road 4.5×, whose rows keep bringing
+//! new diagonals in a run and then saturate, on bcsstk16 2.5×, nasa2910 2.9× and facebook
+//! 2.01×; orani678 0.47×). The previous evenly spread 2% sample was within 0.85-5.1×.
 
 use crate::mtx::CsrMatrix;
 use std::cell::RefCell;
@@ -283,7 +286,8 @@ struct LayoutCounts {
     rows: usize,
     /// Their nonzeros.
     nnz: usize,
-    /// Occupied diagonals of all runs (`fine`) and of the even-numbered ones (`coarse`).
+    /// Occupied diagonals of every row of the runs (`fine`) and of each run's first half
+    /// (`coarse`).
     fine: usize,
     coarse: usize,
     /// Σ |col − diagonal position| over the nonzeros read.
@@ -343,7 +347,8 @@ fn layout_sample(m: &CsrMatrix, plan: Plan) -> LayoutCounts {
             .count();
         let all = &all[..count];
         for (k, &(start, end)) in all.iter().enumerate() {
-            let nested = !whole && k % 2 == 0;
+            // The coarse sample: the first half of each run.
+            let half = start + (end - start) / 2;
             // The next run's offsets, and the columns of the one after it (whose offsets
             // were asked for one run ago).
             if let Some(&(a, b)) = all.get(k + 1) {
@@ -354,6 +359,7 @@ fn layout_sample(m: &CsrMatrix, plan: Plan) -> LayoutCounts {
                 prefetch_lines(cols, a, b - a);
             }
             for r in start..end {
+                let nested = !whole && r < half;
                 let (a, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
                 // ⌊r · cols / rows⌋ (r, cols < 2^32: the product fits).
                 let diag = if square {
