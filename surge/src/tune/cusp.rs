@@ -31,13 +31,14 @@
 //! Measured with `benchmarks --bin feature_cost` on the 20 matrices of `matrices-large`
 //! (75k-950k nonzeros), on a fresh input (a `TuneInput` just built, as a tuned call on a new
 //! matrix pays it), against one plain rayon CSR SpMV, on a 2-core AMD EPYC VM shared with
-//! other builds (load 7-8: SpMV times varied up to 2× between runs, so the figures are rough):
-//! the selection's feature cost (the inferred and the CUSP groups) had a median of 0.055-0.061
-//! of one SpMV over three runs, a maximum of 0.096-0.105 (web-spam or EX5, the smallest SpMVs),
-//! 19-20 of the 20 matrices at most 0.10. The same passes before, timed in the same rounds
-//! (a copy of the old code, interleaved): median 0.14-0.18, maximum 0.24-0.27 (cage11: its
-//! evenly spread DIA sample read 2% of the nonzeros, and its CUSP pass took 99 µs on a fresh
-//! input against 23 µs warm); this code in those runs 0.059-0.078, maximum 0.087-0.122. The
+//! other builds (load 7-10: SpMV times varied up to 2× between runs, so the figures are
+//! rough): the selection's feature cost (the inferred and the CUSP groups) had a median of
+//! 0.055-0.063 of one SpMV over four runs, a maximum of 0.096-0.105 (web-spam, EX5 or cage11),
+//! 19-20 of the 20 matrices at most 0.10. The passes before, timed in the same rounds as these
+//! (a copy of the old code, interleaved, five runs): median 0.12-0.18, maximum 0.19-0.27
+//! (cage11, cs4 or msc04515; cage11's evenly spread DIA sample read 2% of the nonzeros, and its CUSP
+//! pass took 99 µs on a fresh input against 23 µs warm); these passes in the same runs
+//! 0.052-0.078, maximum 0.087-0.122. The
 //! inferred features are computed once per computation (`Computation::features`), when the
 //! input is built; selection reuses them (uncached they took 5-38 µs in `feature_cost`, up to
 //! 0.14 of an SpMV on the smallest). The sampled features against the exact ones on the same
