@@ -1,118 +1,232 @@
-//! The CUSP features of a sparse matrix (dissertation Table 2.3), computed at a small fraction
-//! of one SpMV of the same matrix: a tuned SpMV pays for its selection.
+//! The CUSP features of a sparse matrix (dissertation Table 2.3) and two that predict layouts
+//! (BCSR 2×2 fill, column spread), computed at a small fraction of one SpMV of the same matrix:
+//! a tuned SpMV pays for its selection, as Nitro's did.
 //!
-//! The row-length statistics (average, standard deviation, largest deviation, ELL fill-in) are
-//! exact, from the row offsets alone: one sequential pass of integer arithmetic that LLVM
-//! vectorizes, about 8 bytes read per row against the SpMV's 12 or more per nonzero. The DIA
-//! fill-in needs the number of occupied diagonals, which is a property of every nonzero; it is
-//! estimated from the rows of two nested samples (every `s`-th row, and every `2s`-th), sized so
-//! that the larger reads about [`SAMPLE_FRACTION`] of the nonzeros (between [`MIN_SAMPLE`] and
-//! [`MAX_SAMPLE`]). If halving the sample
-//! barely changes the count, the diagonals are shared by all rows (a banded matrix) and the
-//! count stands; if it halves the count, each sampled row brings its own diagonals (scattered
-//! columns) and the count scales with the rows; between the two, the growth between the samples
-//! is extrapolated ([`estimate_diagonals`]). A matrix small enough for the sample to hold every
-//! row gets the exact count. Before, one exact parallel pass over every nonzero cost 1-5 SpMVs
-//! of the same matrix; now 0.1-0.35 of a plain rayon CSR SpMV on `matrices-large`
-//! (`benchmarks --bin feature_cost`). The estimate is a feature, not a count: training and
-//! selection see the same estimator. Measured against the exact count on `matrices-large`:
-//! 0.85-1.3× on 9 of 20 matrices, up to 5.1× on the census-block graphs (ct2010, nh2010), whose
-//! rows keep bringing new diagonals in the sample and then saturate.
+//! Two passes, both sized by the matrix ([`Plan::of`]):
+//!
+//! * The row-length statistics (standard deviation, largest deviation, ELL fill-in) come from
+//!   the row offsets alone: a sequential pass of integer arithmetic that LLVM vectorizes, 8
+//!   bytes per row against the SpMV's 12 or more per nonzero. While rows average at least
+//!   [`STAT_NNZ_PER_ROW`] nonzeros it reads every row (exact); on sparser matrices it reads
+//!   every `k`-th chunk of [`STAT_CHUNK`] rows, so that it reads at most one offset per
+//!   [`STAT_NNZ_PER_ROW`] nonzeros (the road and census graphs average 2.5 per row). The
+//!   average is always exact (nnz / rows); the rest are then statistics of the chunks read.
+//! * The occupied diagonals (DIA fill-in), the BCSR 2×2 blocks and the column spread are
+//!   properties of every nonzero; they are measured on [`RUNS`] runs of consecutive rows, one
+//!   in each equal segment of the matrix, holding about [`SAMPLE_FRACTION`] of the nonzeros
+//!   (between [`MIN_SAMPLE`] and [`MAX_SAMPLE`]). Runs rather than rows spread evenly, so
+//!   that the sample reads a few contiguous stretches that the prefetchers follow, not a cache
+//!   and TLB miss per row: the spread sample was what a fresh input paid most for (below). The
+//!   diagonals are counted on every row of the runs and on the first half of each run; if
+//!   halving the runs barely changes the count, neighbouring rows share their diagonals (a
+//!   banded matrix) and the count stands; if it halves the count, each row brings its own
+//!   diagonals (scattered columns) and the count scales with the rows; between the two, the
+//!   growth is extrapolated ([`estimate_diagonals`]). (Halving the number of runs instead, as
+//!   the first version did, read a band that moves along the matrix as new diagonals: 0.17-10×
+//!   the exact count, within 0.5-2× on 9 of 20.) A matrix small enough for the runs to
+//!   hold every row gets the exact counts.
+//!
+//! The estimates are features, not counts: training and selection see the same estimator.
+//!
+//! Measured with `benchmarks --bin feature_cost` on the 20 matrices of `matrices-large`
+//! (75k-950k nonzeros), on a fresh input (a `TuneInput` just built, as a tuned call on a new
+//! matrix pays it), against one plain rayon CSR SpMV, on a 2-core AMD EPYC VM shared with
+//! other builds (load 7-10: SpMV times varied up to 2× between runs, so the figures are
+//! rough): the selection's feature cost (the inferred and the CUSP groups) had a median of
+//! 0.055-0.063 of one SpMV over four runs, a maximum of 0.096-0.105 (web-spam, EX5 or cage11),
+//! 19-20 of the 20 matrices at most 0.10. The passes before, timed in the same rounds as these
+//! (a copy of the old code, interleaved, five runs): median 0.12-0.18, maximum 0.19-0.27
+//! (cage11, cs4 or msc04515; cage11's evenly spread DIA sample read 2% of the nonzeros, and its CUSP
+//! pass took 99 µs on a fresh input against 23 µs warm); these passes in the same runs
+//! 0.052-0.078, maximum 0.087-0.122. The
+//! inferred features are computed once per computation (`Computation::features`), when the
+//! input is built; selection reuses them (uncached they took 5-38 µs in `feature_cost`, up to
+//! 0.14 of an SpMV on the smallest). The sampled features against the exact ones on the same
+//! set: the standard deviation 0.91-1.20×, the ELL fill-in 0.54-1× (exact on 14; the longest
+//! row of a sparse graph is often outside the chunks read: ct2010, nh2010, web-spam, road,
+//! Slashdot, cage11), the BCSR fill 0.94-1.05×, the column spread 0.44-1.26× (within
+//! 0.9-1.15× on 15 of 20), the DIA fill-in 0.47-6.0× (within 0.5-2× on 13 of 20; over 2× on
+//! the census and road graphs, ct2010 4.9×, nh2010 6.0×, road 4.5×, whose rows keep bringing
+//! new diagonals in a run and then saturate, on bcsstk16 2.5×, nasa2910 2.9× and facebook
+//! 2.01×; orani678 0.47×). The previous evenly spread 2% sample was within 0.85-5.1×.
 
 use crate::mtx::CsrMatrix;
+use std::cell::RefCell;
 
-/// Share of the nonzeros the diagonal sample reads.
-pub const SAMPLE_FRACTION: f64 = 0.02;
-/// Sampled nonzeros never fewer than this (small matrices are then counted exactly).
-pub const MIN_SAMPLE: usize = 4096;
+/// Share of the nonzeros the layout sample reads.
+pub const SAMPLE_FRACTION: f64 = 0.005;
+/// Sampled nonzeros never fewer than this (small matrices are then read whole).
+pub const MIN_SAMPLE: usize = 512;
 /// Sampled nonzeros never more than this: enough to tell shared diagonals from scattered ones.
-pub const MAX_SAMPLE: usize = 32768;
+pub const MAX_SAMPLE: usize = 16384;
+/// Runs of consecutive rows in the layout sample, one per equal segment of the matrix.
+pub const RUNS: usize = 8;
+/// Rows per chunk of the row-length pass (512 offsets: one 4 KiB page).
+pub const STAT_CHUNK: usize = 512;
+/// The row-length pass reads every row while the average row holds at least this many
+/// nonzeros; below, every `k`-th chunk with `k = ⌈STAT_NNZ_PER_ROW / average⌉`, so that it
+/// reads at most one row offset per `STAT_NNZ_PER_ROW` nonzeros. On a matrix just built the
+/// offsets came from memory at about 1.4 ns per row on the 2-core EPYC VM (a fresh cage11's
+/// every other chunk took 26-30 µs, 4.6 µs when cached) against 0.4 ns or more per nonzero of
+/// a cached rayon SpMV: one row in 32 nonzeros keeps the pass near 0.05 of an SpMV at most,
+/// and the FE matrices (36-60 nonzeros per row) exact. One in 64 cut cage11's pass by a
+/// third more but lost the longest rows of five matrices (ELL fill-in 0.18-0.53×).
+pub const STAT_NNZ_PER_ROW: usize = 32;
 
-/// The sparse-matrix features CUSP's format selection uses (dissertation Table 2.3).
+/// The sparse-matrix features CUSP's format selection uses (dissertation Table 2.3), and two
+/// that predict the blocked and the locality-sensitive layouts.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct CuspFeatures {
     pub avg_nnz_per_row: f64,
+    /// Standard deviation of the row lengths (of the chunks read, see [`Plan`]).
     pub row_length_std_dev: f64,
-    /// max over rows of |row length − average|.
+    /// max over rows (read) of |row length − average|.
     pub max_deviation: f64,
     /// DIA storage (occupied diagonals × rows) over nnz: how much padding DIA would add
-    /// (estimated from a sample of rows on large matrices, see the module notes).
+    /// (estimated from the layout sample on large matrices, see the module notes).
     pub dia_fill_in: f64,
-    /// ELL storage (longest row × rows) over nnz.
+    /// ELL storage (longest row read × rows) over nnz.
     pub ell_fill_in: f64,
+    /// BCSR 2×2 storage over nnz, in the sampled block rows (rows `2q, 2q + 1`): stored values
+    /// (4 per block) per nonzero, the blocks found as the BCSR inspector
+    /// (`surge_cpu::native::bcsr`) finds them: the smallest column `j` not yet covered starts
+    /// the block of columns `j .. j + 2` (moved left to end at the last column). 1: every
+    /// block full; 4: one nonzero per block. 0 without a full block row.
+    pub bcsr_fill_in: f64,
+    /// Mean distance of a sampled nonzero's column from the row's diagonal position
+    /// (`⌊row · cols / rows⌋`), over the columns: 0 for a diagonal matrix, about 1/3 for
+    /// uniformly scattered columns. How far SpMV's reads of x stray from the row's own
+    /// neighbourhood.
+    pub col_spread: f64,
+}
+
+/// What the features read: every `stat_every`-th chunk of [`STAT_CHUNK`] rows for the row
+/// lengths, and [`RUNS`] runs of `run_rows` consecutive rows for the rest (every row when
+/// `run_rows · RUNS ≥ rows`). `Plan::of` sizes both for a matrix; `Plan::all` reads every row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    pub stat_every: usize,
+    pub run_rows: usize,
+}
+
+impl Plan {
+    /// Every row: the exact features.
+    pub fn all(m: &CsrMatrix) -> Plan {
+        Plan {
+            stat_every: 1,
+            run_rows: m.rows,
+        }
+    }
+
+    /// The sample for `m`: row lengths of every chunk while rows average at least
+    /// [`STAT_NNZ_PER_ROW`] nonzeros (one chunk in `k` below), and runs holding about
+    /// [`SAMPLE_FRACTION`] of the nonzeros (between [`MIN_SAMPLE`] and [`MAX_SAMPLE`]).
+    pub fn of(m: &CsrMatrix) -> Plan {
+        let nnz = m.nnz().max(1);
+        let stat_every = match m.rows <= STAT_CHUNK {
+            true => 1,
+            false => (STAT_NNZ_PER_ROW * m.rows).div_ceil(nnz).max(1),
+        };
+        let budget = ((nnz as f64 * SAMPLE_FRACTION) as usize).clamp(MIN_SAMPLE, MAX_SAMPLE);
+        // Rows holding `budget` nonzeros on average, in RUNS runs of an even count.
+        let rows = (m.rows as f64 * budget as f64 / nnz as f64).ceil() as usize;
+        let run_rows = rows.div_ceil(RUNS).next_multiple_of(2).max(2);
+        Plan {
+            stat_every,
+            run_rows,
+        }
+    }
+
+    fn whole(&self, m: &CsrMatrix) -> bool {
+        self.run_rows.saturating_mul(RUNS) >= m.rows
+    }
 }
 
 impl CuspFeatures {
-    /// The features of `m` (see the module notes for what is exact and what is sampled).
+    /// The features of `m` from its sample ([`Plan::of`]; see the module notes).
     pub fn of(m: &CsrMatrix) -> CuspFeatures {
-        CuspFeatures::with_diagonals(m, sampled_diagonals(m))
+        CuspFeatures::sampled(m, Plan::of(m))
     }
 
-    /// The features with the occupied diagonals counted over every nonzero (for tests and
-    /// studies of the estimate).
+    /// The features with every row read (for tests and studies of the estimates).
     pub fn exact(m: &CsrMatrix) -> CuspFeatures {
-        CuspFeatures::with_diagonals(m, all_diagonals(m))
+        CuspFeatures::sampled(m, Plan::all(m))
     }
 
-    fn with_diagonals(m: &CsrMatrix, ndiag: f64) -> CuspFeatures {
-        let s = row_stats(&m.row_offsets);
+    /// The features of `m` read as `plan` says.
+    pub fn sampled(m: &CsrMatrix, plan: Plan) -> CuspFeatures {
+        let s = row_stats(&m.row_offsets, plan.stat_every.max(1));
+        let l = layout_sample(m, plan);
         let rows = m.rows.max(1) as f64;
         let nnzf = m.nnz().max(1) as f64;
         let avg = m.nnz() as f64 / rows;
-        let var = (s.sum_sq / rows - avg * avg).max(0.0);
+        let seen = s.rows.max(1) as f64;
+        let seen_avg = s.sum as f64 / seen;
+        let var = (s.sum_sq / seen - seen_avg * seen_avg).max(0.0);
+        let ndiag = if plan.whole(m) || l.rows == 0 {
+            l.fine as f64
+        } else {
+            let possible = (m.rows + m.cols).saturating_sub(1) as f64;
+            let step = m.rows as f64 / l.rows as f64;
+            estimate_diagonals(l.fine as f64, l.coarse as f64, step).min(possible)
+        };
         CuspFeatures {
             avg_nnz_per_row: avg,
             row_length_std_dev: var.sqrt(),
             max_deviation: f64::max(s.max as f64 - avg, avg - s.min as f64).max(0.0),
             dia_fill_in: ndiag * m.rows as f64 / nnzf,
             ell_fill_in: s.max as f64 * m.rows as f64 / nnzf,
+            bcsr_fill_in: (4 * l.blocks) as f64 / l.block_nnz.max(1) as f64,
+            col_spread: if l.nnz == 0 || m.cols == 0 {
+                0.0
+            } else {
+                (l.spread as f64 / l.nnz as f64) / m.cols as f64
+            },
         }
     }
 }
 
 struct RowStats {
+    /// Rows read.
+    rows: usize,
+    /// Their nonzeros.
+    sum: u64,
     min: u64,
     max: u64,
     /// Σ length², in f64 (exact while it stays below 2^53).
     sum_sq: f64,
 }
 
-/// Shortest and longest row and the sum of squared lengths, from the offsets alone. Lengths are
-/// at most the column count, below 2^32 (column indices are u32), so they are taken as u32:
-/// min, max and 32 × 32 → 64-bit squares all vectorize on AVX2. Squares are summed in u64 per
-/// block of rows, then in f64; a block whose longest row could overflow the u64 sum is summed
-/// in f64 instead.
-fn row_stats(offsets: &[u64]) -> RowStats {
+/// Shortest and longest row, their count, nonzeros and sum of squared lengths, from the
+/// offsets alone, of every `every`-th chunk of [`STAT_CHUNK`] rows. Lengths are at most the
+/// column count, below 2^32 (column indices are u32), so they are taken as u32: min, max and
+/// 32 × 32 → 64-bit squares all vectorize on AVX2. Squares are summed in u64 per chunk, then in
+/// f64; a chunk whose longest row could overflow the u64 sum is summed in f64 instead.
+fn row_stats(offsets: &[u64], every: usize) -> RowStats {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        return unsafe { row_stats_avx2(offsets) };
+        return unsafe { row_stats_avx2(offsets, every) };
     }
-    row_stats_portable(offsets)
+    row_stats_portable(offsets, every)
 }
 
 /// [`row_stats`] compiled for AVX2 (Surge's own crates are built for the baseline x86-64,
 /// whose SSE2 has no unsigned 32-bit min and max: the pass ran at 2.8 ms on a 1M-row matrix).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn row_stats_avx2(offsets: &[u64]) -> RowStats {
-    row_stats_portable(offsets)
+unsafe fn row_stats_avx2(offsets: &[u64], every: usize) -> RowStats {
+    row_stats_portable(offsets, every)
 }
 
 #[inline(always)]
-fn row_stats_portable(offsets: &[u64]) -> RowStats {
-    const BLOCK: usize = 1024;
+fn row_stats_portable(offsets: &[u64], every: usize) -> RowStats {
     let rows = offsets.len().saturating_sub(1);
-    if rows == 0 {
-        return RowStats {
-            min: 0,
-            max: 0,
-            sum_sq: 0.0,
-        };
-    }
     let (mut min, mut max, mut sum_sq) = (u32::MAX, 0u32, 0.0f64);
-    for start in (0..rows).step_by(BLOCK) {
-        let end = (start + BLOCK).min(rows);
+    let (mut seen, mut sum) = (0usize, 0u64);
+    for start in (0..rows).step_by(STAT_CHUNK * every) {
+        prefetch_lines(offsets, start + STAT_CHUNK * every, STAT_CHUNK + 1);
+        let end = (start + STAT_CHUNK).min(rows);
         let (lo_o, hi_o) = (&offsets[start..end], &offsets[start + 1..end + 1]);
         let (mut lo, mut hi, mut sq) = (u32::MAX, 0u32, 0u64);
         for (a, b) in lo_o.iter().zip(hi_o) {
@@ -123,7 +237,9 @@ fn row_stats_portable(offsets: &[u64]) -> RowStats {
         }
         min = min.min(lo);
         max = max.max(hi);
-        // Σ l² ≤ BLOCK · hi² must fit in u64: hi < 2^27 with BLOCK = 2^10.
+        seen += end - start;
+        sum += offsets[end].wrapping_sub(offsets[start]);
+        // Σ l² ≤ STAT_CHUNK · hi² must fit in u64: hi < 2^27 with STAT_CHUNK = 2^9.
         sum_sq += if hi < 1 << 27 {
             sq as f64
         } else {
@@ -134,141 +250,347 @@ fn row_stats_portable(offsets: &[u64]) -> RowStats {
         };
     }
     RowStats {
-        min: u64::from(min),
+        rows: seen,
+        sum,
+        min: if seen == 0 { 0 } else { u64::from(min) },
         max: u64::from(max),
         sum_sq,
     }
 }
 
-/// Occupied diagonals (`col − row`) of every row.
-fn all_diagonals(m: &CsrMatrix) -> f64 {
-    let (all, _) = diagonal_counts(m, 1, false);
-    all
-}
-
-/// Occupied diagonals of every `step`-th row (the fine sample) and, with `coarse`, of every other
-/// one of those (the coarse sample, nested in it; 0 without), in one pass: a bitmap over the
-/// `rows + cols` possible diagonals per sample, counted as bits are first set (a sort of the
-/// sampled diagonals cost about as much as the rest of the features together).
-fn diagonal_counts(m: &CsrMatrix, step: usize, coarse: bool) -> (f64, f64) {
-    let words = (m.rows + m.cols).div_ceil(64).max(1);
-    let mut fine = vec![0u64; words];
-    let mut half = if coarse {
-        vec![0u64; words]
-    } else {
-        Vec::new()
-    };
-    let (mut nf, mut nc) = (0usize, 0usize);
-    let step = step.max(1);
-    for (k, r) in (0..m.rows).step_by(step).enumerate() {
-        if step > 1 {
-            prefetch_row(m, r, step);
-        }
-        let (a, b) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
-        for &c in &m.col_indices[a..b] {
-            // col − row + rows, in 0..rows + cols.
-            let d = c as usize + m.rows - r;
-            let (w, bit) = (d / 64, 1u64 << (d % 64));
-            nf += usize::from(fine[w] & bit == 0);
-            fine[w] |= bit;
-            if coarse && k % 2 == 0 {
-                nc += usize::from(half[w] & bit == 0);
-                half[w] |= bit;
-            }
-        }
-    }
-    (nf as f64, nc as f64)
-}
-
-/// Sampled rows ahead of `r` (every `step`-th), for [`prefetch_row`].
-const AHEAD: usize = 8;
-
-/// Prefetches the sampled rows' data the loop will read: the offsets `2·AHEAD` sampled rows
-/// ahead, the column indices of the row `AHEAD` ahead (its offset prefetched `AHEAD` rows ago).
-/// Why: the sampled rows are far apart, so each is a cache miss, and without prefetching the
-/// pass waits for them one at a time: on a freshly loaded cage11 (560k nonzeros, 32k sampled)
-/// the CUSP features took 143 µs against 25 µs when the sample was cached.
+/// Prefetches the cache lines of `v[start .. start + len]` (clipped to `v`). Why: the chunks
+/// and runs the features read are far apart, and on a matrix just built each one waited for
+/// its first lines (a TLB and cache miss) before the hardware prefetcher followed; asking for
+/// the next chunk's lines while reading this one overlaps the waits.
 #[inline(always)]
-fn prefetch_row(m: &CsrMatrix, r: usize, step: usize) {
+fn prefetch_lines<T>(v: &[T], start: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let far = r + 2 * AHEAD * step;
-        if far < m.row_offsets.len() {
-            // SAFETY: a prefetch never faults; the address is inside the slice anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(m.row_offsets.as_ptr().add(far) as *const i8) };
-        }
-        if let Some(&a) = m.row_offsets.get(r + AHEAD * step)
-            && (a as usize) < m.col_indices.len()
-        {
-            let p = m.col_indices.as_ptr().wrapping_add(a as usize) as *const i8;
-            // SAFETY: as above.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+        let end = (start + len).min(v.len());
+        let step = (64 / std::mem::size_of::<T>().max(1)).max(1);
+        let mut i = start;
+        while i < end {
+            // SAFETY: a prefetch never faults, and the address is inside the slice.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(v.as_ptr().add(i) as *const i8) };
+            i += step;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (m, r, step);
+    let _ = (v, start, len);
 }
 
-/// The occupied diagonals: exact when the sample would hold every row, else estimated from two
-/// nested samples of rows.
-fn sampled_diagonals(m: &CsrMatrix) -> f64 {
-    let nnz = m.nnz();
-    let budget = ((nnz as f64 * SAMPLE_FRACTION) as usize).clamp(MIN_SAMPLE, MAX_SAMPLE);
-    let step = ((nnz as f64 / budget as f64).ceil() as usize).max(1);
-    if step <= 2 || m.rows < 64 {
-        return all_diagonals(m);
+/// What the layout sample counted.
+#[derive(Debug, Default)]
+struct LayoutCounts {
+    /// Rows read.
+    rows: usize,
+    /// Their nonzeros.
+    nnz: usize,
+    /// Occupied diagonals of every row of the runs (`fine`) and of each run's first half
+    /// (`coarse`).
+    fine: usize,
+    coarse: usize,
+    /// Σ |col − diagonal position| over the nonzeros read.
+    spread: u128,
+    /// 2×2 blocks of the full block rows read, and their nonzeros.
+    blocks: usize,
+    block_nnz: usize,
+}
+
+thread_local! {
+    /// The diagonal bitmaps, kept per thread: a fresh allocation of the `rows + cols` bits
+    /// page-faults on every call of a large matrix.
+    static BITMAPS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The runs of consecutive rows `plan` reads: all rows, or [`RUNS`] runs of `run_rows` rows
+/// (even starts, so that they hold whole block rows), one in each equal segment of the
+/// matrix, placed in it by the golden ratio (evenly spaced runs alias with grid-structured
+/// matrices).
+fn runs(m: &CsrMatrix, plan: Plan) -> impl Iterator<Item = (usize, usize)> {
+    let (rows, whole, len) = (m.rows, plan.whole(m), plan.run_rows);
+    let count = if whole { 1 } else { RUNS };
+    (0..count).map(move |i| {
+        if whole {
+            return (0, rows);
+        }
+        let (seg, seg_end) = (i * rows / RUNS, (i + 1) * rows / RUNS);
+        let room = (seg_end - seg).saturating_sub(len + 1);
+        let phi = ((i + 1) as f64 * 0.618_033_988_749_895).fract();
+        let start = seg.next_multiple_of(2) + (((phi * room as f64) as usize) & !1);
+        (start.min(seg_end), (start + len).min(seg_end))
+    })
+}
+
+/// One pass over the rows of `plan`'s runs: occupied diagonals (`col − row`, a bitmap over the
+/// `rows + cols` possible ones per sample, counted as bits are first set: a sort of the
+/// sampled diagonals cost about as much as the rest of the features together), column spread
+/// and the 2×2 blocks of each full block row.
+fn layout_sample(m: &CsrMatrix, plan: Plan) -> LayoutCounts {
+    BITMAPS.with(|b| {
+        let mut b = b.borrow_mut();
+        let words = (m.rows + m.cols).div_ceil(64).max(1);
+        let whole = plan.whole(m);
+        let need = if whole { words } else { 2 * words };
+        if b.len() < need {
+            b.resize(need, 0);
+        }
+        b[..need].fill(0);
+        let (fine, coarse) = b[..need].split_at_mut(words);
+        let mut n = LayoutCounts::default();
+        let square = m.rows == m.cols;
+        let cols = &m.col_indices;
+        let mut all = [(0, 0); RUNS];
+        let count = runs(m, plan)
+            .zip(&mut all)
+            .map(|(r, slot)| *slot = r)
+            .count();
+        let all = &all[..count];
+        for (k, &(start, end)) in all.iter().enumerate() {
+            // The coarse sample: the first half of each run.
+            let half = start + (end - start) / 2;
+            // The next run's offsets, and the columns of the one after it (whose offsets
+            // were asked for one run ago).
+            if let Some(&(a, b)) = all.get(k + 1) {
+                prefetch_lines(&m.row_offsets, a, b - a + 2);
+            }
+            if let Some(&(a, b)) = all.get(k + 2) {
+                let (a, b) = (m.row_offsets[a] as usize, m.row_offsets[b] as usize);
+                prefetch_lines(cols, a, b - a);
+            }
+            for r in start..end {
+                let nested = !whole && r < half;
+                let (a, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
+                // ⌊r · cols / rows⌋ (r, cols < 2^32: the product fits).
+                let diag = if square {
+                    r as u64
+                } else {
+                    (r as u64 * m.cols as u64) / m.rows as u64
+                };
+                let mut spread = 0u64;
+                for &c in &cols[a..e] {
+                    // col − row + rows, in 0..rows + cols.
+                    let d = c as usize + m.rows - r;
+                    let (w, bit) = (d / 64, 1u64 << (d % 64));
+                    n.fine += usize::from(fine[w] & bit == 0);
+                    fine[w] |= bit;
+                    if nested {
+                        n.coarse += usize::from(coarse[w] & bit == 0);
+                        coarse[w] |= bit;
+                    }
+                    spread += u64::from(c).abs_diff(diag);
+                }
+                n.spread += u128::from(spread);
+                n.nnz += e - a;
+                if r % 2 == 0 && r + 1 < end {
+                    let below = m.row_offsets[r + 2] as usize;
+                    n.blocks += blocks_2x2(&cols[a..e], &cols[e..below], m.cols);
+                    n.block_nnz += below - a;
+                }
+            }
+            n.rows += end - start;
+        }
+        n
+    })
+}
+
+/// The 2×2 blocks of the block row of rows `top` and `bottom` (their columns, increasing),
+/// found as the BCSR inspector finds them (see [`CuspFeatures::bcsr_fill_in`]).
+fn blocks_2x2(top: &[u32], bottom: &[u32], cols: usize) -> usize {
+    let last = cols.saturating_sub(2);
+    let (mut i, mut j, mut blocks) = (0, 0, 0);
+    while i < top.len() || j < bottom.len() {
+        let t = top.get(i).copied().unwrap_or(u32::MAX);
+        let u = bottom.get(j).copied().unwrap_or(u32::MAX);
+        let first = t.min(u) as usize;
+        // `first + 1` at least, so that a column past the last (invalid) still moves on.
+        let end = (first.min(last) + 2).max(first + 1);
+        blocks += 1;
+        while i < top.len() && (top[i] as usize) < end {
+            i += 1;
+        }
+        while j < bottom.len() && (bottom[j] as usize) < end {
+            j += 1;
+        }
     }
-    let (fine, coarse) = diagonal_counts(m, step, true);
-    let possible = (m.rows + m.cols).saturating_sub(1) as f64;
-    estimate_diagonals(fine, coarse, step as f64).min(possible)
+    blocks
 }
 
-/// Extrapolates the occupied diagonals from `fine` (counted on every `step`-th row) and
-/// `coarse` (every `2·step`-th row): the count grows by `fine / coarse` (1: saturated, 2:
-/// linear) per doubling of the sample, and `log2(step)` doublings separate `fine` from all rows.
+/// Extrapolates the occupied diagonals from `fine` (counted on one row in `step`) and `coarse`
+/// (on half of those rows): the count grows by `fine / coarse` (1: saturated, 2: linear) per
+/// doubling of the sample, and `log2(step)` doublings separate `fine` from all rows.
 pub fn estimate_diagonals(fine: f64, coarse: f64, step: f64) -> f64 {
     if fine <= 0.0 || coarse <= 0.0 {
         return fine.max(0.0);
     }
     let growth = (fine / coarse).clamp(1.0, 2.0);
-    fine * growth.powf(step.log2())
+    fine * growth.powf(step.max(1.0).log2())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::apps::matgen;
+    use std::collections::BTreeSet;
+
+    fn csr(rows: usize, cols: usize, pattern: &[&[u32]]) -> CsrMatrix {
+        let mut row_offsets = vec![0u64];
+        let mut col_indices = Vec::new();
+        for r in pattern {
+            col_indices.extend_from_slice(r);
+            row_offsets.push(col_indices.len() as u64);
+        }
+        assert_eq!(row_offsets.len(), rows + 1);
+        let values = vec![1.0; col_indices.len()];
+        CsrMatrix {
+            rows,
+            cols,
+            row_offsets,
+            col_indices,
+            values,
+        }
+    }
+
+    /// The features by definition, over every row, the slow way.
+    fn by_definition(m: &CsrMatrix) -> CuspFeatures {
+        let rows: Vec<&[u32]> = (0..m.rows)
+            .map(|r| &m.col_indices[m.row_offsets[r] as usize..m.row_offsets[r + 1] as usize])
+            .collect();
+        let lens: Vec<f64> = rows.iter().map(|r| r.len() as f64).collect();
+        let nnz = lens.iter().sum::<f64>();
+        let avg = nnz / m.rows as f64;
+        let var = lens.iter().map(|l| (l - avg).powi(2)).sum::<f64>() / m.rows as f64;
+        let max = lens.iter().copied().fold(0.0, f64::max);
+        let min = lens.iter().copied().fold(f64::INFINITY, f64::min);
+        let diagonals: BTreeSet<i64> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(r, cs)| cs.iter().map(move |&c| c as i64 - r as i64))
+            .collect();
+        let spread: f64 = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(r, cs)| {
+                let d = (r * m.cols / m.rows) as f64;
+                cs.iter().map(move |&c| (c as f64 - d).abs())
+            })
+            .sum();
+        // The inspector's greedy blocks, by a set of columns not yet covered.
+        let (mut blocks, mut block_nnz) = (0, 0);
+        for q in 0..m.rows / 2 {
+            let mut left: BTreeSet<u32> =
+                rows[2 * q].iter().chain(rows[2 * q + 1]).copied().collect();
+            block_nnz += rows[2 * q].len() + rows[2 * q + 1].len();
+            while let Some(&j) = left.first() {
+                let j0 = (j as usize).min(m.cols - 2) as u32;
+                left.retain(|&c| c >= j0 + 2);
+                blocks += 1;
+            }
+        }
+        CuspFeatures {
+            avg_nnz_per_row: avg,
+            row_length_std_dev: var.sqrt(),
+            max_deviation: f64::max(max - avg, avg - min),
+            dia_fill_in: diagonals.len() as f64 * m.rows as f64 / nnz,
+            ell_fill_in: max * m.rows as f64 / nnz,
+            bcsr_fill_in: (4 * blocks) as f64 / block_nnz as f64,
+            col_spread: spread / nnz / m.cols as f64,
+        }
+    }
+
+    fn close(a: &CuspFeatures, b: &CuspFeatures) -> bool {
+        let f = |c: &CuspFeatures| {
+            [
+                c.avg_nnz_per_row,
+                c.row_length_std_dev,
+                c.max_deviation,
+                c.dia_fill_in,
+                c.ell_fill_in,
+                c.bcsr_fill_in,
+                c.col_spread,
+            ]
+        };
+        f(a).iter()
+            .zip(f(b))
+            .all(|(x, y)| (x - y).abs() <= 1e-9 * (1.0 + y.abs()))
+    }
 
     #[test]
-    fn row_statistics_are_exact_and_the_laplacian_has_five_diagonals() {
+    fn block_fill_and_column_spread_of_small_matrices() {
+        // Block row 0: one full block; block row 1: [0, 2) holds (2, 0), [2, 4) holds (2, 3)
+        // and (3, 2). 3 blocks for 7 nonzeros. |col − row|: 0 1 | 1 0 | 2 1 | 1 = 6.
+        // Diagonals −2, −1, 0, 1.
+        let m = csr(4, 4, &[&[0, 1], &[0, 1], &[0, 3], &[2]]);
+        let f = CuspFeatures::of(&m);
+        assert_eq!(f.bcsr_fill_in, 12.0 / 7.0);
+        assert_eq!(f.col_spread, 6.0 / 7.0 / 4.0);
+        assert_eq!(f.dia_fill_in, 4.0 * 4.0 / 7.0);
+        assert_eq!(f.ell_fill_in, 2.0 * 4.0 / 7.0);
+        assert!(close(&f, &by_definition(&m)), "{f:?}");
+        // A block starting at the last column moves left to end there (columns 1 .. 3), and so
+        // holds row 1's column 1 too. Diagonal positions of a 2×3 matrix: 0 and 1.5 → 1.
+        let m = csr(2, 3, &[&[2], &[1]]);
+        let f = CuspFeatures::of(&m);
+        assert_eq!(f.bcsr_fill_in, 2.0);
+        assert_eq!(f.col_spread, (2.0 + 0.0) / 2.0 / 3.0);
+        // The last row of an odd count is no block row; a diagonal matrix has no spread.
+        let m = csr(3, 3, &[&[0], &[1], &[2]]);
+        let f = CuspFeatures::of(&m);
+        assert_eq!(f.bcsr_fill_in, 2.0);
+        assert_eq!(f.col_spread, 0.0);
+        assert_eq!(f.dia_fill_in, 1.0);
+    }
+
+    #[test]
+    fn a_sample_of_every_row_gives_the_exact_features() {
         for m in [
             matgen::laplacian_2d(10),
             matgen::laplacian_2d(300),
             matgen::power_law(5000, 2, 1.5, 3),
-            matgen::random(3000, 3000, 7, 1),
+            matgen::random(3000, 2000, 7, 1),
+            matgen::banded(20_000, 3, 2),
         ] {
-            let (a, e) = (CuspFeatures::of(&m), CuspFeatures::exact(&m));
-            assert_eq!(a.avg_nnz_per_row, e.avg_nnz_per_row);
-            assert_eq!(a.ell_fill_in, e.ell_fill_in);
-            assert_eq!(a.max_deviation, e.max_deviation);
-            let lens: Vec<f64> = m
-                .row_offsets
-                .windows(2)
-                .map(|w| (w[1] - w[0]) as f64)
-                .collect();
-            let avg = lens.iter().sum::<f64>() / lens.len() as f64;
-            let sd =
-                (lens.iter().map(|l| (l - avg).powi(2)).sum::<f64>() / lens.len() as f64).sqrt();
-            assert!(
-                (a.row_length_std_dev - sd).abs() < 1e-9 * (1.0 + sd),
-                "{a:?} {sd}"
-            );
+            let (e, d) = (CuspFeatures::exact(&m), by_definition(&m));
+            assert!(close(&e, &d), "{e:?} against {d:?}");
+            // Runs long enough to hold every row are every row.
+            let plan = Plan {
+                stat_every: 1,
+                run_rows: m.rows.div_ceil(RUNS),
+            };
+            assert_eq!(CuspFeatures::sampled(&m, plan), e);
         }
+        // A matrix smaller than the sample is read whole.
+        let m = matgen::laplacian_2d(10);
+        assert!(Plan::of(&m).stat_every == 1 && Plan::of(&m).whole(&m));
+        assert_eq!(CuspFeatures::of(&m), CuspFeatures::exact(&m));
+    }
+
+    #[test]
+    fn sampled_rows_keep_the_average_exact_and_the_spread_close() {
         let l = CuspFeatures::of(&matgen::laplacian_2d(300));
         let nnz = 5.0 * 300.0 * 300.0 - 4.0 * 300.0;
-        // Five diagonals of a 300x300 grid: 0, ±1, ±300 (sampled: each sample sees all five).
+        // Five diagonals of a 300x300 grid: 0, ±1, ±300 (each run sees all five).
         assert!((l.dia_fill_in - 5.0 * 90000.0 / nnz).abs() < 1e-12, "{l:?}");
+        for (m, rows_vary) in [
+            (matgen::power_law(200_000, 2, 2.5, 3), true),
+            (matgen::random(100_000, 100_000, 3, 1), false),
+        ] {
+            let plan = Plan::of(&m);
+            assert!(plan.stat_every > 1 && !plan.whole(&m), "{plan:?}");
+            let (a, e) = (CuspFeatures::of(&m), CuspFeatures::exact(&m));
+            assert_eq!(a.avg_nnz_per_row, e.avg_nnz_per_row);
+            let mut pairs = vec![
+                (a.col_spread, e.col_spread),
+                (a.bcsr_fill_in, e.bcsr_fill_in),
+            ];
+            if rows_vary {
+                pairs.push((a.row_length_std_dev, e.row_length_std_dev));
+            }
+            for (x, y) in pairs {
+                assert!((0.7..=1.3).contains(&(x / y)), "{a:?} against {e:?}");
+            }
+        }
     }
 
     #[test]
