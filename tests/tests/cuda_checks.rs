@@ -235,6 +235,43 @@ fn an_empty_row_without_a_prefix_is_an_error_on_the_device<R: Runtime>(dev: &R) 
     }
 }
 
+/// Inputs kept on the device (`Prepared::into_inputs`, `prepare_reusing`) are not uploaded
+/// again: the kept copy is what runs, even where the host buffer now differs; a kept input of
+/// another length is uploaded anew, and so is one not kept.
+fn kept_inputs_are_not_uploaded_again<R: Runtime>(dev: &R) {
+    let program = |host: Vec<f64>| {
+        let x = Seq::input("x", host).unwrap();
+        Computation::new(&map(|v: Scalar<f64>| v * 2.0, &x).unwrap()).unwrap()
+    };
+    let (k, l) = every_variant(dev, &program(vec![1.0]));
+    let firsts: Vec<&Variant> = l.iter().map(|v| &v[0]).collect();
+    let run = |host: Vec<f64>, kept| {
+        let c = program(host);
+        let p = k
+            .prepare_reusing(c.ir(), c.buffers(), kept, &firsts)
+            .unwrap();
+        p.run(&firsts).unwrap();
+        let out = p.output().unwrap();
+        (out, p.into_inputs())
+    };
+    let seq = |v: Vec<f64>| Output::Seq(Buffer::F64(v));
+    let (out, kept) = run(vec![1.0, 2.0, 3.0], Vec::new());
+    assert_eq!(out, seq(vec![2.0, 4.0, 6.0]));
+    let (out, kept) = run(vec![10.0, 20.0, 30.0], kept);
+    assert_eq!(out, seq(vec![2.0, 4.0, 6.0]), "the kept copy runs");
+    let (out, kept) = run(vec![1.0, 2.0, 3.0, 4.0], kept);
+    assert_eq!(
+        out,
+        seq(vec![2.0, 4.0, 6.0, 8.0]),
+        "another length is uploaded"
+    );
+    let (out, _) = run(
+        vec![5.0, 6.0, 7.0, 8.0],
+        kept.into_iter().map(|_| None).collect(),
+    );
+    assert_eq!(out, seq(vec![10.0, 12.0, 14.0, 16.0]), "not kept: uploaded");
+}
+
 fn prepared_runs_times_and_downloads_every_reduce_variant<R: Runtime>(dev: &R) {
     let data: Vec<f64> = (0..100_003).map(|i| (i % 17) as f64 - 8.0).collect();
     let s = Seq::input("s", data.clone()).unwrap();
@@ -545,6 +582,11 @@ mod gpu {
     }
     #[test]
     #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
+    fn kept_inputs_are_not_uploaded_again() {
+        super::kept_inputs_are_not_uploaded_again(&super::device());
+    }
+    #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -- --ignored` on a GPU machine"]
     fn keyed_phases_run() {
         super::keyed_phases_run(&super::device());
     }
@@ -609,6 +651,10 @@ mod emulator {
     #[test]
     fn producer_phases_run() {
         super::producer_phases_run(&surge_cuda::Emulator::default());
+    }
+    #[test]
+    fn kept_inputs_are_not_uploaded_again() {
+        super::kept_inputs_are_not_uploaded_again(&surge_cuda::Emulator::default());
     }
     #[test]
     fn keyed_phases_run() {

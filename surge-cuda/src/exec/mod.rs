@@ -273,6 +273,20 @@ impl<R: Runtime> DeviceKernels<R> {
         buffers: &[Buffer],
         shape_with: &[&Variant],
     ) -> Result<Prepared<'_, R>, CudaError> {
+        self.prepare_reusing(ir, buffers, Vec::new(), shape_with)
+    }
+
+    /// [`DeviceKernels::prepare_for`] with some inputs already on the device: `kept[i]`, when
+    /// present, is input `i` as an earlier [`Prepared::into_inputs`] gave it back, and the caller
+    /// vouches that `buffers[i]` still holds what was uploaded (its length is checked). An
+    /// iterative host loop (Lloyd's k-means) so uploads only what changed.
+    pub fn prepare_reusing(
+        &self,
+        ir: &Computation,
+        buffers: &[Buffer],
+        mut kept: Vec<Option<(R::Buf, u64)>>,
+        shape_with: &[&Variant],
+    ) -> Result<Prepared<'_, R>, CudaError> {
         if let Some(diff) = structure_difference(&self.ir, ir) {
             return Err(CudaError::Input(format!(
                 "these kernels were compiled for a computation of another structure: {diff}"
@@ -291,7 +305,11 @@ impl<R: Runtime> DeviceKernels<R> {
             k: self,
             inputs: buffers
                 .iter()
-                .map(|b| rt.upload(b))
+                .enumerate()
+                .map(|(i, b)| match kept.get_mut(i).and_then(Option::take) {
+                    Some((d, len)) if len == b.len() as u64 => Ok(d),
+                    _ => rt.upload(b),
+                })
                 .collect::<Result<Vec<_>, _>>()?,
             in_lens: buffers.iter().map(|b| b.len() as u64).collect(),
             lits: literals(ir).iter().map(|l| LitArg::of(l.value)).collect(),
@@ -399,6 +417,16 @@ impl DeviceTiming {
 }
 
 impl<R: Runtime> Prepared<'_, R> {
+    /// The inputs on the device with their lengths, for a later
+    /// [`DeviceKernels::prepare_reusing`] of the same structure.
+    pub fn into_inputs(self) -> Vec<Option<(R::Buf, u64)>> {
+        self.inputs
+            .into_iter()
+            .zip(self.in_lens)
+            .map(|(b, n)| Some((b, n)))
+            .collect()
+    }
+
     fn arg_lens_of(&self, plan: &PhasePlan) -> Vec<u64> {
         let mut lens = Vec::new();
         for a in &plan.args {

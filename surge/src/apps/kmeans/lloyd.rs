@@ -34,9 +34,21 @@ pub(crate) struct Program {
 
 enum Compiled {
     Cpu(std::sync::Arc<Kernels>),
-    Gpu(DeviceKernels<surge_cuda::Device>, Vec<Variant>),
-    Emulated(DeviceKernels<surge_cuda::Emulator>, Vec<Variant>),
+    Gpu(
+        DeviceKernels<surge_cuda::Device>,
+        Vec<Variant>,
+        Resident<surge_cuda::Device>,
+    ),
+    Emulated(
+        DeviceKernels<surge_cuda::Emulator>,
+        Vec<Variant>,
+        Resident<surge_cuda::Emulator>,
+    ),
 }
+
+/// The inputs a CUDA program's last run left on the device (with their lengths), which
+/// [`Program::run_keeping`] reuses for the inputs its caller says did not change.
+type Resident<R> = std::sync::Mutex<Vec<Option<(<R as Runtime>::Buf, u64)>>>;
 
 /// The chosen variant of every phase (see [`crate::execute::cuda_chosen`]), compiled and loaded,
 /// and the variant reported (the last phase's).
@@ -52,18 +64,25 @@ fn device_kernels<R: Runtime>(
 }
 
 fn run_device<R: Runtime>(
-    k: &DeviceKernels<R>,
-    chosen: &[Variant],
+    (k, chosen, resident): (&DeviceKernels<R>, &[Variant], &Resident<R>),
     ir: &ir::Computation,
     buffers: &[Buffer],
+    keep: &[usize],
 ) -> Result<Output> {
     let refs: Vec<&Variant> = chosen.iter().collect();
     let t = std::time::Instant::now();
-    let p = k.prepare_for(ir, buffers, &refs)?;
+    let mut resident = resident.lock().unwrap_or_else(|e| e.into_inner());
+    let mut kept = std::mem::take(&mut *resident);
+    kept.iter_mut()
+        .enumerate()
+        .filter(|(i, _)| !keep.contains(i))
+        .for_each(|(_, b)| *b = None);
+    let p = k.prepare_reusing(ir, buffers, kept, &refs)?;
     let prepared = t.elapsed().as_secs_f64();
     p.run(&refs)?;
     let ran = t.elapsed().as_secs_f64();
     let out = p.output()?;
+    *resident = p.into_inputs();
     if std::env::var_os("SURGE_TRACE").is_some() {
         let done = t.elapsed().as_secs_f64();
         eprintln!(
@@ -89,12 +108,12 @@ impl Program {
             }
             Target::Cuda(i) => {
                 let (k, chosen, v) = device_kernels(&surge_cuda::Device::open(*i)?, c, id)?;
-                (Compiled::Gpu(k, chosen), v)
+                (Compiled::Gpu(k, chosen, Default::default()), v)
             }
             Target::CudaEmulated(d) => {
                 let rt = surge_cuda::Emulator::new(d.clone());
                 let (k, chosen, v) = device_kernels(&rt, c, id)?;
-                (Compiled::Emulated(k, chosen), v)
+                (Compiled::Emulated(k, chosen, Default::default()), v)
             }
         };
         Ok(Program {
@@ -107,6 +126,17 @@ impl Program {
     /// Runs on `buffers` (in the program's input order, lengths as they are now) and gives the
     /// buffers back.
     pub(crate) fn run(&self, buffers: Vec<Buffer>) -> Result<(Output, Vec<Buffer>)> {
+        self.run_keeping(buffers, &[])
+    }
+
+    /// [`Program::run`], where the inputs at `keep` hold what they held at this program's last
+    /// run: on a CUDA target those stay on the device instead of being uploaded again (the
+    /// points, each iteration).
+    pub(crate) fn run_keeping(
+        &self,
+        buffers: Vec<Buffer>,
+        keep: &[usize],
+    ) -> Result<(Output, Vec<Buffer>)> {
         let mut ir = self.ir.clone();
         for (decl, b) in ir.inputs.iter_mut().zip(&buffers) {
             decl.len = b.len() as u64;
@@ -114,8 +144,10 @@ impl Program {
         let c = Computation::from_ir(ir, buffers)?;
         let out = match &self.compiled {
             Compiled::Cpu(k) => k.run(&c, &self.variant)?,
-            Compiled::Gpu(k, chosen) => run_device(k, chosen, c.ir(), c.buffers())?,
-            Compiled::Emulated(k, chosen) => run_device(k, chosen, c.ir(), c.buffers())?,
+            Compiled::Gpu(k, chosen, r) => run_device((k, chosen, r), c.ir(), c.buffers(), keep)?,
+            Compiled::Emulated(k, chosen, r) => {
+                run_device((k, chosen, r), c.ir(), c.buffers(), keep)?
+            }
         };
         Ok((out, c.into_buffers()))
     }
@@ -187,13 +219,13 @@ pub(crate) fn recalculate(
     let t = std::time::Instant::now();
     let sorted = sort_by_label(labels, k);
     trace("counting sort", t);
-    recalculate_sorted(prog, points, sorted, d, counts)
+    recalculate_sorted(prog, (points, false), sorted, d, counts)
 }
 
 /// [`recalculate`] on points already sorted by label (`order` indexes `points`).
 pub(crate) fn recalculate_sorted(
     prog: &Program,
-    points: &mut Buffer,
+    (points, same_points): (&mut Buffer, bool),
     (order, sorted, keys, sizes): Sorted,
     d: usize,
     counts: impl FnOnce(&[f64]) -> Vec<f64>,
@@ -209,7 +241,9 @@ pub(crate) fn recalculate_sorted(
     rb[prog.slot(SORTED_LABELS)] = Buffer::U32(sorted);
     rb[prog.slot(COUNTS)] = Buffer::F64(counts(&sizes));
     rb[prog.slot(program::ZERO)] = Buffer::F64(vec![0.0; d]);
-    let (out, mut rb) = prog.run(rb)?;
+    // The zero row never changes; the points do not when the caller says so.
+    let keep = [prog.slot(program::ZERO), prog.slot(POINTS)];
+    let (out, mut rb) = prog.run_keeping(rb, &keep[..1 + same_points as usize])?;
     *points = std::mem::replace(&mut rb[prog.slot(POINTS)], Buffer::F64(Vec::new()));
     let Output::Nested {
         data: Buffer::F64(rows),
@@ -275,9 +309,13 @@ pub fn lloyd(
     let mut layout: Option<Layout> = None;
     let mut previous: Option<Vec<u32>> = None;
     let (mut done, mut converged) = (0, false);
+    // Whether the points changed since the relabeling's last run (their arrangement by label).
+    let mut arranged = false;
     let labels = loop {
         let t = std::time::Instant::now();
-        let (out, b) = relabel.run(bufs)?;
+        let keep = if arranged { &[][..] } else { &[px][..] };
+        arranged = false;
+        let (out, b) = relabel.run_keeping(bufs, keep)?;
         bufs = b;
         let labels = labels_of(out)?;
         trace("relabeling", t);
@@ -304,6 +342,7 @@ pub fn lloyd(
                     unreachable!("the points' buffer holds f64")
                 };
                 let l = Layout::arrange(&points.data, copy, d, order);
+                arranged = true;
                 let by_position = l.to_positions(&labels);
                 let identity = (0..labels.len() as u32).collect();
                 layout = Some(l);
@@ -312,7 +351,8 @@ pub fn lloyd(
         };
         trace("counting sort", t);
         let (keys, _, means) =
-            recalculate_sorted(prog, &mut bufs[px], sorted, d, |sizes| sizes.to_vec())?;
+            // The recalculation first runs after the arrangement: its points never change.
+            recalculate_sorted(prog, (&mut bufs[px], true), sorted, d, |sizes| sizes.to_vec())?;
         trace("sort and recalculation", t);
         for (j, &key) in keys.iter().enumerate() {
             let key = key as usize;
