@@ -331,7 +331,10 @@ fn ic_blocks_are_even_over_the_threads_and_at_most_mc() {
         (4096, 96, 8, 3),
     ] {
         let s = ic_step(m, mc, mr, t);
-        assert!(s <= mc && s % mr == 0 && s > 0, "{m} {mc} {mr} {t}: {s}");
+        assert!(
+            s <= mc && s.is_multiple_of(mr) && s > 0,
+            "{m} {mc} {mr} {t}: {s}"
+        );
         assert!(m.div_ceil(s) >= m.div_ceil(mc), "{m} {mc} {mr} {t}: {s}");
     }
 }
