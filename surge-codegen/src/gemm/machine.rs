@@ -86,13 +86,24 @@ fn simd() -> (usize, usize, bool) {
 /// The size of cpu0's data (or unified) cache of `level`, from
 /// `/sys/devices/system/cpu/cpu0/cache/index*/`.
 fn cache_size(level: u32) -> Option<usize> {
-    let base = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    cache_size_in(
+        std::path::Path::new("/sys/devices/system/cpu/cpu0/cache"),
+        level,
+    )
+}
+
+/// [`cache_size`] under `base`. Entries that are not a readable cache description (the
+/// directory's `uevent` file, listed before `index2` on the development machine) are skipped:
+/// stopping at the first one made every level fall back to the shipped sizes, so the space was
+/// built for a 512 KiB L2 on a machine with 1 MiB.
+pub(crate) fn cache_size_in(base: &std::path::Path, level: u32) -> Option<usize> {
     for entry in std::fs::read_dir(base).ok()?.flatten() {
         let read = |f: &str| std::fs::read_to_string(entry.path().join(f)).ok();
-        let lv: u32 = read("level")?.trim().parse().ok()?;
-        let ty = read("type")?;
-        if lv == level && ty.trim() != "Instruction" {
-            return parse_size(read("size")?.trim());
+        let (Some(lv), Some(ty), Some(size)) = (read("level"), read("type"), read("size")) else {
+            continue;
+        };
+        if lv.trim().parse::<u32>().ok() == Some(level) && ty.trim() != "Instruction" {
+            return parse_size(size.trim());
         }
     }
     None

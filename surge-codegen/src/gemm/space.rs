@@ -34,7 +34,7 @@ cores = {cores}
 nr = "range(lanes, 4 * lanes + 1, lanes)"
 mr = "range(1, 17)"
 ku = "[1, 4]"
-kc = "[128, 256, 384]"
+kc = "[128, 256, 384, 512]"
 mc = "[mr * 4, mr * 8, mr * 12, mr * 16, mr * 24, mr * 32]"
 nc = "[(1024 // nr) * nr, (4096 // nr) * nr]"
 par = "['ic', 'jr']"
@@ -42,8 +42,9 @@ par = "['ic', 'jr']"
 [constraints.hard]
 # The C tile, one row of B and the broadcast A element must fit the vector registers.
 registers = "mr * (nr // lanes) + nr // lanes + 1 > vector_registers"
-# A KC x NR sliver of packed B stays in half of L1 (the other half streams A).
-l1_b_sliver = "kc * nr * 8 > l1d_bytes // 2"
+# A KC x NR sliver of packed B is reused by every MR panel of the A block: at most the L1
+# (what A's stream pushes out comes back from L2, at a few bytes a cycle).
+l1_b_sliver = "kc * nr * 8 > l1d_bytes"
 # An MC x KC block of packed A stays in three quarters of L2.
 l2_a_block = "mc * kc * 8 > l2_bytes * 3 // 4"
 # A KC x NC panel of packed B stays in half of the shared L3.

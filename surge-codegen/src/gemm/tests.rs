@@ -45,6 +45,32 @@ fn a_machine_without_room_leaves_nothing_and_says_why() {
 }
 
 #[test]
+fn cache_sizes_are_read_past_entries_that_are_not_caches() {
+    let dir = std::env::temp_dir().join(format!("surge-gemm-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("uevent"), "").unwrap();
+    for (i, (level, ty, size)) in [
+        (1, "Data", "32K"),
+        (1, "Instruction", "32K"),
+        (2, "Unified", "1024K"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let d = dir.join(format!("index{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("level"), format!("{level}\n")).unwrap();
+        std::fs::write(d.join("type"), format!("{ty}\n")).unwrap();
+        std::fs::write(d.join("size"), format!("{size}\n")).unwrap();
+    }
+    assert_eq!(machine::cache_size_in(&dir, 1), Some(32 << 10));
+    assert_eq!(machine::cache_size_in(&dir, 2), Some(1 << 20));
+    assert_eq!(machine::cache_size_in(&dir, 3), None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn cache_sizes_parse() {
     assert_eq!(machine::parse_size("32K"), Some(32768));
     assert_eq!(machine::parse_size("32768K"), Some(32 << 20));

@@ -154,7 +154,7 @@ pub(crate) fn run(
                     pack_b(f, v, threads, b, &panel, pb);
                     let pbp = Shared(pb.as_mut_ptr());
                     match v.parallel {
-                        Parallel::Ic => over_ic(f, v, a, &panel, pbp, cp, ldc),
+                        Parallel::Ic => over_ic(f, v, threads, a, &panel, pbp, cp, ldc),
                         Parallel::Jr => over_jr(f, v, threads, a, &panel, pbp, cp, ldc),
                     }
                 }
@@ -215,10 +215,23 @@ fn pack_b(
     });
 }
 
+/// The row step of the MC loop over `m` rows on `threads` threads: at most MC, a multiple of MR,
+/// and as even as that allows over a number of blocks that is a multiple of the threads. Blocks
+/// of exactly MC left a short last block: at 1024 rows, MC = 336 made blocks of 336, 336, 336
+/// and 16, so one thread did 672 rows and the other 352.
+pub(crate) fn ic_step(m: usize, mc: usize, mr: usize, threads: usize) -> usize {
+    let blocks = m.div_ceil(mc).next_multiple_of(threads.max(1));
+    m.div_ceil(blocks)
+        .next_multiple_of(mr)
+        .clamp(mr, mc.max(mr))
+}
+
 /// Threads over the MC blocks of A: each packs its block and runs the macro-kernel on its rows.
+#[allow(clippy::too_many_arguments)]
 fn over_ic(
     f: KernelFns,
     v: &GemmVariant,
+    threads: usize,
     a: MatRef<'_>,
     p: &Block,
     pb: Shared,
@@ -227,9 +240,10 @@ fn over_ic(
 ) {
     let m = a.rows;
     let src = a.data.as_ptr() as usize;
-    (0..m.div_ceil(v.mc)).into_par_iter().for_each(|ib| {
-        let ic = ib * v.mc;
-        let mcb = v.mc.min(m - ic);
+    let step = ic_step(m, v.mc, v.mr, threads);
+    (0..m.div_ceil(step)).into_par_iter().for_each(|ib| {
+        let ic = ib * step;
+        let mcb = step.min(m - ic);
         PACK_A.with_borrow_mut(|pa| {
             let need = mcb.div_ceil(v.mr) * v.mr * p.kcb;
             if pa.len() < need {
@@ -274,16 +288,26 @@ fn over_jr(
             if pa.len() < need {
                 pa.resize(need, 0.0);
             }
-            // SAFETY: the block's rows of A lie in its buffer (checked shapes).
-            unsafe {
-                (f.pack_a)(
-                    a.data.as_ptr().add(ic * a.ld + p.pc),
-                    a.ld,
-                    mcb,
-                    p.kcb,
-                    pa.as_mut_ptr(),
-                )
-            };
+            // The block's MR panels are packed by all threads, each its own range of panels.
+            let mp = mcb.div_ceil(v.mr);
+            let per_a = mp.div_ceil(threads);
+            let (dst, src) = (Shared(pa.as_mut_ptr()), a.data.as_ptr() as usize);
+            (0..mp.div_ceil(per_a)).into_par_iter().for_each(|t| {
+                let (i0, i1) = (t * per_a, ((t + 1) * per_a).min(mp));
+                let rows = (mcb - i0 * v.mr).min((i1 - i0) * v.mr);
+                let d = dst;
+                // SAFETY: rows [ic + i0·MR, + rows) of the block lie in A (checked shapes); each
+                // task writes its own panels [i0, i1) of the packed block.
+                unsafe {
+                    (f.pack_a)(
+                        (src as *const f64).add((ic + i0 * v.mr) * a.ld + p.pc),
+                        a.ld,
+                        rows,
+                        p.kcb,
+                        d.0.add(i0 * v.mr * p.kcb),
+                    )
+                };
+            });
             let pap = pa.as_ptr() as usize;
             (0..np.div_ceil(per)).into_par_iter().for_each(|t| {
                 let (j0, j1) = (t * per, ((t + 1) * per).min(np));

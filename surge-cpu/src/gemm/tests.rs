@@ -316,3 +316,25 @@ fn a_b_stored_by_columns_packs_to_the_same_panels() {
         "{err}"
     );
 }
+
+#[test]
+fn ic_blocks_are_even_over_the_threads_and_at_most_mc() {
+    use super::driver::ic_step;
+    // 1024 rows in blocks of MC = 336 left 16 rows to a fourth block: now four blocks of 266 at
+    // most (a multiple of MR = 14), two per thread.
+    assert_eq!(ic_step(1024, 336, 14, 2), 266);
+    for (m, mc, mr, t) in [
+        (1024, 336, 14, 2),
+        (2048, 64, 16, 2),
+        (3, 16, 4, 2),
+        (100, 24, 6, 1),
+        (4096, 96, 8, 3),
+    ] {
+        let s = ic_step(m, mc, mr, t);
+        assert!(
+            s <= mc && s.is_multiple_of(mr) && s > 0,
+            "{m} {mc} {mr} {t}: {s}"
+        );
+        assert!(m.div_ceil(s) >= m.div_ceil(mc), "{m} {mc} {mr} {t}: {s}");
+    }
+}
