@@ -357,3 +357,53 @@ fn tuples_over_reductions_and_reductions_of_tuples_in_elements() -> surge::Resul
     }
     Ok(())
 }
+
+/// Casts from floats to integers as Rust's `as` (the interpreter's): NaN is 0, out-of-range
+/// values saturate, the rest truncate, for f64 and f32 to each integer type. C++ leaves the
+/// out-of-range ones undefined; the emulator's host compiler gave `(u32)-2.0` = 4294967294
+/// (random programs, seed 9).
+#[test]
+fn float_to_integer_casts_saturate_as_rust_does() -> surge::Result<()> {
+    let v = vec![
+        f64::NAN,
+        f64::NEG_INFINITY,
+        -1e20,
+        -3e9,
+        -3.25,
+        -0.5,
+        0.0,
+        2.9,
+        3e9,
+        5e9,
+        1e19,
+        2e19,
+        f64::INFINITY,
+    ];
+    let x = Seq::input("x", v.clone())?;
+    let casts = map(
+        |a: Scalar<f64>| {
+            (
+                a.clone().cast::<i32>(),
+                a.clone().cast::<u32>(),
+                a.clone().cast::<i64>(),
+                a.cast::<u64>(),
+            )
+        },
+        &x,
+    )?;
+    on_cuda("f64 casts", &Computation::new(&casts)?);
+    let y = Seq::input("y", v.iter().map(|&a| a as f32).collect::<Vec<f32>>())?;
+    let casts = map(
+        |a: Scalar<f32>| {
+            (
+                a.clone().cast::<i32>(),
+                a.clone().cast::<u32>(),
+                a.clone().cast::<i64>(),
+                a.cast::<u64>(),
+            )
+        },
+        &y,
+    )?;
+    on_cuda("f32 casts", &Computation::new(&casts)?);
+    Ok(())
+}

@@ -26,6 +26,12 @@ template <class T0, class T1, class T2 = char, class T3 = char, class T4 = char,
 struct surge_tuple {
   T0 c0; T1 c1; T2 c2; T3 c3; T4 c4; T5 c5; T6 c6; T7 c7;
 };
+// A float converted to an integer type as Rust's `as` does it (NaN 0, out of range saturated,
+// else truncated): `lo` and `hi` are the type's range as floats, `hi` exclusive.
+template <class T, class F>
+__device__ __forceinline__ T surge_fcast(F x, F lo, F hi, T tmin, T tmax) {
+  return x != x ? (T)0 : x < lo ? tmin : x >= hi ? tmax : (T)x;
+}
 template <class T> __device__ __forceinline__ T surge_min(T a, T b) { return b < a ? b : a; }
 template <class T> __device__ __forceinline__ T surge_max(T a, T b) { return a < b ? b : a; }
 

@@ -381,7 +381,9 @@ impl Tr<'_> {
                 self.expr(b, env, lits)?
             ),
             ScalarExpr::Cast(e, a) => {
-                format!("(({})({}))", cuda_type(*e), self.expr(a, env, lits)?)
+                let x = self.expr(a, env, lits)?;
+                float_to_int(*e, self.elem_of(a)?, &x)
+                    .unwrap_or_else(|| format!("(({})({x}))", cuda_type(*e)))
             }
         })
     }
@@ -554,4 +556,42 @@ pub(super) fn row_of_tuples(parts: &[RowsV], r: &str) -> super::tuples::TupleSeq
         len: parts[0].len.clone(),
         parts,
     }
+}
+
+/// A cast from a float to an integer type as Rust's `as` (the interpreter's) makes it: NaN is 0,
+/// a value beyond the type's range its nearest bound, any other truncated. C++ leaves an
+/// out-of-range conversion undefined (the host compiler gave `(u32)-2.0` = 4294967294; found by
+/// the random programs, seed 9). `None` for the other casts, which C++ defines as Rust does.
+fn float_to_int(to: Elem, from: Elem, x: &str) -> Option<String> {
+    if !matches!(from, Elem::F32 | Elem::F64) {
+        return None;
+    }
+    // The bounds are powers of two, exact in f32 and f64: below `lo` saturates to `min`, at or
+    // above `hi` to `max`.
+    let (lo, hi, min, max) = match to {
+        Elem::I32 => (
+            "-2147483648.0",
+            "2147483648.0",
+            "(-2147483647 - 1)",
+            "2147483647",
+        ),
+        Elem::U32 => ("0.0", "4294967296.0", "0u", "4294967295u"),
+        Elem::I64 => (
+            "-9223372036854775808.0",
+            "9223372036854775808.0",
+            "(-9223372036854775807LL - 1)",
+            "9223372036854775807LL",
+        ),
+        Elem::U64 => (
+            "0.0",
+            "18446744073709551616.0",
+            "0ULL",
+            "18446744073709551615ULL",
+        ),
+        _ => return None,
+    };
+    let (t, f) = (cuda_type(to), cuda_type(from));
+    Some(format!(
+        "surge_fcast<{t}, {f}>({x}, ({f}){lo}, ({f}){hi}, ({t}){min}, ({t}){max})"
+    ))
 }
