@@ -70,7 +70,7 @@ impl Tr<'_> {
             )
         };
         if w > MAX_WHOLE {
-            return Ok((0..w).map(|c| fold(&ty(c), &acc[c])).collect());
+            return Ok((0..w).map(|c| fold(ty(c), &acc[c])).collect());
         }
         let tys: Vec<&str> = (0..w).map(ty).collect();
         let st = format!("surge_tuple<{}>", tys.join(", "));
