@@ -5,7 +5,11 @@
 
 // phase 0 (map): the number of elements
 extern "C" __global__ void surge_p0_shape(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in2, const u64 n_in2, const u64 lit0, SURGE_PTR(u64) shape, u64 *surge_err) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
+  // Every thread of block 0 computes the count (a run count is the block's work); thread 0
+  // stores it.
+  if (blockIdx.x != 0) return;
+  const u64 n = surge_min(surge_equal_len(n_in1, n_in2, 1, 12, surge_err), surge_equal_len(n_in1, ((1) > 0 ? ((lit0) < (n_in2) ? (u64)(((n_in2) - (lit0) + (1) - 1) / (1)) : 0ULL) : ((lit0) > (n_in2) ? (u64)(((lit0) - (n_in2) - (1) - 1) / (-(1))) : 0ULL)), 2, 12, surge_err));
+  if (threadIdx.x == 0) shape[0] = n;
 }
 SURGE_EMU_ENTRY(surge_p0_shape)
 

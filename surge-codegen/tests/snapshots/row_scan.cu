@@ -5,7 +5,11 @@
 
 // phase 0 (map.scan): the number of elements and the row lengths of the nested result
 extern "C" __global__ void surge_p0_shape(SURGE_PTR(const i64) in0, const u64 n_in0, SURGE_PTR(const u64) in1, const u64 n_in1, const i64 lit0, SURGE_PTR(u64) shape, u64 *surge_err) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_nest_rows(n_in1, 2, surge_err);
+  // Every thread of block 0 computes the count (a run count is the block's work); thread 0
+  // stores it.
+  if (blockIdx.x != 0) return;
+  const u64 n = surge_nest_rows(n_in1, 2, surge_err);
+  if (threadIdx.x == 0) shape[0] = n;
 }
 SURGE_EMU_ENTRY(surge_p0_shape)
 extern "C" __global__ void surge_p0_rows(SURGE_PTR(const i64) in0, const u64 n_in0, SURGE_PTR(const u64) in1, const u64 n_in1, const i64 lit0, SURGE_PTR(u64) lens, u64 *surge_err) {

@@ -5,7 +5,11 @@
 
 // phase 0 (map.reduce): the number of elements
 extern "C" __global__ void surge_p0_shape(SURGE_PTR(const f64) in0, const u64 n_in0, SURGE_PTR(const u32) in2, const u64 n_in2, SURGE_PTR(const u32) in1, const u64 n_in1, SURGE_PTR(const f64) in3, const u64 n_in3, SURGE_PTR(u64) shape, u64 *surge_err) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) shape[0] = surge_equal_len(surge_nest_rows(n_in2, 4, surge_err), surge_nest_rows(n_in2, 5, surge_err), 1, 18, surge_err);
+  // Every thread of block 0 computes the count (a run count is the block's work); thread 0
+  // stores it.
+  if (blockIdx.x != 0) return;
+  const u64 n = surge_equal_len(surge_nest_rows(n_in2, 4, surge_err), surge_nest_rows(n_in2, 5, surge_err), 1, 18, surge_err);
+  if (threadIdx.x == 0) shape[0] = n;
 }
 SURGE_EMU_ENTRY(surge_p0_shape)
 
