@@ -143,6 +143,19 @@ impl Plan {
 }
 
 impl CuspFeatures {
+    /// The values in `cusp_group`'s order (the model's columns).
+    pub fn values(&self) -> [f64; 7] {
+        [
+            self.avg_nnz_per_row,
+            self.row_length_std_dev,
+            self.max_deviation,
+            self.dia_fill_in,
+            self.ell_fill_in,
+            self.bcsr_fill_in,
+            self.col_spread,
+        ]
+    }
+
     /// The features of `m` from its sample ([`Plan::of`]; see the module notes).
     pub fn of(m: &CsrMatrix) -> CuspFeatures {
         CuspFeatures::sampled(m, Plan::of(m))
@@ -500,19 +513,9 @@ mod tests {
     }
 
     fn close(a: &CuspFeatures, b: &CuspFeatures) -> bool {
-        let f = |c: &CuspFeatures| {
-            [
-                c.avg_nnz_per_row,
-                c.row_length_std_dev,
-                c.max_deviation,
-                c.dia_fill_in,
-                c.ell_fill_in,
-                c.bcsr_fill_in,
-                c.col_spread,
-            ]
-        };
-        f(a).iter()
-            .zip(f(b))
+        a.values()
+            .iter()
+            .zip(b.values())
             .all(|(x, y)| (x - y).abs() <= 1e-9 * (1.0 + y.abs()))
     }
 

@@ -221,16 +221,7 @@ pub fn cusp_group() -> FeatureGroup {
                 input: input.name.clone(),
                 message: "CUSP features need a sparse matrix (spmv input)".into(),
             })?;
-            let c = CuspFeatures::of(m);
-            Ok(vec![
-                c.avg_nnz_per_row,
-                c.row_length_std_dev,
-                c.max_deviation,
-                c.dia_fill_in,
-                c.ell_fill_in,
-                c.bcsr_fill_in,
-                c.col_spread,
-            ])
+            Ok(CuspFeatures::of(m).values().to_vec())
         }),
     }
 }
