@@ -18,12 +18,17 @@ use tests::cuda_checks::on_cuda;
 fn sums(x: Vec<f64>, w: usize, order: Vec<u32>, keys: Vec<u32>) -> surge::Result<Computation> {
     let x = Seq::input("x", x)?;
     let order = Seq::input("order", order)?;
+    let rows = gather(&split(&x, w as u64)?, &order)?;
+    sum_runs(&rows, keys, w)
+}
+
+/// The rows (`w` wide) summed per run of `keys` from a zero row.
+fn sum_runs(rows: &Seq<Seq<f64>>, keys: Vec<u32>, w: usize) -> surge::Result<Computation> {
     let keys = Seq::input("keys", keys)?;
     let zero = Seq::input("zero", vec![0.0f64; w])?;
-    let rows = gather(&split(&x, w as u64)?, &order)?;
     let s = reduce_by_key(
         |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
-        &rows,
+        rows,
         &keys,
         &zero,
     )?;
@@ -77,15 +82,7 @@ fn a_ragged_row_fails_every_variant() -> surge::Result<()> {
         &Seq::input("x", values(total, 3))?,
         &Seq::input("offsets", offsets)?,
     )?;
-    let keys = Seq::input("keys", sorted_labels(n, 2))?;
-    let zero = Seq::input("zero", vec![0.0f64; w])?;
-    let s = reduce_by_key(
-        |a: Seq<f64>, b: Seq<f64>| map(|(u, v)| u + v, (&a, &b)),
-        &rows,
-        &keys,
-        &zero,
-    )?;
-    let c = Computation::new(&s)?;
+    let c = sum_runs(&rows, sorted_labels(n, 2), w)?;
     let want = c.interpret().unwrap_err().to_string();
     let emu = Emulator::default();
     let set = c.variants(&Platform::Cuda(surge_cuda::Runtime::info(&emu).clone()))?;
