@@ -3,6 +3,7 @@
 //! integer constants) with no new `rustc` call, and refuse another structure by name.
 
 use std::sync::Mutex;
+use surge::apps::kmeans::program::argmin as argmin_op;
 use surge::oracle::{Expected, Flat};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
@@ -103,4 +104,61 @@ fn kernels_refuse_a_computation_of_another_structure_by_name() {
             && e.contains("of type i64"),
         "{e}"
     );
+}
+
+/// Per element `v` of `x`, the index of the `d`-tile of `c` nearest to it (the sum of squared
+/// differences over the tile; `c`'s last tile may be short): the shape whose tile loops are
+/// expanded per width (surge-codegen's emit/cpu/spec.rs).
+fn nearest_tile(n: usize, m: usize, d: u64) -> Computation {
+    let build = || -> Result<Computation> {
+        let x = Seq::input("x", data(n))?;
+        let c = Seq::input("c", data(m + 3)[3..].to_vec())?;
+        let y = map(
+            |v: Scalar<f64>| {
+                let sums = map(
+                    |q: Seq<f64>| reduce_prefix(add, &map(|u| (&u - &v) * (&u - &v), &q)?, 0.0),
+                    &split(&c, d)?,
+                )?;
+                let k = len(&sums).cast::<u32>();
+                Ok(reduce(argmin_op, &zip(&sums, &range(0u32, k)?)?)?.1)
+            },
+            &x,
+        )?;
+        Computation::new(&y)
+    };
+    build().unwrap()
+}
+
+#[test]
+fn every_tile_width_runs_its_expansion_or_the_generic_loop_as_the_interpreter() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let first = nearest_tile(40, 12, 4);
+    let k = Kernels::build(&first, &Target::cpu()).unwrap();
+    let source = std::fs::read_to_string(k.source_path()).unwrap();
+    for w in 2..=4 {
+        assert!(
+            source.contains(&format!("elems_w!({w})")),
+            "no width-{w} expansion"
+        );
+    }
+    let before = rustc_calls();
+    // Widths with an expansion and without one; full tiles (the expansion) and a short last
+    // tile (the generic loop), one tile, a tile longer than `c`.
+    for (m, d) in [
+        (12, 4),
+        (13, 4),
+        (12, 3),
+        (14, 3),
+        (8, 2),
+        (9, 2),
+        (10, 5),
+        (5, 1),
+        (3, 7),
+    ] {
+        let c = nearest_tile(40, m, d);
+        for v in k.variants().iter().step_by(5).chain([k.default_variant()]) {
+            check_run(&k, &c, v);
+        }
+    }
+    assert_eq!(rustc_calls(), before, "other widths compiled nothing");
 }

@@ -217,6 +217,23 @@ fn fail_positive(k: i128, what: &str, op: &str, node: u64) -> ! {
     fail(op, node, format!("{what} must be positive, got {k}"))
 }
 
+/// The tile width whose expansion a specialized `elems` loop runs (surge-codegen's
+/// emit/cpu/spec.rs): `w` where every (tile literal, input length) pair has the tile `w` and a
+/// length it divides (every tile full), else 0 (the generic expansion).
+#[inline(always)]
+fn spec_width(tiles: &[(u64, usize)]) -> usize {
+    let w = tiles[0].0;
+    if w == 0 || w > 64 {
+        return 0;
+    }
+    let w = w as usize;
+    if tiles.iter().all(|&(t, len)| t as usize == w && len % w == 0) {
+        w
+    } else {
+        0
+    }
+}
+
 #[inline(always)]
 fn chk_positive(k: i128, what: &str, op: &str, node: u64) -> usize {
     if k <= 0 {

@@ -78,6 +78,9 @@ pub(super) struct Memo {
     pub run_slot: Option<usize>,
     pub prefix: String,
     pub statics: Vec<String>,
+    /// Tile-width specialization (`spec.rs`): Some while a flat root map's body is emitted,
+    /// with the splits specialized so far.
+    pub spec: Option<Vec<super::spec::SpecTile>>,
 }
 
 pub(super) fn rust_ty(e: Elem) -> &'static str {
@@ -323,16 +326,22 @@ impl<'a> Gen<'a> {
     fn split(&self, n: NodeId, input: NodeId, tile: NodeId, env: &Env<'a>) -> R<Code<'a>> {
         let s = self.seq(input, env)?;
         let t = self.int(tile, env)?;
+        let buffer = matches!(self.c.node(input).op, Op::Input { .. });
+        let spec = self.spec_tile(buffer, &self.scalar(tile, env)?.0, &s.len);
         // The tile size is checked once, where the consumer runs the split's checks, and read
         // from a local by every tile after that. The length checks the tile size itself, so it
-        // holds wherever it is read.
+        // holds wherever it is read. Specialized (`spec.rs`), an expansion with `W > 0` runs
+        // only where the tile is `W` and every tile is full.
         let name = self.name("t");
-        let chk = format!(
+        let mut chk = format!(
             "chk_positive({t}, {}, {}, {})",
             quote("tile size"),
             quote(self.op_name(n)),
             n.0
         );
+        if spec {
+            chk = format!("(if W != 0 {{ W }} else {{ {chk} }})");
+        }
         let mut checks = s.checks.clone();
         checks.push(format!("let {name}: usize = {chk};"));
         let len = format!("({}).div_ceil({chk})", s.len);
@@ -345,7 +354,10 @@ impl<'a> Gen<'a> {
             elem: Box::new(move |i| {
                 let s = s.clone();
                 let start = format!("(({i}) * {t})");
-                let rlen = format!("({t}).min(({}) - {start})", s.len);
+                let mut rlen = format!("({t}).min(({}) - {start})", s.len);
+                if spec {
+                    rlen = format!("(if W != 0 {{ W }} else {{ {rlen} }})");
+                }
                 if let Some(base) = &s.slice
                     && let Code::Scalar(_, e) = s.at("0")?
                 {

@@ -19,6 +19,7 @@ mod runs;
 mod scalar;
 mod sell;
 mod shared;
+mod spec;
 mod values;
 
 use crate::CodegenError;

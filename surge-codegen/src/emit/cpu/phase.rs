@@ -26,6 +26,10 @@ pub(super) struct PhaseCtx {
     pub(super) pre: Vec<String>,
     /// Set when the result is stored as words (`packed.rs`).
     pub(super) packed: Option<Packing>,
+    /// Whether a root map's body is emitted with tile-width specialization (`spec.rs`), and
+    /// the splits it specialized.
+    pub(super) specialize: bool,
+    pub(super) spec_tiles: Vec<super::spec::SpecTile>,
 }
 
 /// The element type of a flat sequence type, or of the rows of a nested one.
@@ -172,6 +176,7 @@ pub(super) fn emit_phase<'a>(
     ctx.insert("sequence", &phase.expression_sequence());
     ctx.insert("prelude", &prelude);
     ctx.insert("env_i", "");
+    ctx.insert("spec", "");
     ctx.insert("acc_slot_bytes", &(ACC_SLOT_WORDS * 8));
     let packed = packing(&node.ty);
     ctx.insert("packed", &packed.is_some());
@@ -182,6 +187,8 @@ pub(super) fn emit_phase<'a>(
         acc: None,
         pre: Vec::new(),
         packed: packed.clone(),
+        specialize: false,
+        spec_tiles: Vec::new(),
     };
     let top = phase.levels.first().map_or(root, |l| l.node);
     let item = fold_item(g, top);
@@ -460,7 +467,9 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
     if nested && super::keyed_rows::root_keyed_rows(g, root, e, env0, st)? {
         return Ok((Shape::Nested, e));
     }
+    st.specialize = !nested && st.packed.is_none();
     let (len, map, elem_i) = element_i(g, root, env0, st)?;
+    st.specialize = false;
     st.ctx.insert("outer_len", &len);
     let level2 = phase.levels.get(1).map(|l| l.node);
     if let (Some((body, env_i)), Some(l2)) = (&map, level2) {
@@ -473,6 +482,10 @@ fn root_map<'a>(g: &Gen<'a>, phase: &Phase, env0: &Env<'a>, st: &mut PhaseCtx) -
             Some(p) => g.pack(elem_i, p)?,
             None => scalar_of(elem_i),
         };
+        if let Some((width, widths)) = super::spec::dispatch(&st.spec_tiles, &elem_i) {
+            st.ctx.insert("spec", &width);
+            st.ctx.insert("spec_widths", &widths);
+        }
         st.ctx.insert("elem_i", &elem_i);
     }
     Ok((if nested { Shape::Nested } else { Shape::Flat }, e))
@@ -503,7 +516,13 @@ pub(super) fn element_i<'a>(
                 .map(|(p, s)| Ok((*p, s.at("i")?)))
                 .collect::<R<Vec<_>>>()?;
             let env_i = bind(env0, binds);
-            let elem_i = g.eval(f.body, &env_i)?;
+            let elem_i = if st.specialize {
+                let (e, tiles) = g.specializing(|| g.eval(f.body, &env_i));
+                st.spec_tiles = tiles;
+                e?
+            } else {
+                g.eval(f.body, &env_i)?
+            };
             (ins[0].len.clone(), Some((f.body, env_i)), elem_i)
         }
         _ => {
