@@ -70,11 +70,13 @@ fn main() -> ExitCode {
         let median = rounds[rounds.len() / 2];
         if let (Some(nnz), Some(s)) = (nnz, summaries) {
             let ghosts: usize = s.iter().map(|p| p.ghosts).sum();
+            let rows: Vec<String> = s.iter().map(|p| p.rows.to_string()).collect();
             println!(
-                "{f}: {} ranks x {threads} threads: {:.1} us per SpMV, {:.2} GFLOP/s ({nnz} nonzeros, {ghosts} ghost entries, {})",
+                "{f}: {} ranks x {threads} threads: {:.1} us per SpMV, {:.2} GFLOP/s ({nnz} nonzeros; rows per rank {}; {ghosts} ghost entries, {})",
                 world.size(),
                 median * 1e6,
                 2.0 * nnz as f64 / median * 1e-9,
+                rows.join(" "),
                 spmv.local().variant().id()
             );
         }
