@@ -1,6 +1,7 @@
-//! The last CUDA refusal classes of the random programs (seed 6, issue 19): each program is the
-//! shortest of its class as the random test printed it, plus variations. Every `STRIDE`-th CUDA
-//! variant is NVRTC-compiled (where NVRTC loads) and run in the emulator against the interpreter.
+//! The last CUDA refusal classes of the random programs (seeds 6 and 7, issue 19): each program
+//! is the shortest of its class as the random test printed it, plus variations. Every
+//! `STRIDE`-th CUDA variant is NVRTC-compiled (where NVRTC loads) and run in the emulator against
+//! the interpreter.
 
 use surge::Computation;
 use surge::prelude::*;
@@ -205,13 +206,16 @@ fn scalar_code_over_a_root_reduce_of_rows() -> surge::Result<()> {
     Ok(())
 }
 
+/// Groups of rows of pairs.
+type Groups = Seq<Seq<Seq<(u32, u32)>>>;
+
 /// Rows of rows of pairs, one group per element of `in0` (`in2` and `in3` zipped and split in
 /// threes), and a destination of `dest_groups` groups of rows of pairs.
 fn groups_of_pairs(
     in0: Vec<u32>,
     pairs: usize,
     dest_groups: Vec<u32>,
-) -> surge::Result<(Seq<Seq<Seq<(u32, u32)>>>, Seq<Seq<Seq<(u32, u32)>>>)> {
+) -> surge::Result<(Groups, Groups)> {
     let in0 = Seq::input("in0", in0)?;
     let in2 = Seq::input(
         "in2",

@@ -435,26 +435,8 @@ fn scatter_phase(
             (code, Elem::U32)
         }
         DeepPart::Rows { outer } => {
-            let a = tr.arg(super::ArgSlot::Phase {
-                phase: outer,
-                elem: Elem::U32,
-                nested: true,
-            });
-            let q = format!("surge_run_of({a}_off, n_{a}_off, {J})");
-            let r = format!("{J} - {a}_off[{q}]");
-            let w = format!("{a}[{a}_off[{q}]]");
-            let from_src = s.at(&format!("{w} - 1"), None).row(&r, None);
-            let from_dest = d.at(&q, None).row(&r, None);
-            let pick = |x: &str, y: &str| format!("(({w}) != 0u ? ({x}) : ({y}))").replace(J, R);
-            let rows = RowsV {
-                rows: format!("{a}_off[n_{a}_off - 1]"),
-                form: RowForm::Each(SeqV {
-                    len: pick(&from_src.len, &from_dest.len),
-                    at: pick(&from_src.at, &from_dest.at),
-                    elem: from_dest.elem,
-                }),
-            };
-            let elem = from_dest.elem;
+            let rows = from_writers(&tr, (&s, &d), outer);
+            let elem = rows.row("0", None).elem;
             (super::roots::copy_rows(&tr, rows), elem)
         }
     };
@@ -462,4 +444,29 @@ fn scatter_phase(
     plan.ty = Type::seq(Type::scalar_seq(elem));
     plan.deep = Some(part);
     Ok((code, plan))
+}
+
+/// The rows phase of a `scatter` of deep values `s` into `d`: row `@R@` of the element whose
+/// run of rows in phase `outer`'s offsets holds it, copied from that element's last writer (the
+/// first entry of its row of writers: `p + 1` for source element `p`, 0 for the destination).
+fn from_writers(tr: &Tr<'_>, (s, d): (&DeepV, &DeepV), outer: usize) -> RowsV {
+    let a = tr.arg(super::ArgSlot::Phase {
+        phase: outer,
+        elem: Elem::U32,
+        nested: true,
+    });
+    let q = format!("surge_run_of({a}_off, n_{a}_off, {J})");
+    let r = format!("{J} - {a}_off[{q}]");
+    let w = format!("{a}[{a}_off[{q}]]");
+    let from_src = s.at(&format!("{w} - 1"), None).row(&r, None);
+    let from_dest = d.at(&q, None).row(&r, None);
+    let pick = |x: &str, y: &str| format!("(({w}) != 0u ? ({x}) : ({y}))").replace(J, R);
+    RowsV {
+        rows: format!("{a}_off[n_{a}_off - 1]"),
+        form: RowForm::Each(SeqV {
+            len: pick(&from_src.len, &from_dest.len),
+            at: pick(&from_src.at, &from_dest.at),
+            elem: from_dest.elem,
+        }),
+    }
 }
