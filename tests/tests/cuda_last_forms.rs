@@ -1,6 +1,7 @@
-//! The last CUDA refusal classes of the random programs (seed 6, issue 19): each program is the
-//! shortest of its class as the random test printed it, plus variations. Every `STRIDE`-th CUDA
-//! variant is NVRTC-compiled (where NVRTC loads) and run in the emulator against the interpreter.
+//! The last CUDA refusal classes of the random programs (seeds 6 and 7, issue 19): each program
+//! is the shortest of its class as the random test printed it, plus variations. Every
+//! `STRIDE`-th CUDA variant is NVRTC-compiled (where NVRTC loads) and run in the emulator against
+//! the interpreter.
 
 use surge::Computation;
 use surge::prelude::*;
@@ -205,40 +206,151 @@ fn scalar_code_over_a_root_reduce_of_rows() -> surge::Result<()> {
     Ok(())
 }
 
-#[test]
-fn rows_of_tuples_per_element() -> surge::Result<()> {
-    let in0 = Seq::input("in0", vec![5, 5, 5, 0, 1u32])?;
-    let in2 = Seq::input("in2", vec![1, 3, 4, 9u32])?;
-    let in3 = Seq::input("in3", vec![6, 7, 0, 2u32])?;
-    let in4 = Seq::input("in4", vec![2, 1, 0, 1, 0i64])?;
+/// Groups of rows of pairs.
+type Groups = Seq<Seq<Seq<(u32, u32)>>>;
+
+/// Rows of rows of pairs, one group per element of `in0` (`in2` and `in3` zipped and split in
+/// threes), and a destination of `dest_groups` groups of rows of pairs.
+fn groups_of_pairs(
+    in0: Vec<u32>,
+    pairs: usize,
+    dest_groups: Vec<u32>,
+) -> surge::Result<(Groups, Groups)> {
+    let in0 = Seq::input("in0", in0)?;
+    let in2 = Seq::input(
+        "in2",
+        (0..pairs as u32).map(|k| k * 3 % 10).collect::<Vec<_>>(),
+    )?;
+    let in3 = Seq::input(
+        "in3",
+        (0..pairs as u32).map(|k| k * 7 % 9).collect::<Vec<_>>(),
+    )?;
     let in5 = Seq::input("in5", vec![4, 1, 6, 6, 4, 4u32])?;
     let in6 = Seq::input("in6", vec![0, 7, 1, 1, 4, 3u32])?;
     let in7 = Seq::input("in7", vec![0, 2, 3, 3, 4, 5, 6i64])?;
-    let in8 = Seq::input("in8", vec![0, 1, 1, 3, 4, 6u32])?;
+    let in8 = Seq::input("in8", dest_groups)?;
     let (a, b) = (in2.clone(), in3.clone());
     let per = map(move |_v: Scalar<u32>| split(&zip(&a, &b)?, lit(3u64)), &in0)?;
+    let dest = nest(&nest(&zip(&in5, &in6)?, &in7)?, &in8)?;
+    Ok((per, dest))
+}
+
+/// A phase whose value is rows of rows of tuples that a later phase reads (found by the random
+/// programs, seed 7) is stored in parts: its outer level once, its rows once per component.
+#[test]
+fn rows_of_tuples_per_element() -> surge::Result<()> {
+    let (per, dest) = groups_of_pairs(vec![5, 5, 5, 0, 1], 4, vec![0, 1, 1, 3, 4, 6])?;
     on_cuda("rows of tuples per element", &Computation::new(&per)?);
     on_cuda(
         "one element's rows of tuples",
         &Computation::new(&at(&per, lit(2i64))?)?,
     );
-    let dest = nest(&nest(&zip(&in5, &in6)?, &in7)?, &in8)?;
-    // Still refused (seed 7): a scatter whose source is an earlier phase's rows of rows of
-    // tuples; that phase would be stored per component and in two levels at once.
-    let y = at(&scatter(&per, &in4, &dest)?, lit(2i64))?;
-    let c = Computation::new(&y)?;
-    let platform = surge_codegen::target::Platform::from_names("cuda", Some("h200")).unwrap();
-    let set = c.variants(&platform)?;
-    let e = surge_codegen::emit::cuda::emit(c.ir(), &c.analyze()?, set.phases()).unwrap_err();
-    let e = e.to_string();
-    assert!(
-        e.contains("cannot generate `split` at tests/tests/cuda_last_forms.rs"),
-        "{e}"
+    let in4 = Seq::input("in4", vec![2, 1, 0, 1, 0i64])?;
+    let moved = scatter(&per, &in4, &dest)?;
+    for k in [2i64, 4] {
+        let y = at(&moved, lit(k))?;
+        on_cuda(
+            &format!("element {k} of a scatter of rows of tuples"),
+            &Computation::new(&y)?,
+        );
+    }
+    on_cuda("a scatter of rows of tuples", &Computation::new(&moved)?);
+    let y = len(&at(&moved, lit(3i64))?);
+    on_cuda(
+        "the row count of an element of a scatter of rows of tuples",
+        &Computation::new(&y)?,
     );
-    assert!(
-        e.ends_with("as a map body (not a scalar or a flat sequence of scalars)"),
-        "{e}"
+    let lens = map(|r: Seq<Seq<(u32, u32)>>| Ok(len(&r)), &moved)?;
+    on_cuda(
+        "row counts of a scatter of rows of tuples",
+        &Computation::new(&lens)?,
     );
+    let k = Seq::input("k", vec![0u32, 2, 4])?;
+    let firsts = map(
+        |k: Scalar<u32>| {
+            let g = at(&moved, k)?;
+            let (u, v) = at(&at(&g, 0u32)?, 0u32)?;
+            Ok(len(&g).cast::<u32>() + u * v)
+        },
+        &k,
+    )?;
+    on_cuda(
+        "first pairs of a scatter of rows of tuples",
+        &Computation::new(&firsts)?,
+    );
+    // `per` itself read by a later phase: its row counts, and rows picked by a map.
+    let lens = map(|r: Seq<Seq<(u32, u32)>>| Ok(len(&r)), &per)?;
+    on_cuda("row counts of rows of tuples", &Computation::new(&lens)?);
+    let picked = map(
+        |k: Scalar<u32>| {
+            let g = at(&per, k)?;
+            let (u, v) = at(&at(&g, 1u32)?, 0u32)?;
+            Ok(len(&g).cast::<u32>() + u * v)
+        },
+        &k,
+    )?;
+    on_cuda(
+        "pairs picked from rows of tuples",
+        &Computation::new(&picked)?,
+    );
+    Ok(())
+}
+
+/// The same with empty levels: no elements, elements without rows, empty destination groups;
+/// and an index out of range fails with the interpreter's message.
+#[test]
+fn rows_of_tuples_per_element_empty_and_out_of_range() -> surge::Result<()> {
+    let cases = [
+        (vec![], 4, vec![0u32], vec![]),
+        (vec![1, 2], 0, vec![0, 1, 1, 3], vec![2i64, 0]),
+        (vec![1, 2, 3], 5, vec![0, 0, 0, 0], vec![2, 2, 0]),
+    ];
+    for (k, (in0, pairs, groups, idx)) in cases.into_iter().enumerate() {
+        let (per, dest) = groups_of_pairs(in0, pairs, groups)?;
+        let moved = scatter(&per, &Seq::input("in4", idx)?, &dest)?;
+        on_cuda(&format!("empty case {k}"), &Computation::new(&moved)?);
+        let lens = map(|r: Seq<Seq<(u32, u32)>>| Ok(len(&r)), &moved)?;
+        on_cuda(
+            &format!("empty case {k}, counts"),
+            &Computation::new(&lens)?,
+        );
+    }
+    for idx in [vec![2, 1, 5, 1, 0i64], vec![-1, 1, 0, 1, 0]] {
+        let (per, dest) = groups_of_pairs(vec![5, 5, 5, 0, 1], 4, vec![0, 1, 1, 3, 4, 6])?;
+        let moved = scatter(&per, &Seq::input("in4", idx)?, &dest)?;
+        fails_as_the_interpreter(&Computation::new(&at(&moved, lit(2i64))?)?);
+        fails_as_the_interpreter(&Computation::new(&moved)?);
+    }
+    Ok(())
+}
+
+/// Rows of rows of triples with a boolean component (stored as `u32`), per element of `in0`,
+/// read by a later phase and scattered into a replicated element of themselves.
+#[test]
+fn rows_of_triples_with_booleans_per_element() -> surge::Result<()> {
+    let in0 = Seq::input("in0", vec![1.5f64, -2.0, 0.25])?;
+    let x = Seq::input("x", vec![0.5, -1.0, 2.0, 3.5, -0.25f64])?;
+    let k = Seq::input("k", vec![3i64, -1, 4, 0, 2])?;
+    let per = map(
+        move |v: Scalar<f64>| {
+            let flags = map(move |a: Scalar<f64>| Ok(a.lt(v.clone())), &x)?;
+            split(&zip3(&x, &flags, &k)?, lit(2u64))
+        },
+        &in0,
+    )?;
+    let lens = map(|g: Seq<Seq<(f64, bool, i64)>>| Ok(len(&g)), &per)?;
+    on_cuda("row counts of rows of triples", &Computation::new(&lens)?);
+    let dest = replicate(&at(&per, 1u32)?, lit(4u64))?;
+    let idx = Seq::input("idx", vec![3i64, 0, 3])?;
+    let moved = scatter(&per, &idx, &dest)?;
+    on_cuda("a scatter of rows of triples", &Computation::new(&moved)?);
+    for k in [0i64, 2, 3] {
+        let y = at(&moved, lit(k))?;
+        on_cuda(
+            &format!("element {k} of a scatter of rows of triples"),
+            &Computation::new(&y)?,
+        );
+    }
     Ok(())
 }
 

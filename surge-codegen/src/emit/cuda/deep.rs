@@ -10,6 +10,10 @@
 //! outer element, a row of as many zeros as it has nested rows (its offsets are the outer
 //! level's), the second every nested row of every element in order (row `j` of element `q`
 //! found by a binary search of the first phase's offsets); the host puts the levels together.
+//! A depth-3 value of tuples of scalars that a later phase reads (a map whose body is rows of
+//! tuples, a `scatter` of them) is stored as one outer phase, then one rows phase per component
+//! (struct of arrays, as `tuple_rows.rs` stores rows of tuples); a result of them is split into
+//! parts of scalars first (`split_parts`).
 
 use super::checks::equal_lengths;
 use super::elements::{Env, I, R, SeqV, Tr, renamed};
@@ -116,9 +120,9 @@ impl Tr<'_> {
     fn deep_of(&self, n: NodeId, env: &Env, part: Option<usize>) -> Result<DeepV, CodegenError> {
         if let Some(&k) = self.roots.get(&n)
             && k < self.phase
-            && part.is_none()
+            && let Some(stored) = self.stored_deep(n, k, part)
         {
-            return Ok(self.stored_deep(n, k));
+            return Ok(stored);
         }
         match &self.c.node(n).op {
             Op::Nest { input, offsets } => {
@@ -195,20 +199,21 @@ impl Tr<'_> {
         }
     }
 
-    /// An earlier phase's deep value: its outer level in phase `rows - 1`, its rows in `rows`.
-    fn stored_deep(&self, n: NodeId, rows: usize) -> DeepV {
-        let elem = self
-            .c
-            .node(n)
-            .ty
-            .item()
-            .and_then(Type::item)
-            .and_then(Type::item);
-        let elem = elem
-            .and_then(Type::as_scalar)
-            .expect("a deep value of scalars");
+    /// An earlier phase's deep value (component `part` of one of tuples), its phases ending at
+    /// `last`: its outer level in the first, its rows (per component) in the others; `None`
+    /// when the request does not match how it is stored (a component of scalars).
+    fn stored_deep(&self, n: NodeId, last: usize, part: Option<usize>) -> Option<DeepV> {
+        let leaf = self.ty(n).item()?.item()?.item()?;
+        let (rows, elem) = match (leaf, part) {
+            (Type::Scalar(e), None) => (last, *e),
+            (Type::Tuple(items), Some(j)) => {
+                let first = last + 1 - items.len();
+                (first + j, items.get(j)?.as_scalar()?)
+            }
+            _ => return None,
+        };
         let o = self.arg(super::ArgSlot::Phase {
-            phase: rows - 1,
+            phase: last - rows_phases(self.c, n)?,
             elem: Elem::U32,
             nested: true,
         });
@@ -218,14 +223,14 @@ impl Tr<'_> {
             nested: true,
         });
         let stored = RowsV::stored(&r, elem);
-        DeepV {
+        Some(DeepV {
             count: format!("(n_{o}_off - 1)"),
             at: run_of(
                 &stored,
                 format!("{o}_off[{Q}]"),
                 format!("({o}_off[{Q} + 1] - {o}_off[{Q}])"),
             ),
-        }
+        })
     }
 
     /// `index` of a sequence of nested sequences: its element, a nested sequence.
@@ -248,9 +253,10 @@ impl Tr<'_> {
     }
 
     /// The stored form of depth-3 result `n` in the deep result's first phase: element `@R@`
-    /// as a row of as many zeros (`u32`) as it has nested rows.
-    pub(super) fn deep_outer(&self, n: NodeId) -> Result<RowsV, CodegenError> {
-        let d = self.deep(n, &Env::new())?;
+    /// as a row of as many zeros (`u32`) as it has nested rows (`part`: a component of
+    /// tuples, which all have those rows).
+    fn deep_outer(&self, n: NodeId, part: Option<usize>) -> Result<RowsV, CodegenError> {
+        let d = self.deep_of(n, &Env::new(), part)?;
         let rows = d.at(R, None).rows;
         Ok(RowsV {
             rows: d.count,
@@ -264,9 +270,14 @@ impl Tr<'_> {
 
     /// The stored form of depth-3 result `n` in the deep result's second phase: every nested
     /// row of every element in order; row `@R@` belongs to the element whose run of rows in the
-    /// first phase's (`outer`) offsets holds it.
-    pub(super) fn deep_rows(&self, n: NodeId, outer: usize) -> Result<RowsV, CodegenError> {
-        let d = self.deep(n, &Env::new())?;
+    /// first phase's (`outer`) offsets holds it (of component `part` for tuples).
+    fn deep_rows(
+        &self,
+        n: NodeId,
+        outer: usize,
+        part: Option<usize>,
+    ) -> Result<RowsV, CodegenError> {
+        let d = self.deep_of(n, &Env::new(), part)?;
         let a = self.arg(super::ArgSlot::Phase {
             phase: outer,
             elem: Elem::U32,
@@ -299,28 +310,53 @@ pub(super) fn is_deep(c: &Computation, n: NodeId) -> bool {
             .is_some()
 }
 
-/// `analysis` with every phase whose value is three levels deep emitted twice (the outer level,
-/// then the rows), its variant list and source phase repeated.
+/// The component count of node `n` when it is a sequence three levels deep of tuples of
+/// scalars (stored in one phase for the outer level and one per component for the rows).
+fn deep_tuple(c: &Computation, n: NodeId) -> Option<usize> {
+    let ty = &c.node(n).ty;
+    match ty.item()?.item()?.item()? {
+        Type::Tuple(items) if ty.depth() == 3 && items.iter().all(|i| i.as_scalar().is_some()) => {
+            Some(items.len())
+        }
+        _ => None,
+    }
+}
+
+/// How many phases store the rows of node `n` after its outer level's phase, when it is three
+/// levels deep: one for scalars, one per component for tuples.
+pub(super) fn rows_phases(c: &Computation, n: NodeId) -> Option<usize> {
+    if is_deep(c, n) {
+        return Some(1);
+    }
+    deep_tuple(c, n)
+}
+
+/// `analysis` with every phase whose value is three levels deep emitted once for the outer
+/// level, then once for the rows (once per component for tuples), its variant list and source
+/// phase repeated.
 pub(super) fn expand(
     c: &Computation,
     analysis: &Analysis,
     variants: &[Vec<Variant>],
     sources: &[usize],
 ) -> (Analysis, Vec<Vec<Variant>>, Vec<usize>) {
-    let times = |_, phase: &Phase| if is_deep(c, phase.root) { 2 } else { 1 };
+    let times = |_, phase: &Phase| rows_phases(c, phase.root).map_or(1, |k| k + 1);
     super::repeat_phases(analysis, variants, sources, times)
 }
 
-/// Which part of a deep value phase `p` stores, if any (the first of two equal phases stores
-/// the outer level).
+/// Which part of a deep value phase `p` stores, if any (the first of its equal phases stores
+/// the outer level, the others the rows, component by component for tuples).
 pub(super) fn part(c: &Computation, analysis: &Analysis, p: usize) -> Option<DeepPart> {
     let root = analysis.phases[p].root;
-    if !is_deep(c, root) {
-        return None;
-    }
-    match p.checked_sub(1).map(|q| analysis.phases[q].root) {
-        Some(r) if r == root => Some(DeepPart::Rows { outer: p - 1 }),
-        _ => Some(DeepPart::Outer),
+    let rows = rows_phases(c, root)?;
+    let before = analysis.phases[..p]
+        .iter()
+        .rev()
+        .take_while(|q| q.root == root)
+        .count();
+    match before % (rows + 1) {
+        0 => Some(DeepPart::Outer),
+        k => Some(DeepPart::Rows { outer: p - k }),
     }
 }
 
@@ -335,17 +371,23 @@ pub(super) fn phase(
     part: DeepPart,
 ) -> Result<(PhaseCode, PhasePlan), CodegenError> {
     let tr = Tr::new(c, roots, lits, p, phase);
+    // The component a rows phase of tuples stores (the outer level reads the first's rows).
+    let component = deep_tuple(c, phase.root).map(|_| match part {
+        DeepPart::Outer => 0,
+        DeepPart::Rows { outer } => p - outer - 1,
+    });
     if let Op::Scatter {
         source,
         indices,
         dest,
     } = &c.node(phase.root).op
     {
-        return scatter_phase(c, tr, phase, (*source, *indices, *dest), part);
+        let nodes = (*source, *indices, *dest);
+        return scatter_phase(c, tr, phase, nodes, (part, component));
     }
     let rows = match part {
-        DeepPart::Outer => tr.deep_outer(phase.root)?,
-        DeepPart::Rows { outer } => tr.deep_rows(phase.root, outer)?,
+        DeepPart::Outer => tr.deep_outer(phase.root, component)?,
+        DeepPart::Rows { outer } => tr.deep_rows(phase.root, outer, component)?,
     };
     let elem = rows.row("0", None).elem;
     let code = super::roots::copy_rows(&tr, rows);
@@ -359,16 +401,20 @@ pub(super) fn phase(
 /// scatter of rows (`scatter_rows.rs`) whose source element `p` is a row of as many `p + 1` as
 /// it has rows and whose destination element a row of as many zeros, so each element's row
 /// says its last writer (0: the destination) and the outer level's offsets its row count; the
-/// rows phase copies row `r` of each element from its writer.
+/// rows phase copies row `r` of each element from its writer (of tuples, the rows phase of
+/// component `component` copies that component's rows: a scatter moves whole elements).
 fn scatter_phase(
     c: &Computation,
     tr: Tr<'_>,
     phase: &Phase,
     (source, indices, dest): (NodeId, NodeId, NodeId),
-    part: DeepPart,
+    (part, component): (DeepPart, Option<usize>),
 ) -> Result<(PhaseCode, PhasePlan), CodegenError> {
     let env = Env::new();
-    let (s, d) = (tr.deep(source, &env)?, tr.deep(dest, &env)?);
+    let (s, d) = (
+        tr.deep_of(source, &env, component)?,
+        tr.deep_of(dest, &env, component)?,
+    );
     let root = phase.root;
     let (code, elem) = match part {
         DeepPart::Outer => {
@@ -389,26 +435,8 @@ fn scatter_phase(
             (code, Elem::U32)
         }
         DeepPart::Rows { outer } => {
-            let a = tr.arg(super::ArgSlot::Phase {
-                phase: outer,
-                elem: Elem::U32,
-                nested: true,
-            });
-            let q = format!("surge_run_of({a}_off, n_{a}_off, {J})");
-            let r = format!("{J} - {a}_off[{q}]");
-            let w = format!("{a}[{a}_off[{q}]]");
-            let from_src = s.at(&format!("{w} - 1"), None).row(&r, None);
-            let from_dest = d.at(&q, None).row(&r, None);
-            let pick = |x: &str, y: &str| format!("(({w}) != 0u ? ({x}) : ({y}))").replace(J, R);
-            let rows = RowsV {
-                rows: format!("{a}_off[n_{a}_off - 1]"),
-                form: RowForm::Each(SeqV {
-                    len: pick(&from_src.len, &from_dest.len),
-                    at: pick(&from_src.at, &from_dest.at),
-                    elem: from_dest.elem,
-                }),
-            };
-            let elem = from_dest.elem;
+            let rows = from_writers(&tr, (&s, &d), outer);
+            let elem = rows.row("0", None).elem;
             (super::roots::copy_rows(&tr, rows), elem)
         }
     };
@@ -416,4 +444,29 @@ fn scatter_phase(
     plan.ty = Type::seq(Type::scalar_seq(elem));
     plan.deep = Some(part);
     Ok((code, plan))
+}
+
+/// The rows phase of a `scatter` of deep values `s` into `d`: row `@R@` of the element whose
+/// run of rows in phase `outer`'s offsets holds it, copied from that element's last writer (the
+/// first entry of its row of writers: `p + 1` for source element `p`, 0 for the destination).
+fn from_writers(tr: &Tr<'_>, (s, d): (&DeepV, &DeepV), outer: usize) -> RowsV {
+    let a = tr.arg(super::ArgSlot::Phase {
+        phase: outer,
+        elem: Elem::U32,
+        nested: true,
+    });
+    let q = format!("surge_run_of({a}_off, n_{a}_off, {J})");
+    let r = format!("{J} - {a}_off[{q}]");
+    let w = format!("{a}[{a}_off[{q}]]");
+    let from_src = s.at(&format!("{w} - 1"), None).row(&r, None);
+    let from_dest = d.at(&q, None).row(&r, None);
+    let pick = |x: &str, y: &str| format!("(({w}) != 0u ? ({x}) : ({y}))").replace(J, R);
+    RowsV {
+        rows: format!("{a}_off[n_{a}_off - 1]"),
+        form: RowForm::Each(SeqV {
+            len: pick(&from_src.len, &from_dest.len),
+            at: pick(&from_src.at, &from_dest.at),
+            elem: from_dest.elem,
+        }),
+    }
 }

@@ -104,16 +104,18 @@ pub struct PhasePlan {
     pub shape_kernel: String,
     /// For nested results, `(args..., u64* lens, u64* surge_err)`: writes each row's length.
     pub rows_kernel: Option<String>,
-    /// Set for the two phases that store a value three levels deep (`deep.rs`).
+    /// Set for the phases that store a value three levels deep (`deep.rs`).
     pub deep: Option<DeepPart>,
 }
 
-/// One of the two phases that store a value three levels of sequences deep.
+/// One of the phases that store a value three levels of sequences deep: the outer level, then
+/// the rows (one phase of rows per component for tuples, read by later phases only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeepPart {
     /// The outer level: per element, a row of as many zeros (`u32`) as it has nested rows.
     Outer,
-    /// Every nested row of every element in order; `outer` is the phase of its outer level.
+    /// Every nested row of every element in order (of one component, for tuples); `outer` is
+    /// the phase of its outer level.
     Rows { outer: usize },
 }
 
@@ -166,7 +168,7 @@ pub struct CudaProgram {
     /// variant of the computation's final phase.
     pub result: Option<ResultParts>,
     /// Per phase of the program: the computation's phase whose variant it runs (the further
-    /// parts of a result and its materialized level run the final phase's; both phases of a
+    /// parts of a result and its materialized level run the final phase's; all phases of a
     /// value three levels deep run its own).
     pub sources: Vec<usize>,
 }
@@ -251,8 +253,11 @@ fn materialized_parts(c: &Computation, a: Analysis, parts: usize) -> (Analysis, 
     let lazy = |p: &crate::analysis::Phase| {
         p.root != level.node && c.node(p.root).ty.as_scalar().is_some()
     };
-    // Rows of tuples are stored per component (`tuple_rows.rs`) and read by the parts.
-    if !a.phases[first..].iter().any(lazy) && tuple_rows::components(c, level.node).is_none() {
+    // Rows of tuples are stored per component (`tuple_rows.rs`), a value three levels deep in
+    // parts (`deep.rs`), and read by the parts.
+    let stored = tuple_rows::components(c, level.node).is_some()
+        || deep::rows_phases(c, level.node).is_some();
+    if !a.phases[first..].iter().any(lazy) && !stored {
         return (a, 0);
     }
     let mut phases = a.phases.clone();
@@ -311,11 +316,12 @@ fn with_last_repeated(
 fn materialized(c: &Computation, analysis: &Analysis) -> Option<Analysis> {
     let last = analysis.final_phase();
     let level = eager_level(c, last)?;
-    // Scalar code, or any code over a level three deep (which is stored in two phases) or over
-    // a reduce, scan or reduce_by_key of rows (`at(scan(rows), k)`: a row).
+    // Scalar code, or code storable as one value over a level three deep (which is stored in
+    // parts) or over a reduce, scan or reduce_by_key of rows (`at(scan(rows), k)`: a row); a
+    // result of tuples is split into parts first (`materialized_parts`).
+    let eager = deep::rows_phases(c, level.node).is_some() || roots::combined_rows(c, last);
     let reads = c.node(last.root).ty.as_scalar().is_some()
-        || deep::is_deep(c, level.node)
-        || (roots::combined_rows(c, last) && cuda_storable(&c.node(last.root).ty));
+        || (eager && cuda_storable(&c.node(last.root).ty));
     if last.root == level.node || !reads {
         return None;
     }
@@ -359,7 +365,7 @@ fn repeat_phases(
 
 /// The program of `analysis`'s phases, the first `comp_phases` of them the computation's own
 /// (the rest run with the final phase's variant), each phase whose value is three levels deep
-/// emitted twice (`deep.rs`) and each earlier phase whose value is rows of tuples once per
+/// emitted twice, or once and then once per component for tuples (`deep.rs`), and each earlier phase whose value is rows of tuples once per
 /// component (`tuple_rows.rs`).
 fn emit_program(
     c: &Computation,
