@@ -58,7 +58,12 @@ for np in 2 3; do
   err=$($run "$bin/surge" run reduce 2>&1 >/dev/null); code=$?
   set -e
   [ $code -ne 0 ] && grep -q "no distributed form" <<<"$err" || fail "surge run reduce under mpirun: exit $code, $err"
-  echo "refused: a complex matrix, a command without a distributed form"
+  set +e
+  err=$(SURGE_DATA="$bin" $run "$bin/surge" run spmv --tuned --input "$M/arrow.mtx" 2>&1 >/dev/null); code=$?
+  set -e
+  [ $code -eq 2 ] && grep -q "no tuning store for \`spmv\`" <<<"$err" || fail "run spmv --tuned without a store under mpirun: exit $code, $err"
+  [ "$(grep -c '^error:' <<<"$err")" = 1 ] || fail "the missing store is said once: $err"
+  echo "refused: a complex matrix, a command without a distributed form, --tuned without a store"
   $run "$bin/mpi_cg" --grid 48
   $run "$bin/mpi_cg" --grid 31 --tol 1e-12
   $run "$bin/mpi_kmeans_check" tests/data/kmeans/iris.csv tests/data/kmeans/wine.csv

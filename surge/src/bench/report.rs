@@ -19,9 +19,10 @@ pub struct Medians {
 }
 
 /// The summary keys printed after the inputs in the text report on cpu, in order.
-pub const CPU_SUMMARY: [&str; 7] = [
+pub const CPU_SUMMARY: [&str; 8] = [
     "median_ratio",
     "median_tuned_ratio",
+    "median_tuned_ratio_with_selection",
     "median_variant_ratio",
     "bandwidth_gbps",
     "fraction_of_bandwidth",
@@ -113,6 +114,11 @@ pub fn cpu_spmv(reference: Reference, runs: usize, results: &[InputResult], m: M
         .collect();
     if !tuned.is_empty() {
         o["median_tuned_ratio"] = json!(crate::stats::median(&tuned));
+        let with: Vec<f64> = results
+            .iter()
+            .filter_map(|r| r.tuned.as_ref().map(|t| t.ratio_with_selection))
+            .collect();
+        o["median_tuned_ratio_with_selection"] = json!(crate::stats::median(&with));
     }
     o
 }
@@ -207,10 +213,11 @@ pub fn input_text(r: &InputResult) -> String {
     });
     let tuned = r.tuned.as_ref().map_or(String::new(), |t| {
         format!(
-            "\n    tuned: {:.3} {} ({:.2}x; selection {:.1} calls, first call {:.1} calls{}) {}",
+            "\n    tuned: {:.3} {} ({:.2}x, {:.2}x with its selection; selection {:.2} calls, first call {:.1} calls{}) {}",
             t.gflops,
             r.unit,
             t.ratio,
+            t.ratio_with_selection,
             t.selection_calls,
             t.first_call_calls,
             if t.from_model {

@@ -9,6 +9,7 @@ use std::time::Instant;
 use surge::apps::{DEFAULT_GRID, MatrixShape, matgen};
 use surge::mpi::PartSummary;
 use surge::mpi::dist_spmv::DistSpmv;
+use surge::mpi::tuned_spmv::Choice;
 use surge::mpi::world::World;
 use surge::{SurgeError, mtx};
 
@@ -16,14 +17,13 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let refused = [
         (args.all, "--all"),
         (args.interpret, "--interpret"),
-        (args.tuned, "--tuned"),
         (args.platform != "cpu", "--platform"),
         (args.app.size.is_some(), "--size"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         return Err(super::distributed::refusal(format!(
             "{flag} has no distributed form yet: surge run spmv under mpirun runs one variant \
-             on the CPU (--variant, --threads, --input, --json)"
+             on the CPU (--variant or --tuned, --threads, --input, --json)"
         )));
     }
     if args.threads == Some(0) {
@@ -75,9 +75,23 @@ fn distributed(args: &RunArgs, world: &World) -> Result<(), CliError> {
     let distribute_seconds = world.max(start.elapsed().as_secs_f64());
     let threads = args.threads.unwrap_or_else(|| world.threads_per_rank());
     let start = Instant::now();
+    // `--tuned`: every rank opens the store this machine's `surge tune spmv` wrote and lets its
+    // model pick for its own rows (surge::mpi::tuned_spmv); no store is found alike by all.
+    let backend = surge::tune::cpu::CpuBackend::new();
+    let tuned = if args.tuned {
+        let workload = surge::apps::App::Spmv.workload();
+        let opened = world.agree(surge::tune::Tuned::open(&workload, &backend));
+        Some(opened.map_err(|e| collective(world, e))?)
+    } else {
+        None
+    };
+    let choice = match &tuned {
+        Some(t) => Choice::Tuned(t),
+        None => args.variant.as_deref().into(),
+    };
     // A bad --variant is found alike by every rank; a failed build, by rank 0 first.
-    let mut spmv = DistSpmv::new(world, part, threads, args.variant.as_deref())
-        .map_err(|e| collective(world, e))?;
+    let mut spmv = DistSpmv::new(world, part, threads, choice).map_err(|e| collective(world, e))?;
+    let picks = world.gather_json(spmv.local().pick());
     let build_seconds = world.max(start.elapsed().as_secs_f64());
     let x_own = vec![1.0; spmv.part().cols.len()];
     let mut y_own = vec![0.0; spmv.part().rows.len()];
@@ -107,12 +121,28 @@ fn distributed(args: &RunArgs, world: &World) -> Result<(), CliError> {
     o.insert("ranks".into(), json!(world.size()));
     o.insert("threads_per_rank".into(), json!(threads));
     o.insert("distribute_seconds".into(), json!(distribute_seconds));
+    let picks = picks.filter(|_| args.tuned);
+    if let Some(picks) = &picks {
+        o.insert("tuned_picks".into(), picks.clone());
+    }
     if args.app.json {
         o.insert("partition".into(), json!(summaries));
     }
     print_report(args.app.json, "spmv", &input_name, o);
     if !args.app.json {
         print_partition(&summaries);
+        for p in picks
+            .iter()
+            .flat_map(|p| p.as_array().into_iter().flatten())
+        {
+            println!(
+                "tuned          rank {:>2}: {} (the model's pick {}, features {:.1} us)",
+                p["rank"],
+                p["variant"].as_str().unwrap_or("?"),
+                p["model_pick"].as_str().unwrap_or("?"),
+                p["feature_seconds"].as_f64().unwrap_or(0.0) * 1e6
+            );
+        }
     }
     Ok(())
 }

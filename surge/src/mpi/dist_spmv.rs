@@ -5,6 +5,7 @@
 
 use super::local_spmv::LocalSpmv;
 use super::rank_part::RankPart;
+use super::tuned_spmv::Choice;
 use super::world::World;
 use crate::Result;
 use ::mpi::topology::SimpleCommunicator;
@@ -32,13 +33,19 @@ impl DistSpmv {
     /// Builds the local kernels (`threads` per rank, or the variant `id`). Rank 0 compiles
     /// first; the others then load the library from the disk cache instead of all compiling
     /// the same source at once. Collective: every rank calls it.
-    pub fn new(world: &World, part: RankPart, threads: usize, id: Option<&str>) -> Result<Self> {
+    pub fn new<'c>(
+        world: &World,
+        part: RankPart,
+        threads: usize,
+        choice: impl Into<Choice<'c>>,
+    ) -> Result<Self> {
+        let choice = choice.into();
         let local = if world.is_root() {
-            let l = LocalSpmv::new(&part, threads, id);
+            let l = LocalSpmv::new(&part, threads, choice);
             world.all_ok(l.is_ok());
             l?
         } else if world.all_ok(true) {
-            LocalSpmv::new(&part, threads, id)?
+            LocalSpmv::new(&part, threads, choice)?
         } else {
             return Err(crate::SurgeError::Usage(
                 "stopped: rank 0 could not build the SpMV kernels".into(),

@@ -4,6 +4,7 @@
 //! matrix (sizes are kernel arguments).
 
 use super::rank_part::RankPart;
+use super::tuned_spmv::{Choice, RankPick, model_pick, with_threads};
 use crate::codegen::params::CpuParams;
 use crate::codegen::variant::Variant;
 use crate::codegen::variant_set::cpu_default;
@@ -86,6 +87,8 @@ impl Block {
 pub struct LocalSpmv {
     kernels: Arc<Kernels>,
     variant: Variant,
+    /// The model's selection, with `Choice::Tuned`.
+    pick: Option<RankPick>,
     interior: Block,
     boundary: Block,
     rows: usize,
@@ -93,10 +96,15 @@ pub struct LocalSpmv {
 }
 
 impl LocalSpmv {
-    /// Builds the kernels (cached on disk and per process) and picks the variant: `id` if given,
-    /// else the default variant among those with `threads` threads (the default of all of them
-    /// when none has that many).
-    pub fn new(part: &RankPart, threads: usize, id: Option<&str>) -> Result<LocalSpmv> {
+    /// Builds the kernels (cached on disk and per process) and picks the variant
+    /// (`tuned_spmv.rs`): a given id, the stored model's pick for this rank's rows, or the
+    /// default variant among those with `threads` threads (the default of all of them when
+    /// none has that many).
+    pub fn new<'c>(
+        part: &RankPart,
+        threads: usize,
+        choice: impl Into<Choice<'c>>,
+    ) -> Result<LocalSpmv> {
         let interior = Block::new(&part.interior, &part.interior_rows)?;
         let boundary = Block::new(&part.boundary, &part.boundary_rows)?;
         // The variants are enumerated on the larger block (their space depends on the sizes,
@@ -110,15 +118,31 @@ impl LocalSpmv {
             Some((_, c)) => Kernels::shared(c, &Target::cpu())?,
             None => spmv_kernels()?,
         };
-        let variant = match id {
-            Some(id) => kernels.variant(id)?.clone(),
-            None => variant_with_threads(&kernels, threads),
+        let (variant, pick) = match choice.into() {
+            Choice::Variant(id) => (kernels.variant(id)?.clone(), None),
+            Choice::Default => (variant_with_threads(&kernels, threads), None),
+            Choice::Tuned(tuned) => {
+                let block = if part.boundary_rows.len() > part.interior_rows.len() {
+                    &part.boundary
+                } else {
+                    &part.interior
+                };
+                let mut pick = model_pick(tuned, part.rank, block)?;
+                let at_threads = with_threads(&pick.model_pick, threads);
+                let v = kernels
+                    .variant(&at_threads)
+                    .or_else(|_| kernels.variant(&pick.model_pick))?
+                    .clone();
+                pick.variant = v.id();
+                (v, Some(pick))
+            }
         };
         Ok(LocalSpmv {
             interior,
             boundary,
             kernels,
             variant,
+            pick,
             rows: part.rows.len(),
             own: part.cols.len(),
         })
@@ -126,6 +150,11 @@ impl LocalSpmv {
 
     pub fn variant(&self) -> &Variant {
         &self.variant
+    }
+
+    /// The model's selection, where the variant is the model's pick.
+    pub fn pick(&self) -> Option<&RankPick> {
+        self.pick.as_ref()
     }
 
     fn check(&self, x_own: &[f64], y_own: &[f64]) -> Result<()> {

@@ -14,6 +14,7 @@ pub mod machines;
 pub mod partition;
 pub mod plan;
 pub mod rank_part;
+pub mod tuned_spmv;
 pub mod wire;
 
 #[cfg(feature = "mpi")]

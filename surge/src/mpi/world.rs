@@ -87,6 +87,21 @@ impl World {
         self.comm.barrier();
     }
 
+    /// A step every rank took alike (opening a file every rank reads, say): Ok where all
+    /// succeeded. Otherwise rank 0's error where it failed (the others' become `stopped`, so
+    /// the reason is said once), else each failed rank's own error and `stopped` on rank 0.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        if self.all_ok(r.is_ok()) {
+            return r;
+        }
+        let root_ok = self.all_ok(!self.is_root() || r.is_ok());
+        match r {
+            Err(e) if self.is_root() || root_ok => Err(e),
+            Err(_) => Err(stopped("rank 0 failed at the same step")),
+            Ok(_) => Err(stopped("another rank failed (its message says why)")),
+        }
+    }
+
     /// Whether every rank succeeded at a step (each says; all learn the answer).
     pub fn all_ok(&self, ok: bool) -> bool {
         let mut all = 0u8;
@@ -216,5 +231,41 @@ impl World {
             root.gather_varcount_into_root(y_own, &mut p);
         }
         Some(y)
+    }
+
+    /// Every rank's `value` as JSON, in rank order, on rank 0 (`None` on the others).
+    pub fn gather_json<T: serde::Serialize>(&self, value: T) -> Option<serde_json::Value> {
+        let root = self.comm.process_at_rank(0);
+        let mine = serde_json::to_vec(&value).expect("internal: a serializable value");
+        let len = [mine.len() as i32];
+        if !self.is_root() {
+            root.gather_into(&len[..]);
+            root.gather_varcount_into(&mine[..]);
+            return None;
+        }
+        let mut counts = vec![0i32; self.size];
+        root.gather_into_root(&len[..], &mut counts[..]);
+        let displs: Vec<i32> = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let d = *at;
+                *at += c;
+                Some(d)
+            })
+            .collect();
+        let mut all = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+        {
+            let mut p = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            root.gather_varcount_into_root(&mine[..], &mut p);
+        }
+        let values = displs
+            .iter()
+            .zip(&counts)
+            .map(|(&d, &c)| {
+                serde_json::from_slice(&all[d as usize..(d + c) as usize])
+                    .expect("internal: a rank's JSON")
+            })
+            .collect();
+        Some(serde_json::Value::Array(values))
     }
 }
