@@ -83,4 +83,22 @@ for np in 2 3; do
   rm -rf "$t"
   echo "surge tune over $np ranks: stopped, resumed from its journal, 31 inputs labelled"
 done
+# A distributed campaign writes the store for the ranks' platform (one core each); `run spmv
+# --tuned` on the same ranks then lets each rank's model pick for its own rows.
+t=$(mktemp -d)
+mkdir "$t/in" "$t/test"
+cp "$M/494_bus.mtx" "$M/Erdos971.mtx" "$M/lp_e226.mtx" "$t/in/"
+cp "$M/west0479.mtx" "$t/test/"
+run="mpirun -np 2 --oversubscribe"
+SURGE_DATA=$t $run "$bin/surge" tune spmv --platform cpu --inputs "$t/in" --test "$t/test" \
+  --repetitions 1 --retime-within -1 --confirm-rounds 1 --selection-rows 0 --min-class-inputs 1 \
+  --json >"$t/tune.json" 2>/dev/null
+grep -q '"labelled_inputs": 3' "$t/tune.json" || fail "the distributed spmv campaign: $(cat "$t/tune.json")"
+f="$M/bcsstk13.mtx"
+many=$(SURGE_DATA=$t $run "$bin/surge" run spmv --tuned --input "$f" 2>/dev/null)
+[ "$(grep -c '^tuned  *rank' <<<"$many")" = 2 ] || fail "run spmv --tuned on 2 ranks names no picks: $many"
+one=$("$bin/surge" run spmv --input "$f" | grep -E '^(rows|cols|nnz) ')
+[ "$one" = "$(grep -E '^(rows|cols|nnz) ' <<<"$many")" ] || fail "run spmv --tuned on 2 ranks: $many"
+rm -rf "$t"
+echo "surge run spmv --tuned on 2 ranks: each rank's model picked from a distributed campaign's store"
 echo "MPI tests passed"

@@ -122,7 +122,7 @@ fn distributed(args: &RunArgs, world: &World) -> Result<(), CliError> {
     o.insert("threads_per_rank".into(), json!(threads));
     o.insert("distribute_seconds".into(), json!(distribute_seconds));
     let picks = picks.filter(|_| args.tuned);
-    if let Some(picks) = &picks {
+    if let (Some(picks), true) = (&picks, args.app.json) {
         o.insert("tuned_picks".into(), picks.clone());
     }
     if args.app.json {
