@@ -40,6 +40,16 @@ enum Cands {
     Many(Vec<i64>),
 }
 
+/// Store an int, in place when the slot already holds one (moving a whole `Value` in costs
+/// more, and loop variables and derived values are stored once per point).
+#[inline(always)]
+fn set_int(slot: &mut Value, x: i64) {
+    match slot {
+        Value::Int(v) => *v = x,
+        v => *v = Value::Int(x),
+    }
+}
+
 fn eval_err(entry: &str, e: EvalError) -> BeastError {
     BeastError::Eval {
         entry: entry.to_string(),
@@ -135,6 +145,50 @@ impl Plan {
                 Ok(Dom::from_value(r))
             }
         }
+    }
+
+    /// Run a level's steps: each compiled program first, the tree evaluators when it gives
+    /// None (see `expr/compile.rs`) or there is none.
+    #[inline]
+    pub(super) fn run_level_steps(
+        &self,
+        lvl: &Level,
+        env: &mut [Value],
+        c: &mut Counters,
+    ) -> Result<bool, BeastError> {
+        if lvl.progs.len() != lvl.steps.len() {
+            return self.run_steps(&lvl.steps, env, c);
+        }
+        for (s, p) in lvl.steps.iter().zip(&lvl.progs) {
+            if let Some(p) = p
+                && let Some(x) = p.run(env)
+            {
+                match s {
+                    Step::Derive { slot, .. } | Step::Cache { slot, .. } => {
+                        // In place when the slot already holds a value of the type (it does
+                        // after the first pass): building a `Value` and moving it costs more.
+                        match (&mut env[*slot as usize], p.boolean) {
+                            (Value::Int(v), false) => *v = x,
+                            (Value::Bool(b), true) => *b = x != 0,
+                            (v, false) => *v = Value::Int(x),
+                            (v, true) => *v = Value::Bool(x != 0),
+                        }
+                    }
+                    Step::Check { ci, .. } => {
+                        if x != 0 {
+                            c.rejected[*ci] += 1;
+                            return Ok(false);
+                        }
+                    }
+                    Step::Domain { .. } => unreachable!("domains are not compiled"),
+                }
+                continue;
+            }
+            if !self.run_steps(std::slice::from_ref(s), env, c)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     #[inline]
@@ -337,8 +391,8 @@ impl Plan {
             c.rejected[pair.ci] += n_non * len1;
             c.visited[d] += len;
             for v in divs {
-                env[slot] = Value::Int(v);
-                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                set_int(&mut env[slot], v);
+                if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                     return Ok(false);
                 }
             }
@@ -357,8 +411,8 @@ impl Plan {
             c.visited[d] += n;
             c.rejected[sv.ci] += n - vals.len() as u64;
             for &v in vals {
-                env[slot] = Value::Int(v);
-                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                set_int(&mut env[slot], v);
+                if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                     return Ok(false);
                 }
             }
@@ -375,8 +429,8 @@ impl Plan {
                 let mut v = r.start;
                 for i in 0..len {
                     c.visited[d] += 1;
-                    env[slot] = Value::Int(v);
-                    if self.run_steps(&lvl.steps, env, c)? {
+                    set_int(&mut env[slot], v);
+                    if self.run_level_steps(lvl, env, c)? {
                         if !k(env, c)? {
                             return Ok(false);
                         }
@@ -395,7 +449,7 @@ impl Plan {
                 for v in vs.iter() {
                     c.visited[d] += 1;
                     env[slot] = v.clone();
-                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                         return Ok(false);
                     }
                 }
@@ -403,7 +457,7 @@ impl Plan {
             Dom::Single(v) => {
                 c.visited[d] += 1;
                 env[slot] = v;
-                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                     return Ok(false);
                 }
             }

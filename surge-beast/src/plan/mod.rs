@@ -213,7 +213,10 @@ impl Plan {
                 vec![None; n],
             )
         };
-        let count_levels = factor::counting_levels(&levels, &factoring);
+        let mut count_levels = factor::counting_levels(&levels, &factoring);
+        for l in levels.iter_mut().chain(count_levels.iter_mut()) {
+            l.progs = nest::compile_steps(&l.steps);
+        }
 
         let mut init_env = vec![Value::None; n_slots];
         for (d, e) in parsed.dexprs.iter().enumerate() {

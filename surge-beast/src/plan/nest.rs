@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::expr::{Builtin, Expr};
+use crate::expr::{Builtin, Expr, IntProg};
 use crate::space::GeneratorFn;
 use crate::value::{PyRange, Value};
 
@@ -181,6 +181,22 @@ pub(crate) struct Level {
     pub solve: Option<Solve>,
     pub clip: Option<Clip>,
     pub steps: Vec<Step>,
+    /// Per step, its compiled integer program (`compile_steps`; empty until the plan is
+    /// complete, and then the steps run on the tree evaluators only).
+    pub progs: Vec<Option<IntProg>>,
     /// Position of this iterator in the Section X level sets.
     pub level_set: usize,
+}
+
+/// The compiled integer programs of `steps` (None for a step the tree evaluators run alone:
+/// hoisted domains, and expressions outside the `i64` fast paths).
+pub(crate) fn compile_steps(steps: &[Step]) -> Vec<Option<IntProg>> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Derive { expr, .. } | Step::Cache { expr, .. } => IntProg::value(expr),
+            Step::Check { expr, .. } => IntProg::truthy(expr),
+            Step::Domain { .. } => None,
+        })
+        .collect()
 }
