@@ -4,7 +4,7 @@
 
 use crate::error::BeastError;
 use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
-use crate::plan::{Clip, Dom, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step};
+use crate::plan::{Clip, Dom, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step, StepProg};
 use crate::stats::Counters;
 use crate::value::{PyRange, Value};
 
@@ -160,11 +160,12 @@ impl Plan {
             return self.run_steps(&lvl.steps, env, c);
         }
         for (s, p) in lvl.steps.iter().zip(&lvl.progs) {
-            if let Some(p) = p
-                && let Some(x) = p.run(env)
-            {
-                match s {
-                    Step::Derive { slot, .. } | Step::Cache { slot, .. } => {
+            match (s, p) {
+                (
+                    Step::Derive { slot, .. } | Step::Cache { slot, .. },
+                    Some(StepProg::Value(p)),
+                ) => {
+                    if let Some(x) = p.run(env) {
                         // In place when the slot already holds a value of the type (it does
                         // after the first pass): building a `Value` and moving it costs more.
                         match (&mut env[*slot as usize], p.boolean) {
@@ -173,16 +174,31 @@ impl Plan {
                             (v, false) => *v = Value::Int(x),
                             (v, true) => *v = Value::Bool(x != 0),
                         }
+                        continue;
                     }
-                    Step::Check { ci, .. } => {
+                }
+                (Step::Check { ci, .. }, Some(StepProg::Value(p))) => {
+                    if let Some(x) = p.run(env) {
                         if x != 0 {
                             c.rejected[*ci] += 1;
                             return Ok(false);
                         }
+                        continue;
                     }
-                    Step::Domain { .. } => unreachable!("domains are not compiled"),
                 }
-                continue;
+                (Step::Domain { slot, .. }, Some(StepProg::Range(a, b, st))) => {
+                    // `fast_range` of `eval_dom_expr`: int bounds, a non-zero step.
+                    if let (Some(start), Some(stop), Some(step)) = (
+                        a.run(env),
+                        b.run(env),
+                        st.as_ref().map_or(Some(1), |p| p.run(env)),
+                    ) && step != 0
+                    {
+                        env[*slot as usize] = Value::Range(PyRange { start, stop, step });
+                        continue;
+                    }
+                }
+                _ => {}
             }
             if !self.run_steps(std::slice::from_ref(s), env, c)? {
                 return Ok(false);
@@ -374,7 +390,15 @@ impl Plan {
     {
         let lvl = &levels[d];
         let slot = lvl.slot as usize;
-        let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
+        // Constant and hoisted ranges without going through `Result<Dom, BeastError>` (a
+        // large value to move, once per pass through the loop).
+        let dom = match &lvl.domain {
+            DomainPlan::Const(Dom::Range(r)) => Dom::Range(*r),
+            DomainPlan::Cached { slot, .. } if let Value::Range(r) = &env[*slot as usize] => {
+                Dom::Range(*r)
+            }
+            d => self.eval_domain(d, env, &lvl.name)?,
+        };
         if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten)
             && let Some((rhs, mut divs)) = self.divisors(pair, r, env)
         {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::expr::{Builtin, Expr, IntProg};
+use crate::expr::{Builtin, Expr, ExprKind, IntProg};
 use crate::space::GeneratorFn;
 use crate::value::{PyRange, Value};
 
@@ -183,20 +183,42 @@ pub(crate) struct Level {
     pub steps: Vec<Step>,
     /// Per step, its compiled integer program (`compile_steps`; empty until the plan is
     /// complete, and then the steps run on the tree evaluators only).
-    pub progs: Vec<Option<IntProg>>,
+    pub progs: Vec<Option<StepProg>>,
     /// Position of this iterator in the Section X level sets.
     pub level_set: usize,
 }
 
-/// The compiled integer programs of `steps` (None for a step the tree evaluators run alone:
-/// hoisted domains, and expressions outside the `i64` fast paths).
-pub(crate) fn compile_steps(steps: &[Step]) -> Vec<Option<IntProg>> {
+/// A step's compiled form (`expr/compile.rs`): the program of its value, or of the bounds of
+/// a hoisted `range(start, stop[, step])` domain.
+#[derive(Clone, Debug)]
+pub(crate) enum StepProg {
+    Value(IntProg),
+    Range(IntProg, IntProg, Option<IntProg>),
+}
+
+/// The compiled programs of `steps` (None for a step the tree evaluators run alone: other
+/// domains, and expressions outside the `i64` fast paths).
+pub(crate) fn compile_steps(steps: &[Step]) -> Vec<Option<StepProg>> {
     steps
         .iter()
         .map(|s| match s {
-            Step::Derive { expr, .. } | Step::Cache { expr, .. } => IntProg::value(expr),
-            Step::Check { expr, .. } => IntProg::truthy(expr),
-            Step::Domain { .. } => None,
+            Step::Derive { expr, .. } | Step::Cache { expr, .. } => {
+                IntProg::value(expr).map(StepProg::Value)
+            }
+            Step::Check { expr, .. } => IntProg::truthy(expr).map(StepProg::Value),
+            Step::Domain { expr, .. } => match &expr.kind {
+                ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) => {
+                    Some(StepProg::Range(
+                        IntProg::int(&args[0])?,
+                        IntProg::int(&args[1])?,
+                        match args.get(2) {
+                            Some(e) => Some(IntProg::int(e)?),
+                            None => None,
+                        },
+                    ))
+                }
+                _ => None,
+            },
         })
         .collect()
 }
