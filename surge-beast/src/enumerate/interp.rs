@@ -4,7 +4,9 @@
 
 use crate::error::BeastError;
 use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
-use crate::plan::{Clip, Dom, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step, StepProg};
+use crate::plan::{
+    Clip, Dom, DomProg, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step, StepProg,
+};
 use crate::stats::Counters;
 use crate::value::{PyRange, Value};
 
@@ -69,6 +71,21 @@ fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
         1
     };
     (step != 0).then_some(PyRange { start, stop, step })
+}
+
+/// What `Step::Domain` stores for a compiled domain (None: run the tree, as for an error).
+#[inline]
+fn run_dom(p: &DomProg, env: &[Value]) -> Option<Value> {
+    match p {
+        // `fast_range`: int bounds, a non-zero step.
+        DomProg::Range(a, b, st) => {
+            let (start, stop) = (a.run(env)?, b.run(env)?);
+            let step = st.as_ref().map_or(Some(1), |p| p.run(env))?;
+            (step != 0).then_some(Value::Range(PyRange { start, stop, step }))
+        }
+        DomProg::IfElse(c, a, b) => run_dom(if c.run(env)? != 0 { a } else { b }, env),
+        DomProg::Const(v) => Some(v.clone()),
+    }
 }
 
 /// Evaluate a domain expression, avoiding materialisation for `range(...)`.
@@ -186,15 +203,9 @@ impl Plan {
                         continue;
                     }
                 }
-                (Step::Domain { slot, .. }, Some(StepProg::Range(a, b, st))) => {
-                    // `fast_range` of `eval_dom_expr`: int bounds, a non-zero step.
-                    if let (Some(start), Some(stop), Some(step)) = (
-                        a.run(env),
-                        b.run(env),
-                        st.as_ref().map_or(Some(1), |p| p.run(env)),
-                    ) && step != 0
-                    {
-                        env[*slot as usize] = Value::Range(PyRange { start, stop, step });
+                (Step::Domain { slot, .. }, Some(StepProg::Domain(p))) => {
+                    if let Some(v) = run_dom(p, env) {
+                        env[*slot as usize] = v;
                         continue;
                     }
                 }

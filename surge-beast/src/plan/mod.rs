@@ -57,7 +57,9 @@ use crate::value::Value;
 
 pub(crate) use self::closed::{Bound, Closed};
 pub(crate) use self::factor::{Cut, Factoring};
-pub(crate) use self::nest::{Clip, Dom, DomainPlan, Level, Pair, Solve, SolveForm, Step, StepProg};
+pub(crate) use self::nest::{
+    Clip, Dom, DomProg, DomainPlan, Level, Pair, Solve, SolveForm, Step, StepProg,
+};
 
 /// Options that change what is enumerated or how.
 #[derive(Clone, Debug)]

@@ -188,12 +188,47 @@ pub(crate) struct Level {
     pub level_set: usize,
 }
 
-/// A step's compiled form (`expr/compile.rs`): the program of its value, or of the bounds of
-/// a hoisted `range(start, stop[, step])` domain.
+/// A step's compiled form (`expr/compile.rs`): the program of its value, or of a hoisted
+/// domain.
 #[derive(Clone, Debug)]
 pub(crate) enum StepProg {
     Value(IntProg),
+    Domain(DomProg),
+}
+
+/// A compiled hoisted domain: what `Step::Domain` stores (a range, a list, or `None` for a
+/// single value), as `eval_dom_expr` computes it.
+#[derive(Clone, Debug)]
+pub(crate) enum DomProg {
+    /// `range(start, stop[, step])` over ints with a non-zero step.
     Range(IntProg, IntProg, Option<IntProg>),
+    /// `a if c else b`, the condition a truth program.
+    IfElse(IntProg, Box<DomProg>, Box<DomProg>),
+    /// A constant: the value stored.
+    Const(Value),
+}
+
+fn dom_prog(e: &Expr) -> Option<DomProg> {
+    Some(match &e.kind {
+        ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) => DomProg::Range(
+            IntProg::int(&args[0])?,
+            IntProg::int(&args[1])?,
+            match args.get(2) {
+                Some(e) => Some(IntProg::int(e)?),
+                None => None,
+            },
+        ),
+        ExprKind::IfElse(b) => DomProg::IfElse(
+            IntProg::truthy(&b[1])?,
+            Box::new(dom_prog(&b[0])?),
+            Box::new(dom_prog(&b[2])?),
+        ),
+        ExprKind::Const(v) => DomProg::Const(match v {
+            Value::Range(_) | Value::List(_) => v.clone(),
+            _ => Value::None,
+        }),
+        _ => return None,
+    })
 }
 
 /// The compiled programs of `steps` (None for a step the tree evaluators run alone: other
@@ -206,19 +241,7 @@ pub(crate) fn compile_steps(steps: &[Step]) -> Vec<Option<StepProg>> {
                 IntProg::value(expr).map(StepProg::Value)
             }
             Step::Check { expr, .. } => IntProg::truthy(expr).map(StepProg::Value),
-            Step::Domain { expr, .. } => match &expr.kind {
-                ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) => {
-                    Some(StepProg::Range(
-                        IntProg::int(&args[0])?,
-                        IntProg::int(&args[1])?,
-                        match args.get(2) {
-                            Some(e) => Some(IntProg::int(e)?),
-                            None => None,
-                        },
-                    ))
-                }
-                _ => None,
-            },
+            Step::Domain { expr, .. } => dom_prog(expr).map(StepProg::Domain),
         })
         .collect()
 }
