@@ -1,6 +1,7 @@
 //! The loop nest interpreter: domains, evaluation steps, bound tightening at run time (solved
 //! candidates, clipped ranges, divisor pairs), and the sequential expansion of the outer loops
-//! into work items.
+//! into work items. A level's steps run their compiled programs (`expr/compile.rs`, built by
+//! `plan::nest::compile_steps`) first and the tree evaluators when a program gives `None`.
 
 use crate::error::BeastError;
 use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};

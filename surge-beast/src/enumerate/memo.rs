@@ -3,7 +3,8 @@
 //! An entry is a *delta*: the counters a sub-nest `lo..hi` adds, laid out as
 //! `[survivors, visited[lo..hi].., rejected[..]..]`. A table whose hit rate stays low is
 //! switched off (remembering is only ever a speed choice: the counts are the same), and one
-//! that grows too large is emptied.
+//! that grows too large is emptied. A table is open addressing over one arena of entries (key
+//! words, then delta words), so a lookup touches one slot and one run of adjacent words.
 
 use crate::stats::Counters;
 use crate::value::Value;

@@ -1,6 +1,7 @@
 //! The compiled loop nest that the enumerator interprets: one [`Level`] per iterator with its
 //! domain ([`DomainPlan`], materialised as a [`Dom`]), its evaluation [`Step`]s and its bound
-//! tightening ([`Solve`], [`Clip`], [`Pair`]).
+//! tightening ([`Solve`], [`Clip`], [`Pair`]); and the steps' compiled programs
+//! ([`StepProg`], [`compile_steps`]).
 
 use std::sync::Arc;
 
