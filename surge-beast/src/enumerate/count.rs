@@ -132,7 +132,7 @@ impl Plan {
             let delta = self.fresh(d, end, env, memo).map_err(|(e, _)| e)?;
             add_delta(c, d, &delta, k, true);
             if memo.prepare(Kind::Rest, d, key, env) {
-                memo.put(Kind::Rest, d, delta);
+                memo.put(Kind::Rest, d, &delta);
             }
             return Ok(());
         }
@@ -183,7 +183,7 @@ impl Plan {
                         add_delta(c, d, &delta, 1, false);
                         let s = delta[0];
                         if memo.prepare(Kind::Block, d, key, env) {
-                            memo.put(Kind::Block, d, delta);
+                            memo.put(Kind::Block, d, &delta);
                         }
                         s
                     }

@@ -1,10 +1,13 @@
 //! The loop nest interpreter: domains, evaluation steps, bound tightening at run time (solved
 //! candidates, clipped ranges, divisor pairs), and the sequential expansion of the outer loops
-//! into work items.
+//! into work items. A level's steps run their compiled programs (`expr/compile.rs`, built by
+//! `plan::nest::compile_steps`) first and the tree evaluators when a program gives `None`.
 
 use crate::error::BeastError;
 use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
-use crate::plan::{Clip, Dom, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step};
+use crate::plan::{
+    Clip, Dom, DomProg, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step, StepProg,
+};
 use crate::stats::Counters;
 use crate::value::{PyRange, Value};
 
@@ -40,6 +43,16 @@ enum Cands {
     Many(Vec<i64>),
 }
 
+/// Store an int, in place when the slot already holds one (moving a whole `Value` in costs
+/// more, and loop variables and derived values are stored once per point).
+#[inline(always)]
+fn set_int(slot: &mut Value, x: i64) {
+    match slot {
+        Value::Int(v) => *v = x,
+        v => *v = Value::Int(x),
+    }
+}
+
 fn eval_err(entry: &str, e: EvalError) -> BeastError {
     BeastError::Eval {
         entry: entry.to_string(),
@@ -59,6 +72,21 @@ fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
         1
     };
     (step != 0).then_some(PyRange { start, stop, step })
+}
+
+/// What `Step::Domain` stores for a compiled domain (None: run the tree, as for an error).
+#[inline]
+fn run_dom(p: &DomProg, env: &[Value]) -> Option<Value> {
+    match p {
+        // `fast_range`: int bounds, a non-zero step.
+        DomProg::Range(a, b, st) => {
+            let (start, stop) = (a.run(env)?, b.run(env)?);
+            let step = st.as_ref().map_or(Some(1), |p| p.run(env))?;
+            (step != 0).then_some(Value::Range(PyRange { start, stop, step }))
+        }
+        DomProg::IfElse(c, a, b) => run_dom(if c.run(env)? != 0 { a } else { b }, env),
+        DomProg::Const(v) => Some(v.clone()),
+    }
 }
 
 /// Evaluate a domain expression, avoiding materialisation for `range(...)`.
@@ -135,6 +163,60 @@ impl Plan {
                 Ok(Dom::from_value(r))
             }
         }
+    }
+
+    /// Run a level's steps: each compiled program first, the tree evaluators when it gives
+    /// None (see `expr/compile.rs`) or there is none.
+    #[inline]
+    pub(super) fn run_level_steps(
+        &self,
+        lvl: &Level,
+        env: &mut [Value],
+        c: &mut Counters,
+    ) -> Result<bool, BeastError> {
+        if lvl.progs.len() != lvl.steps.len() {
+            return self.run_steps(&lvl.steps, env, c);
+        }
+        for (s, p) in lvl.steps.iter().zip(&lvl.progs) {
+            match (s, p) {
+                (
+                    Step::Derive { slot, .. } | Step::Cache { slot, .. },
+                    Some(StepProg::Value(p)),
+                ) => {
+                    if let Some(x) = p.run(env) {
+                        // In place when the slot already holds a value of the type (it does
+                        // after the first pass): building a `Value` and moving it costs more.
+                        match (&mut env[*slot as usize], p.boolean) {
+                            (Value::Int(v), false) => *v = x,
+                            (Value::Bool(b), true) => *b = x != 0,
+                            (v, false) => *v = Value::Int(x),
+                            (v, true) => *v = Value::Bool(x != 0),
+                        }
+                        continue;
+                    }
+                }
+                (Step::Check { ci, .. }, Some(StepProg::Value(p))) => {
+                    if let Some(x) = p.run(env) {
+                        if x != 0 {
+                            c.rejected[*ci] += 1;
+                            return Ok(false);
+                        }
+                        continue;
+                    }
+                }
+                (Step::Domain { slot, .. }, Some(StepProg::Domain(p))) => {
+                    if let Some(v) = run_dom(p, env) {
+                        env[*slot as usize] = v;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            if !self.run_steps(std::slice::from_ref(s), env, c)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     #[inline]
@@ -320,7 +402,15 @@ impl Plan {
     {
         let lvl = &levels[d];
         let slot = lvl.slot as usize;
-        let dom = self.eval_domain(&lvl.domain, env, &lvl.name)?;
+        // Constant and hoisted ranges without going through `Result<Dom, BeastError>` (a
+        // large value to move, once per pass through the loop).
+        let dom = match &lvl.domain {
+            DomainPlan::Const(Dom::Range(r)) => Dom::Range(*r),
+            DomainPlan::Cached { slot, .. } if let Value::Range(r) = &env[*slot as usize] => {
+                Dom::Range(*r)
+            }
+            d => self.eval_domain(d, env, &lvl.name)?,
+        };
         if let (Some(pair), Dom::Range(r), true) = (&lvl.pair, &dom, self.tighten)
             && let Some((rhs, mut divs)) = self.divisors(pair, r, env)
         {
@@ -337,8 +427,8 @@ impl Plan {
             c.rejected[pair.ci] += n_non * len1;
             c.visited[d] += len;
             for v in divs {
-                env[slot] = Value::Int(v);
-                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                set_int(&mut env[slot], v);
+                if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                     return Ok(false);
                 }
             }
@@ -357,8 +447,8 @@ impl Plan {
             c.visited[d] += n;
             c.rejected[sv.ci] += n - vals.len() as u64;
             for &v in vals {
-                env[slot] = Value::Int(v);
-                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                set_int(&mut env[slot], v);
+                if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                     return Ok(false);
                 }
             }
@@ -375,8 +465,8 @@ impl Plan {
                 let mut v = r.start;
                 for i in 0..len {
                     c.visited[d] += 1;
-                    env[slot] = Value::Int(v);
-                    if self.run_steps(&lvl.steps, env, c)? {
+                    set_int(&mut env[slot], v);
+                    if self.run_level_steps(lvl, env, c)? {
                         if !k(env, c)? {
                             return Ok(false);
                         }
@@ -395,7 +485,7 @@ impl Plan {
                 for v in vs.iter() {
                     c.visited[d] += 1;
                     env[slot] = v.clone();
-                    if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                    if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                         return Ok(false);
                     }
                 }
@@ -403,7 +493,7 @@ impl Plan {
             Dom::Single(v) => {
                 c.visited[d] += 1;
                 env[slot] = v;
-                if self.run_steps(&lvl.steps, env, c)? && !k(env, c)? {
+                if self.run_level_steps(lvl, env, c)? && !k(env, c)? {
                     return Ok(false);
                 }
             }

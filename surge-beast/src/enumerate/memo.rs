@@ -3,101 +3,29 @@
 //! An entry is a *delta*: the counters a sub-nest `lo..hi` adds, laid out as
 //! `[survivors, visited[lo..hi].., rejected[..]..]`. A table whose hit rate stays low is
 //! switched off (remembering is only ever a speed choice: the counts are the same), and one
-//! that grows too large is emptied.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+//! that grows too large is emptied. A table is open addressing over one arena of entries (key
+//! words, then delta words), so a lookup touches one slot and one run of adjacent words.
 
 use crate::stats::Counters;
 use crate::value::Value;
 
-/// A multiply-rotate hasher for keys of machine words (the std hasher is much slower here).
-#[derive(Default)]
-pub(super) struct WordHasher(u64);
-
 const K: u64 = 0x517c_c1b7_2722_0a95;
 
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
+/// A multiply-rotate hash of a key of machine words (the std hasher is much slower here).
+#[inline]
+fn hash(key: &[u64]) -> u64 {
+    let mut h: u64 = 0;
+    for &w in key {
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
     }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for ch in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(ch);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(K);
-    }
+    h ^ (h >> 29)
 }
 
-type Hashed = BuildHasherDefault<WordHasher>;
-
-/// Keys of up to `INLINE` words are stored in place (no pointer to follow on a lookup).
-const INLINE: usize = 8;
-
-/// An inline key, compared word by word (a derived `==` on the array calls `memcmp`).
-#[derive(Clone, Copy)]
-struct Small([u64; INLINE]);
-
-impl std::hash::Hash for Small {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        for w in self.0 {
-            h.write_u64(w);
-        }
-    }
-}
-
-impl PartialEq for Small {
-    fn eq(&self, o: &Small) -> bool {
-        self.0
-            .iter()
-            .zip(&o.0)
-            .fold(true, |acc, (a, b)| acc & (a == b))
-    }
-}
-
-impl Eq for Small {}
-
-#[derive(Default)]
-struct Map {
-    small: HashMap<Small, Box<[u64]>, Hashed>,
-    large: HashMap<Box<[u64]>, Box<[u64]>, Hashed>,
-}
-
-impl Map {
-    fn len(&self) -> usize {
-        self.small.len() + self.large.len()
-    }
-
-    fn get(&self, key: &[u64]) -> Option<&[u64]> {
-        let v = if key.len() <= INLINE {
-            let mut k = [0; INLINE];
-            k[..key.len()].copy_from_slice(key);
-            self.small.get(&Small(k))
-        } else {
-            self.large.get(key)
-        };
-        v.map(|v| &v[..])
-    }
-
-    fn insert(&mut self, key: &[u64], delta: Box<[u64]>) {
-        if key.len() <= INLINE {
-            let mut k = [0; INLINE];
-            k[..key.len()].copy_from_slice(key);
-            self.small.insert(Small(k), delta);
-        } else {
-            self.large.insert(key.into(), delta);
-        }
-    }
+/// Word-by-word equality of two keys of one length (`==` on slices calls `memcmp`, slow
+/// for a few words).
+#[inline]
+fn same(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).fold(true, |acc, (x, y)| acc & (x == y))
 }
 
 /// Lookups after which a table with a hit rate under 1/4 is switched off.
@@ -105,12 +33,87 @@ const PROBATION: u64 = 2048;
 /// Entries after which a table is emptied.
 const MAX_ENTRIES: usize = 1 << 18;
 
+/// One table, open addressing with linear probing. An entry is its key followed by its delta,
+/// stored end to end in `arena`; `slots` holds entry index + 1 (0: empty). A table's keys all
+/// have one length and its deltas one length (set by the first entry: the same slots and the
+/// same levels each time; a key of another length, possible when a slot changes type, is
+/// simply not remembered). So a hit reads one slot and one run of adjacent words, and an entry
+/// costs no allocation of its own.
 #[derive(Default)]
 struct Table {
-    map: Map,
+    slots: Vec<u32>,
+    arena: Vec<u64>,
+    key_len: usize,
+    width: usize,
+    entries: usize,
     lookups: u64,
     hits: u64,
     off: bool,
+}
+
+impl Table {
+    fn stride(&self) -> usize {
+        self.key_len + self.width
+    }
+
+    /// Where the delta stored under `key` starts in the arena.
+    #[inline]
+    fn find(&self, key: &[u64]) -> Option<usize> {
+        if self.entries == 0 || key.len() != self.key_len {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let stride = self.stride();
+        let mut i = hash(key) as usize & mask;
+        loop {
+            let s = self.slots[i] as usize;
+            if s == 0 {
+                return None;
+            }
+            let lo = (s - 1) * stride;
+            if same(&self.arena[lo..lo + self.key_len], key) {
+                return Some(lo + self.key_len);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Put entry `at` (already in the arena) into the slots.
+    fn place(&mut self, at: usize) {
+        let mask = self.slots.len() - 1;
+        let lo = at * self.stride();
+        let mut i = hash(&self.arena[lo..lo + self.key_len]) as usize & mask;
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = at as u32 + 1;
+    }
+
+    fn insert(&mut self, key: &[u64], delta: &[u64]) {
+        if self.entries == 0 {
+            self.key_len = key.len();
+            self.width = delta.len();
+        } else if key.len() != self.key_len || delta.len() != self.width {
+            return;
+        }
+        if self.entries >= MAX_ENTRIES {
+            // Emptied, keeping the allocations (a full table is emptied many times).
+            self.slots.fill(0);
+            self.arena.clear();
+            self.entries = 0;
+        }
+        if 2 * (self.entries + 1) > self.slots.len() {
+            let cap = (2 * self.slots.len()).max(1024);
+            self.slots = vec![0; cap];
+            for at in 0..self.entries {
+                self.place(at);
+            }
+        }
+        self.arena.extend_from_slice(key);
+        self.arena.extend_from_slice(delta);
+        self.place(self.entries);
+        self.entries += 1;
+    }
 }
 
 /// One worker's tables: per level, the sub-nest from it (`rest`) and its cut block (`block`).
@@ -189,31 +192,29 @@ impl Memo {
             Kind::Block => &mut block[d],
         };
         t.lookups += 1;
-        if t.map.get(key).is_some() {
+        if let Some(at) = t.find(key) {
             t.hits += 1;
-            return t.map.get(key);
+            return Some(&t.arena[at..at + t.width]);
         }
         if t.lookups >= PROBATION && t.hits * 4 < t.lookups {
-            t.off = true;
-            t.map = Map::default();
+            *t = Table {
+                off: true,
+                ..Table::default()
+            };
         }
         None
     }
 
     /// Store `delta` under the prepared key.
-    pub(super) fn put(&mut self, kind: Kind, d: usize, delta: Box<[u64]>) {
+    pub(super) fn put(&mut self, kind: Kind, d: usize, delta: &[u64]) {
         let Memo { rest, block, key } = self;
         let t = match kind {
             Kind::Rest => &mut rest[d],
             Kind::Block => &mut block[d],
         };
-        if t.off {
-            return;
+        if !t.off {
+            t.insert(key, delta);
         }
-        if t.map.len() >= MAX_ENTRIES {
-            t.map = Map::default();
-        }
-        t.map.insert(key, delta);
     }
 }
 

@@ -14,10 +14,12 @@ use std::sync::Arc;
 use crate::value::{BinOp, CmpOp, UnOp, Value};
 
 mod builtins;
+mod compile;
 mod eval;
 mod fold;
 
 pub use self::builtins::{call_builtin, make_range};
+pub(crate) use self::compile::IntProg;
 
 /// A native (Rust closure) function used by builder-made derived values and constraints.
 pub type NativeFn = Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync>;

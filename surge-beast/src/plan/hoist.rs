@@ -117,6 +117,7 @@ pub(super) fn build_levels(
             solve,
             clip,
             steps,
+            progs: Vec::new(),
             level_set: iter_level[it],
         });
     }

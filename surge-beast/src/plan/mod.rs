@@ -57,7 +57,9 @@ use crate::value::Value;
 
 pub(crate) use self::closed::{Bound, Closed};
 pub(crate) use self::factor::{Cut, Factoring};
-pub(crate) use self::nest::{Clip, Dom, DomainPlan, Level, Pair, Solve, SolveForm, Step};
+pub(crate) use self::nest::{
+    Clip, Dom, DomProg, DomainPlan, Level, Pair, Solve, SolveForm, Step, StepProg,
+};
 
 /// Options that change what is enumerated or how.
 #[derive(Clone, Debug)]
@@ -213,7 +215,10 @@ impl Plan {
                 vec![None; n],
             )
         };
-        let count_levels = factor::counting_levels(&levels, &factoring);
+        let mut count_levels = factor::counting_levels(&levels, &factoring);
+        for l in levels.iter_mut().chain(count_levels.iter_mut()) {
+            l.progs = nest::compile_steps(&l.steps);
+        }
 
         let mut init_env = vec![Value::None; n_slots];
         for (d, e) in parsed.dexprs.iter().enumerate() {

@@ -1,10 +1,11 @@
 //! The compiled loop nest that the enumerator interprets: one [`Level`] per iterator with its
 //! domain ([`DomainPlan`], materialised as a [`Dom`]), its evaluation [`Step`]s and its bound
-//! tightening ([`Solve`], [`Clip`], [`Pair`]).
+//! tightening ([`Solve`], [`Clip`], [`Pair`]); and the steps' compiled programs
+//! ([`StepProg`], [`compile_steps`]).
 
 use std::sync::Arc;
 
-use crate::expr::{Builtin, Expr};
+use crate::expr::{Builtin, Expr, ExprKind, IntProg};
 use crate::space::GeneratorFn;
 use crate::value::{PyRange, Value};
 
@@ -181,6 +182,67 @@ pub(crate) struct Level {
     pub solve: Option<Solve>,
     pub clip: Option<Clip>,
     pub steps: Vec<Step>,
+    /// Per step, its compiled integer program (`compile_steps`; empty until the plan is
+    /// complete, and then the steps run on the tree evaluators only).
+    pub progs: Vec<Option<StepProg>>,
     /// Position of this iterator in the Section X level sets.
     pub level_set: usize,
+}
+
+/// A step's compiled form (`expr/compile.rs`): the program of its value, or of a hoisted
+/// domain.
+#[derive(Clone, Debug)]
+pub(crate) enum StepProg {
+    Value(IntProg),
+    Domain(DomProg),
+}
+
+/// A compiled hoisted domain: what `Step::Domain` stores (a range, a list, or `None` for a
+/// single value), as `eval_dom_expr` computes it.
+#[derive(Clone, Debug)]
+pub(crate) enum DomProg {
+    /// `range(start, stop[, step])` over ints with a non-zero step.
+    Range(IntProg, IntProg, Option<IntProg>),
+    /// `a if c else b`, the condition a truth program.
+    IfElse(IntProg, Box<DomProg>, Box<DomProg>),
+    /// A constant: the value stored.
+    Const(Value),
+}
+
+fn dom_prog(e: &Expr) -> Option<DomProg> {
+    Some(match &e.kind {
+        ExprKind::Call(Builtin::Range, args) if (2..=3).contains(&args.len()) => DomProg::Range(
+            IntProg::int(&args[0])?,
+            IntProg::int(&args[1])?,
+            match args.get(2) {
+                Some(e) => Some(IntProg::int(e)?),
+                None => None,
+            },
+        ),
+        ExprKind::IfElse(b) => DomProg::IfElse(
+            IntProg::truthy(&b[1])?,
+            Box::new(dom_prog(&b[0])?),
+            Box::new(dom_prog(&b[2])?),
+        ),
+        ExprKind::Const(v) => DomProg::Const(match v {
+            Value::Range(_) | Value::List(_) => v.clone(),
+            _ => Value::None,
+        }),
+        _ => return None,
+    })
+}
+
+/// The compiled programs of `steps` (None for a step the tree evaluators run alone: other
+/// domains, and expressions outside the `i64` fast paths).
+pub(crate) fn compile_steps(steps: &[Step]) -> Vec<Option<StepProg>> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Derive { expr, .. } | Step::Cache { expr, .. } => {
+                IntProg::value(expr).map(StepProg::Value)
+            }
+            Step::Check { expr, .. } => IntProg::truthy(expr).map(StepProg::Value),
+            Step::Domain { expr, .. } => dom_prog(expr).map(StepProg::Domain),
+        })
+        .collect()
 }
