@@ -15,6 +15,16 @@ use surge::bench::measure;
 use surge::{Kernels, Target, Workspace};
 use surge_cpu::baseline::bandwidth::Probe;
 
+const USAGE: &str = "usage: pipelines [--runs N] [--only NAME] [--json]\n\
+  Times issue 19's pipelines (histogram_by_key, k_means_assignment, argmin, l2_norm,\n\
+  segmented_scan, mat_mat_transpose): every Surge variant, serial and rayon, against the\n\
+  machine's read and copy bandwidth. --runs: timed runs per variant (default 7).";
+
+fn usage_error(why: &str) -> ! {
+    eprintln!("error: {why}\n{USAGE}");
+    std::process::exit(2)
+}
+
 struct Args {
     runs: usize,
     only: Option<String>,
@@ -33,14 +43,25 @@ fn args() -> Args {
         match v[i].as_str() {
             "--runs" => {
                 i += 1;
-                a.runs = v[i].parse().expect("--runs N");
+                a.runs = match v.get(i).and_then(|r| r.parse().ok()) {
+                    Some(r) if r > 0 => r,
+                    _ => usage_error("--runs needs a positive number"),
+                };
             }
             "--only" => {
                 i += 1;
-                a.only = Some(v[i].clone());
+                a.only = Some(
+                    v.get(i)
+                        .cloned()
+                        .unwrap_or_else(|| usage_error("--only needs a name")),
+                );
             }
             "--json" => a.json = true,
-            other => panic!("unknown argument {other}; see the file's header"),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => usage_error(&format!("unknown argument {other}")),
         }
         i += 1;
     }
