@@ -460,6 +460,11 @@ impl Tr<'_> {
                 indices,
                 dest,
             } => self.lazy_scatter(n, (*source, *indices, *dest), env),
+            Op::Reduce { .. } | Op::Scan { .. } => Err(self.unsupported(
+                n,
+                "as a flat sequence (a reduction or scan of rows is generated only as a \
+                 phase's root or level, not inside an element expression)",
+            )),
             _ => Err(self.unsupported(n, "as a flat sequence")),
         }
     }
