@@ -70,20 +70,37 @@ fn code_over_a_scan_of_reduced_rows() -> surge::Result<()> {
             &reverse(&scan(max, &in2)?)?,
         ),
     )?;
-    // Its scan is now emitted (split off, `scan_bodies.rs`); the scan's input, a reduction of
-    // rows inside the map's body, is not yet: refused naming the user's line and why.
-    let c = Computation::new(&y)?;
-    let err = surge::execute(&c, &surge::Target::cuda_emulated())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("`reduce` at ") && err.contains("cuda_more_forms.rs:"),
-        "{err}"
-    );
-    assert!(
-        err.contains("a reduction or scan of rows is generated only"),
-        "{err}"
-    );
+    on_cuda("len of a scan of reduced rows", &Computation::new(&y)?);
+    Ok(())
+}
+
+fn min_rows(a: Seq<f64>, b: Seq<f64>) -> surge::Result<Seq<f64>> {
+    map(|(u, w): (Scalar<f64>, Scalar<f64>)| Ok(u.min(w)), (&b, &a))
+}
+
+/// A reduction of rows with an element-wise combiner inside a map's body, read lazily
+/// (`lazy_rows.rs`); rows of another length fail as the interpreter fails.
+#[test]
+fn a_reduction_of_rows_in_a_map_body() -> surge::Result<()> {
+    for (n, w) in [(0usize, 3u64), (9, 3), (12, 4), (10, 3)] {
+        let x: Vec<f64> = (0..n).map(|k| ((k * 5) % 7) as f64 - 3.0).collect();
+        let in0 = Seq::input("in0", x)?;
+        let in1 = Seq::input("in1", vec![0.5, -1.0, 2.0f64])?;
+        let y = map(
+            move |v: Scalar<f64>| {
+                let p = replicate::<f64>(v, lit(w))?;
+                let r = reduce_prefix(min_rows, &split(&in0, lit(w))?, p)?;
+                Ok(reduce(add, &r)? + len(&r).cast::<f64>())
+            },
+            &in1,
+        )?;
+        let c = Computation::new(&y)?;
+        if n % w as usize == 0 {
+            on_cuda(&format!("a reduction of rows in a map, n = {n}"), &c);
+        } else {
+            fails_as_the_interpreter(&c);
+        }
+    }
     Ok(())
 }
 

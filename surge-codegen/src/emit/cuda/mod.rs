@@ -15,6 +15,7 @@ mod inner;
 mod keyed;
 mod keyed_tuples;
 mod lazy_keyed;
+mod lazy_rows;
 mod lowered;
 mod phase;
 mod render;
