@@ -460,6 +460,14 @@ impl Tr<'_> {
                 indices,
                 dest,
             } => self.lazy_scatter(n, (*source, *indices, *dest), env),
+            Op::Reduce { op, input, prefix } if self.ty(*input).depth() == 2 => {
+                self.lazy_row_reduce(n, (op, *input, *prefix), env)
+            }
+            Op::Scan { .. } => Err(self.unsupported(
+                n,
+                "as a flat sequence (a scan of rows is generated only as a phase's root or \
+                 level, not inside an element expression)",
+            )),
             _ => Err(self.unsupported(n, "as a flat sequence")),
         }
     }

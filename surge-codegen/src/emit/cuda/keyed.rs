@@ -184,16 +184,16 @@ pub(super) fn row_reduce(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Codegen
 
 /// An element-wise combiner of rows: its map's node, `g`'s body with the accumulator's element
 /// bound to `acc` and the row's to `x`, and whether the map reads the row first.
-struct Combiner {
+pub(super) struct Combiner {
     map: NodeId,
-    combine: String,
+    pub(super) combine: String,
     row_first: bool,
 }
 
 impl Combiner {
     /// The combiner map's length check of the accumulator (`width`) against row `p`, its
     /// inputs in the map's order (so the message is the interpreter's).
-    fn check(&self, width: &str, row_len: &str) -> String {
+    pub(super) fn check(&self, width: &str, row_len: &str) -> String {
         let (w, r) = (width.to_string(), row_len.to_string());
         let lens = if self.row_first { [r, w] } else { [w, r] };
         equal_lengths(&lens, self.map)
@@ -203,7 +203,7 @@ impl Combiner {
 /// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`).
 ///
 /// With `component`, `g`'s component `j` (`tuple_rows.rs`).
-fn elementwise(
+pub(super) fn elementwise(
     tr: &Tr<'_>,
     op: &Lambda,
     env: &Env,

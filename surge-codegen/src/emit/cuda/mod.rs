@@ -14,11 +14,14 @@ mod fold;
 mod inner;
 mod keyed;
 mod keyed_tuples;
+mod lazy_keyed;
+mod lazy_rows;
 mod lowered;
 mod phase;
 mod render;
 mod roots;
 mod rows;
+mod scan_bodies;
 mod scatter_rows;
 #[cfg(test)]
 mod tests;
@@ -376,6 +379,11 @@ fn emit_program(
 ) -> Result<CudaProgram, CodegenError> {
     let n = analysis.phases.len();
     let sources: Vec<usize> = (0..n).map(|p| p.min(comp_phases.max(1) - 1)).collect();
+    let split = scan_bodies::split(c, analysis, variants, &sources);
+    let (c, analysis, variants, sources) = match &split {
+        Some((c2, a2, v2, s2)) => (c2, a2, v2.as_slice(), s2.clone()),
+        None => (c, analysis, variants, sources),
+    };
     let (analysis, variants, sources) = deep::expand(c, analysis, variants, &sources);
     let (analysis, variants, sources) = &tuple_rows::expand(c, &analysis, &variants, &sources);
     if variants.len() > analysis.phases.len() {

@@ -183,7 +183,8 @@ impl PhaseCode {
         let Some((f, inputs, post)) = top_map(c, phase) else {
             return Err(unsupported_sequence(p, &sequence));
         };
-        let outer = bind_outer(&tr, f, inputs)?;
+        let mut outer = bind_outer(&tr, f, inputs)?;
+        super::scan_bodies::bind_stored(&tr, f, inputs, &mut outer.env, &mut outer.bind)?;
         if outer.lens.is_empty() {
             return Err(unsupported_sequence(p, &sequence));
         }

@@ -86,6 +86,15 @@ impl Tr<'_> {
             let items = self.parts(*value, env)?;
             return self.tuple_seq(*value, len, items);
         }
+        if let Op::ReduceByKey {
+            op: f,
+            input,
+            keys,
+            prefix,
+        } = op
+        {
+            return self.lazy_runs(n, (f, *input, *keys, *prefix), env);
+        }
         let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
             return Err(self.unsupported(n, "as a sequence of tuples"));
         };
