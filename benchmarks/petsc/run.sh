@@ -5,17 +5,20 @@
 # per rank, as PETSc's MPI-only MatMult) and PETSc alternately, ROUNDS times, and prints each
 # run's line. Each line is a median of 7 rounds of ~0.1 s batches (the slowest rank's time).
 #
-#   benchmarks/petsc/run.sh [--ranks "1 2"] [--rounds N] FILE.mtx ...
+#   benchmarks/petsc/run.sh [--ranks "1 2"] [--rounds N] [--variant ID] FILE.mtx ...
+# (--variant: the Surge variant every rank runs; default: the default at one thread).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ranks="1 2"
 rounds=2
 files=()
+variant=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
-    -h|--help) sed -n 2,9p "$0"; exit 0 ;;
+    --variant) variant=(--variant "$2"); shift 2 ;;
+    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
     *) files+=("$1"); shift ;;
   esac
 done
@@ -32,7 +35,7 @@ echo "# PETSc $(pkg-config --modversion PETSc), $(mpirun --version | head -1), $
 for np in $ranks; do
   for f in "${files[@]}"; do
     for _ in $(seq "$rounds"); do
-      mpirun -np "$np" --bind-to none "$surge" --threads 1 "$f"
+      mpirun -np "$np" --bind-to none "$surge" --threads 1 "${variant[@]}" "$f"
       mpirun -np "$np" --bind-to none "$out/petsc_matmult" "$f"
     done
   done

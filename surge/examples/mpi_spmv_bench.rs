@@ -9,6 +9,7 @@
 //! ```
 //!
 //! With one rank there is no exchange: the product is the plain Surge SpMV of the whole matrix.
+//! `--variant ID` runs that variant on every rank instead (an id as `surge variants spmv` lists).
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -19,9 +20,18 @@ fn main() -> ExitCode {
     let world = World::init().expect("MPI starts");
     let mut threads = world.threads_per_rank();
     let mut files = Vec::new();
+    let mut variant: Option<String> = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
-        if a == "--threads" {
+        if a == "--variant" {
+            match it.next() {
+                Some(id) => variant = Some(id),
+                None => {
+                    eprintln!("error: --variant needs a variant id");
+                    return ExitCode::from(2);
+                }
+            }
+        } else if a == "--threads" {
             match it.next().and_then(|t| t.parse().ok()) {
                 Some(t) if t > 0 => threads = t,
                 _ => {
@@ -49,7 +59,8 @@ fn main() -> ExitCode {
         };
         let x = vec![1.0; part.cols.len()];
         let mut y = vec![0.0; part.rows.len()];
-        let mut spmv = DistSpmv::new(&world, part, threads, None).expect("kernels build");
+        let mut spmv =
+            DistSpmv::new(&world, part, threads, variant.as_deref()).expect("kernels build");
         spmv.apply(&x, &mut y).expect("SpMV runs");
         world.barrier();
         let t = Instant::now();
