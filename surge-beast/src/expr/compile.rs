@@ -242,15 +242,7 @@ impl IntProg {
                 Op::Max(a, b) => v(a)?.max(v(b)?),
                 Op::Cmp(op, a, b) => {
                     let (x, y) = (v(a)?, v(b)?);
-                    i64::from(match op {
-                        CmpOp::Lt => x < y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Ge => x >= y,
-                        CmpOp::Eq => x == y,
-                        CmpOp::Ne => x != y,
-                        CmpOp::In | CmpOp::NotIn => return None,
-                    })
+                    i64::from(op.ints(x, y)?)
                 }
                 Op::And(a, b) => i64::from(v(a)? != 0 && v(b)? != 0),
                 Op::Or(a, b) => i64::from(v(a)? != 0 || v(b)? != 0),

@@ -185,15 +185,7 @@ impl Expr {
                 let mut left = first.int_leaf(env)?;
                 for (op, e) in rest {
                     let right = e.int_leaf(env)?;
-                    let ok = match op {
-                        CmpOp::Lt => left < right,
-                        CmpOp::Le => left <= right,
-                        CmpOp::Gt => left > right,
-                        CmpOp::Ge => left >= right,
-                        CmpOp::Eq => left == right,
-                        CmpOp::Ne => left != right,
-                        _ => return None,
-                    };
+                    let ok = op.ints(left, right)?;
                     if !ok {
                         return Some(false);
                     }

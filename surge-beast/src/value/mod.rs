@@ -309,6 +309,21 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// `x op y` for integers: None for the membership operators (`in`, `not in`), which take a
+    /// sequence on their right.
+    #[inline]
+    pub fn ints(self, x: i64, y: i64) -> Option<bool> {
+        Some(match self {
+            CmpOp::Lt => x < y,
+            CmpOp::Le => x <= y,
+            CmpOp::Gt => x > y,
+            CmpOp::Ge => x >= y,
+            CmpOp::Eq => x == y,
+            CmpOp::Ne => x != y,
+            CmpOp::In | CmpOp::NotIn => return None,
+        })
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             CmpOp::Lt => "<",

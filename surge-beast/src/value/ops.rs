@@ -332,15 +332,10 @@ fn py_order(op: CmpOp, a: &Value, b: &Value) -> Result<Option<Ordering>, String>
 #[inline]
 pub fn compare(op: CmpOp, a: &Value, b: &Value) -> Result<bool, String> {
     if let (Value::Int(x), Value::Int(y)) = (a, b) {
-        return Ok(match op {
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x > y,
-            CmpOp::Ge => x >= y,
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
-            CmpOp::In | CmpOp::NotIn => return contains(b, a).map(|c| c == (op == CmpOp::In)),
-        });
+        return match op.ints(*x, *y) {
+            Some(r) => Ok(r),
+            None => contains(b, a).map(|c| c == (op == CmpOp::In)),
+        };
     }
     match op {
         CmpOp::Eq => Ok(py_eq(a, b)),
