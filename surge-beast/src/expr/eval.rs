@@ -2,7 +2,7 @@
 //! which give the same result or fall back to it.
 
 use super::{Builtin, EvalError, Expr, ExprKind, call_builtin};
-use crate::value::{self, BinOp, CmpOp, UnOp, Value};
+use crate::value::{self, BinOp, UnOp, Value};
 
 impl Expr {
     #[inline]
