@@ -8,14 +8,11 @@
 //! correct rather than fast.
 
 use super::checks::pair_lengths;
-use super::cuda_type;
-use super::elements::{Bound, Env, I, SeqV, Tr};
+use super::elements::{Env, I, SeqV, Tr};
+use super::tuple_fold::whole_or_parts;
 use super::tuples::TupleSeqV;
 use crate::CodegenError;
 use crate::ir::{Lambda, NodeId};
-
-/// The most components a run's fold returns whole (`surge_tuple`'s in the prelude).
-const MAX_WHOLE: usize = 8;
 
 impl Tr<'_> {
     /// `reduce_by_key(op, input, keys, prefix)` (node `n`) over flat tuples, read lazily.
@@ -27,25 +24,8 @@ impl Tr<'_> {
     ) -> Result<TupleSeqV, CodegenError> {
         let t = self.tuples(input, env)?;
         let ks = self.seq(keys, env)?;
-        let [pa, pb] = op.params.as_slice() else {
-            return Err(self.unsupported(n, "(its operator does not take two values)"));
-        };
         let k = n.0;
-        let w = t.parts.len();
-        let names =
-            |p: &str| -> Vec<String> { (0..w).map(|c| format!("surge_k{p}{k}_{c}")).collect() };
-        let (acc, next, new) = (names("a"), names("b"), names("n"));
-        let mut op_env = env.clone();
-        op_env.insert(*pa, Bound::Tuple(acc.clone()));
-        op_env.insert(*pb, Bound::Tuple(next.clone()));
-        let items = self.parts(op.body, &op_env)?;
         let init = self.parts(prefix, env)?;
-        if items.len() != w || init.len() != w {
-            return Err(self.unsupported(
-                n,
-                "(its operator or prefix is not a tuple of its elements' width)",
-            ));
-        }
         let len = pair_lengths(&t.len, &ks.len, 0, n);
         let key = |q: &str| format!("(i64)({})", ks.at(q));
         let (nn, q) = (format!("surge_kl{k}"), format!("surge_kq{k}"));
@@ -55,12 +35,8 @@ impl Tr<'_> {
              for (u64 {q} = 1; {q} < {nn}; ++{q}) {{ if ({changes}) {{ ++surge_kr{k}; }} }} \
              return surge_kr{k}; }}())"
         );
-        let ty = |c: usize| cuda_type(t.parts[c].elem);
-        let all = |f: &dyn Fn(usize) -> String| -> String { (0..w).map(f).collect() };
-        let declare = all(&|c| format!("{} {} = {}; ", ty(c), acc[c], init[c]));
-        let read = all(&|c| format!("const {} {} = {}; ", ty(c), next[c], t.parts[c].at(&q)));
-        let combine = all(&|c| format!("const {} {} = {}; ", ty(c), new[c], items[c]));
-        let assign = all(&|c| format!("{} = {}; ", acc[c], new[c]));
+        let st = self.tuple_step(n, op, (&t, init, &q), 'k', env)?;
+        let (declare, step) = (&st.declare, &st.step);
         let s = format!("surge_ks{k}");
         let fold = |ret: &str, value: &str| {
             format!(
@@ -68,17 +44,10 @@ impl Tr<'_> {
                  for (u64 {q} = 1; {q} < {nn} && surge_kr{k} < ({I}); ++{q}) {{ \
                  if ({changes}) {{ ++surge_kr{k}; {s} = {q}; }} }} {declare}\
                  for (u64 {q} = {s}; {q} < {nn} && ({q} == {s} || !({changes})); ++{q}) \
-                 {{ {read}{combine}{assign}}} return {value}; }}())"
+                 {{ {step}}} return {value}; }}())"
             )
         };
-        let parts: Vec<String> = if w > MAX_WHOLE {
-            (0..w).map(|c| fold(ty(c), &acc[c])).collect()
-        } else {
-            let tys: Vec<&str> = (0..w).map(ty).collect();
-            let st = format!("surge_tuple<{}>", tys.join(", "));
-            let whole = fold(&st, &format!("{st}{{{}}}", acc.join(", ")));
-            (0..w).map(|c| format!("{whole}.c{c}")).collect()
-        };
+        let parts = whole_or_parts(&st, fold);
         let parts = parts
             .into_iter()
             .enumerate()

@@ -14,10 +14,61 @@
 
 use super::cuda_type;
 use super::elements::{Bound, Env, Tr};
+use super::tuples::TupleSeqV;
 use crate::CodegenError;
 use crate::ir::{Lambda, NodeId};
 
+/// One step of a sequential fold of tuples (`reduce` here, a run of `reduce_by_key` in
+/// `lazy_keyed.rs`): the accumulator's locals declared from the initial value, and the statements
+/// that read element `j` and combine it in. Locals are named by the node and `tag`.
+pub(super) struct TupleStep {
+    pub acc: Vec<String>,
+    pub tys: Vec<&'static str>,
+    pub declare: String,
+    pub step: String,
+}
+
 impl Tr<'_> {
+    /// The step of folding `t` (node `n`'s input) with `op` from `init`, element `j` read.
+    pub(super) fn tuple_step(
+        &self,
+        n: NodeId,
+        op: &Lambda,
+        (t, init, j): (&TupleSeqV, Vec<String>, &str),
+        tag: char,
+        env: &Env,
+    ) -> Result<TupleStep, CodegenError> {
+        let [pa, pb] = op.params.as_slice() else {
+            return Err(self.unsupported(n, "(its operator does not take two values)"));
+        };
+        let (k, w) = (n.0, t.parts.len());
+        let names =
+            |p: &str| -> Vec<String> { (0..w).map(|c| format!("surge_{tag}{p}{k}_{c}")).collect() };
+        let (acc, next, new) = (names("a"), names("b"), names("n"));
+        let mut op_env = env.clone();
+        op_env.insert(*pa, Bound::Tuple(acc.clone()));
+        op_env.insert(*pb, Bound::Tuple(next.clone()));
+        let items = self.parts(op.body, &op_env)?;
+        if items.len() != w || init.len() != w {
+            return Err(self.unsupported(
+                n,
+                "(its operator or prefix is not a tuple of its elements' width)",
+            ));
+        }
+        let tys: Vec<&'static str> = t.parts.iter().map(|p| cuda_type(p.elem)).collect();
+        let all = |f: &dyn Fn(usize) -> String| -> String { (0..w).map(f).collect() };
+        let declare = all(&|c| format!("{} {} = {}; ", tys[c], acc[c], init[c]));
+        let read = all(&|c| format!("const {} {} = {}; ", tys[c], next[c], t.parts[c].at(j)));
+        let combine = all(&|c| format!("const {} {} = {}; ", tys[c], new[c], items[c]));
+        let assign = all(&|c| format!("{} = {}; ", acc[c], new[c]));
+        Ok(TupleStep {
+            acc,
+            tys,
+            declare,
+            step: format!("{read}{combine}{assign}"),
+        })
+    }
+
     /// The components of `reduce(op, input, prefix)` (node `n`) over a flat sequence of tuples.
     pub(super) fn fold_tuple_parts(
         &self,
@@ -26,35 +77,14 @@ impl Tr<'_> {
         env: &Env,
     ) -> Result<Vec<String>, CodegenError> {
         let t = self.tuples(input, env)?;
-        let [pa, pb] = op.params.as_slice() else {
-            return Err(self.unsupported(n, "(its operator does not take two values)"));
-        };
         let k = n.0;
-        let w = t.parts.len();
-        let names =
-            |p: &str| -> Vec<String> { (0..w).map(|c| format!("surge_t{p}{k}_{c}")).collect() };
-        let (acc, next, new) = (names("a"), names("b"), names("n"));
-        let mut op_env = env.clone();
-        op_env.insert(*pa, Bound::Tuple(acc.clone()));
-        op_env.insert(*pb, Bound::Tuple(next.clone()));
-        let items = self.parts(op.body, &op_env)?;
         let (init, from) = match prefix {
             Some(p) => (self.parts(p, env)?, "0"),
             None => (t.parts.iter().map(|p| p.at("0")).collect(), "1"),
         };
-        if items.len() != w || init.len() != w {
-            return Err(self.unsupported(
-                n,
-                "(its operator or prefix is not a tuple of its elements' width)",
-            ));
-        }
-        let ty = |c: usize| cuda_type(t.parts[c].elem);
-        let all = |f: &dyn Fn(usize) -> String| -> String { (0..w).map(f).collect() };
-        let declare = all(&|c| format!("{} {} = {}; ", ty(c), acc[c], init[c]));
         let j = format!("surge_tj{k}");
-        let read = all(&|c| format!("const {} {} = {}; ", ty(c), next[c], t.parts[c].at(&j)));
-        let combine = all(&|c| format!("const {} {} = {}; ", ty(c), new[c], items[c]));
-        let assign = all(&|c| format!("{} = {}; ", acc[c], new[c]));
+        let s = self.tuple_step(n, op, (&t, init, &j), 't', env)?;
+        let (declare, step) = (&s.declare, &s.step);
         let fold = |ret: &str, value: &str| {
             let empty = match prefix {
                 Some(_) => String::new(),
@@ -64,19 +94,25 @@ impl Tr<'_> {
             };
             format!(
                 "([&]() -> {ret} {{ const u64 surge_tn{k} = {len}; {empty}{declare}\
-                 for (u64 {j} = {from}; {j} < surge_tn{k}; ++{j}) {{ {read}{combine}{assign}}} \
+                 for (u64 {j} = {from}; {j} < surge_tn{k}; ++{j}) {{ {step}}} \
                  return {value}; }}())",
                 len = t.len,
             )
         };
-        if w > MAX_WHOLE {
-            return Ok((0..w).map(|c| fold(ty(c), &acc[c])).collect());
-        }
-        let tys: Vec<&str> = (0..w).map(ty).collect();
-        let st = format!("surge_tuple<{}>", tys.join(", "));
-        let whole = fold(&st, &format!("{st}{{{}}}", acc.join(", ")));
-        Ok((0..w).map(|c| format!("{whole}.c{c}")).collect())
+        Ok(whole_or_parts(&s, fold))
     }
+}
+
+/// The parts of a fold whose lambda (`fold(return type, returned value)`) is written once: as
+/// one whole `surge_tuple` read per component, or, wider than [`MAX_WHOLE`], once per component.
+pub(super) fn whole_or_parts(s: &TupleStep, fold: impl Fn(&str, &str) -> String) -> Vec<String> {
+    let w = s.acc.len();
+    if w > MAX_WHOLE {
+        return (0..w).map(|c| fold(s.tys[c], &s.acc[c])).collect();
+    }
+    let st = format!("surge_tuple<{}>", s.tys.join(", "));
+    let whole = fold(&st, &format!("{st}{{{}}}", s.acc.join(", ")));
+    (0..w).map(|c| format!("{whole}.c{c}")).collect()
 }
 
 /// The most components a fold returns whole (`surge_tuple`'s in the prelude).
