@@ -5,8 +5,9 @@
 # per rank, as PETSc's MPI-only MatMult) and PETSc alternately, ROUNDS times, and prints each
 # run's line. Each line is a median of 7 rounds of ~0.1 s batches (the slowest rank's time).
 #
-#   benchmarks/petsc/run.sh [--ranks "1 2"] [--rounds N] [--variant ID] FILE.mtx ...
-# (--variant: the Surge variant every rank runs; default: the default at one thread).
+#   benchmarks/petsc/run.sh [--ranks "1 2"] [--rounds N] [--variant ID | --tuned] FILE.mtx ...
+# (--variant: the Surge variant every rank runs; --tuned: each rank's variant picked by the model
+# that `mpirun -np R surge tune spmv` stored on this machine; default: the default at one thread).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ranks="1 2"
@@ -18,7 +19,8 @@ while [ $# -gt 0 ]; do
     --ranks) ranks="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --variant) variant=(--variant "$2"); shift 2 ;;
-    -h|--help) sed -n 2,11p "$0"; exit 0 ;;
+    --tuned) variant=(--tuned); shift ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
     *) files+=("$1"); shift ;;
   esac
 done

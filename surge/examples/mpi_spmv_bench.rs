@@ -9,11 +9,15 @@
 //! ```
 //!
 //! With one rank there is no exchange: the product is the plain Surge SpMV of the whole matrix.
-//! `--variant ID` runs that variant on every rank instead (an id as `surge variants spmv` lists).
+//! `--variant ID` runs that variant on every rank instead (an id as `surge variants spmv` lists);
+//! `--tuned` lets the model that `mpirun -np R surge tune spmv` stored on this machine pick each
+//! rank's variant from its own rows (as `mpirun surge run spmv --tuned` does; the selection's
+//! cost is not in the timed products).
 
 use std::process::ExitCode;
 use std::time::Instant;
 use surge::mpi::dist_spmv::DistSpmv;
+use surge::mpi::tuned_spmv::Choice;
 use surge::mpi::world::World;
 
 fn main() -> ExitCode {
@@ -21,6 +25,7 @@ fn main() -> ExitCode {
     let mut threads = world.threads_per_rank();
     let mut files = Vec::new();
     let mut variant: Option<String> = None;
+    let mut tuned = false;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         if a == "--variant" {
@@ -31,6 +36,8 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             }
+        } else if a == "--tuned" {
+            tuned = true;
         } else if a == "--threads" {
             match it.next().and_then(|t| t.parse().ok()) {
                 Some(t) if t > 0 => threads = t,
@@ -43,6 +50,25 @@ fn main() -> ExitCode {
             files.push(a);
         }
     }
+    let backend = surge::tune::cpu::CpuBackend::with_cores(threads);
+    let workload = surge::apps::App::Spmv.workload();
+    let store = if tuned {
+        match world.agree(surge::tune::Tuned::open(&workload, &backend)) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                if world.is_root() {
+                    eprintln!("error: --tuned: {e}");
+                }
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let choice = match &store {
+        Some(t) => Choice::Tuned(t),
+        None => variant.as_deref().into(),
+    };
     for f in &files {
         let read = world.is_root().then(|| {
             surge::mtx::read_mtx(std::path::Path::new(f)).map_err(surge::SurgeError::from)
@@ -59,8 +85,7 @@ fn main() -> ExitCode {
         };
         let x = vec![1.0; part.cols.len()];
         let mut y = vec![0.0; part.rows.len()];
-        let mut spmv =
-            DistSpmv::new(&world, part, threads, variant.as_deref()).expect("kernels build");
+        let mut spmv = DistSpmv::new(&world, part, threads, choice).expect("kernels build");
         spmv.apply(&x, &mut y).expect("SpMV runs");
         world.barrier();
         let t = Instant::now();

@@ -149,6 +149,23 @@ impl Kernels {
         Ok(self.inner.run_with(c.ir(), variant, buffers)?)
     }
 
+    /// [`Kernels::run_buffers`] into a reusable workspace, for repeated runs in which only a
+    /// gathered vector changes (an iterative solver's `x` in `A x`): the data layouts a variant
+    /// builds (`layout1 = diagonals`, SELL, BCSR, validated rows) are built once from the other
+    /// inputs, whose values must not change between the runs of one workspace, and read only the
+    /// length of the gathered vector. Give each matrix its own workspace.
+    pub fn run_buffers_in(
+        &self,
+        c: &Computation,
+        variant: &Variant,
+        buffers: &[Buffer],
+        ws: &mut Workspace,
+    ) -> Result<()> {
+        Ok(self
+            .inner
+            .run_in_keyed(c.ir(), variant, buffers, Some(c.id()), ws)?)
+    }
+
     /// Runs `variant` on `c` into a reusable workspace (no allocation after the first run; the
     /// result is `ws.output()`): for repeated runs. Data layouts a variant builds from `c`'s
     /// inputs (`layout1 = diagonals`) are kept in `ws` for the next run on `c`.

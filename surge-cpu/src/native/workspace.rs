@@ -55,6 +55,21 @@ impl Workspace {
             }),
         }
     }
+    /// The last run's result when it is a flat `f64` sequence, borrowed (no copy): what a loop
+    /// that reads each run's result into its own array uses.
+    pub fn output_f64(&self) -> Option<&[f64]> {
+        let Some(Last::One(whole, shape, None)) = &self.last else {
+            return None;
+        };
+        match (whole, shape) {
+            (true, Shape::Nested) | (false, Shape::Flat) => {}
+            _ => return None,
+        }
+        match &self.phases.last()?.as_ref()?.0 {
+            Buffer::F64(v) => Some(v),
+            _ => None,
+        }
+    }
     /// The last run's result, moved out.
     pub fn take_output(&mut self) -> Option<Output> {
         let out = self.output();

@@ -77,7 +77,8 @@ fn distributed(args: &RunArgs, world: &World) -> Result<(), CliError> {
     let start = Instant::now();
     // `--tuned`: every rank opens the store this machine's `surge tune spmv` wrote and lets its
     // model pick for its own rows (surge::mpi::tuned_spmv); no store is found alike by all.
-    let backend = surge::tune::cpu::CpuBackend::new();
+    // The store of the campaign that ran with as many threads per rank (`tune_mpi.rs`).
+    let backend = surge::tune::cpu::CpuBackend::with_cores(threads);
     let tuned = if args.tuned {
         let workload = surge::apps::App::Spmv.workload();
         let opened = world.agree(surge::tune::Tuned::open(&workload, &backend));

@@ -184,6 +184,19 @@ pub(super) fn failure(e: SurgeError) -> CliError {
 /// The backend of a platform: adding one is one arm here. Without `--platform`: the GPU when
 /// one can be opened, else the CPU (said on stderr either way).
 pub(super) fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend>, CliError> {
+    backend_with_cores(args, app, None)
+}
+
+/// [`backend`], the CPU's limited to `cores` where given (an MPI rank's share of its node).
+pub(super) fn backend_with_cores(
+    args: &TuneArgs,
+    app: App,
+    cores: Option<usize>,
+) -> Result<Box<dyn TuningBackend>, CliError> {
+    let cpu = || match cores {
+        Some(n) => surge::tune::cpu::CpuBackend::with_cores(n),
+        None => surge::tune::cpu::CpuBackend::new(),
+    };
     let Some(platform) = args.platform.as_deref() else {
         return Ok(match surge::tune::cuda::CudaBackend::open(0) {
             Ok(b) => {
@@ -192,7 +205,7 @@ pub(super) fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend
             }
             Err(e) => {
                 eprintln!("tuning on the CPU (no GPU: {e})");
-                Box::new(surge::tune::cpu::CpuBackend::new())
+                Box::new(cpu())
             }
         });
     };
@@ -209,7 +222,7 @@ pub(super) fn backend(args: &TuneArgs, app: App) -> Result<Box<dyn TuningBackend
                 b
             }))
         }
-        "cpu" => Ok(Box::new(surge::tune::cpu::CpuBackend::new())),
+        "cpu" => Ok(Box::new(cpu())),
         // No GPU (or no driver, no NVRTC) is a usage error that says why, as for `bench`.
         "cuda" => Ok(Box::new(
             surge::tune::cuda::CudaBackend::open(0)

@@ -4,7 +4,7 @@
 
 use super::CliError;
 use super::tune::{
-    TuneArgs, backend, failure, load_inputs, options, print_evaluation, print_training,
+    TuneArgs, backend_with_cores, failure, load_inputs, options, print_evaluation, print_training,
     run_campaign, usage,
 };
 use std::time::Instant;
@@ -38,7 +38,10 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         .parse()
         .map_err(|e: surge::SurgeError| said_once(e.into()))?;
     let opts = options(args).map_err(said_once)?;
-    let backend = backend(args, app).map_err(said_once)?;
+    // Each rank times its variants on its share of the node: ranks that mpirun left unbound
+    // would each see every core and run their variants on all of them at once.
+    let backend =
+        backend_with_cores(args, app, Some(world.threads_per_rank())).map_err(said_once)?;
     let backend: &dyn surge::tune::TuningBackend = backend.as_ref();
     campaign::check_platforms(&world, &backend.platform(), args.allow_mixed_machines)
         .map_err(|e| said_once(failure(e)))?;

@@ -9,7 +9,7 @@ use crate::codegen::params::CpuParams;
 use crate::codegen::variant::Variant;
 use crate::codegen::variant_set::cpu_default;
 use crate::mtx::CsrMatrix;
-use crate::{Buffer, Computation, Kernels, Output, Result, SurgeError, Target};
+use crate::{Buffer, Computation, Kernels, Result, SurgeError, Target, Workspace};
 use std::sync::Arc;
 
 /// One of the two SpMVs, its buffers bound once; only `x` changes between runs.
@@ -21,6 +21,9 @@ struct Block {
     x_at: usize,
     /// The local row each result row goes to.
     rows: Vec<u32>,
+    /// The runs' workspace: the layouts the variant builds from this block's matrix are kept
+    /// (only `x` changes between runs), its result buffer reused.
+    ws: Workspace,
 }
 
 impl Block {
@@ -32,6 +35,7 @@ impl Block {
                 buffers: Vec::new(),
                 x_at: 0,
                 rows: rows.to_vec(),
+                ws: Workspace::default(),
             });
         }
         let c = Computation::new(&crate::apps::spmv_app(m, &vec![0.0; m.cols])?)?;
@@ -46,6 +50,7 @@ impl Block {
             computation: Some(c),
             x_at,
             rows: rows.to_vec(),
+            ws: Workspace::default(),
         })
     }
 
@@ -67,16 +72,18 @@ impl Block {
         for p in parts {
             x.extend_from_slice(p);
         }
-        match k.run_buffers(c, v, &self.buffers)? {
-            Output::Seq(Buffer::F64(out)) if out.len() == self.rows.len() => {
+        k.run_buffers_in(c, v, &self.buffers, &mut self.ws)?;
+        match self.ws.output_f64() {
+            Some(out) if out.len() == self.rows.len() => {
                 for (&r, v) in self.rows.iter().zip(out) {
-                    y[r as usize] = v;
+                    y[r as usize] = *v;
                 }
                 Ok(())
             }
-            other => Err(SurgeError::Usage(format!(
-                "internal: the SpMV of {} rows returned {other:?}",
-                self.rows.len()
+            _ => Err(SurgeError::Usage(format!(
+                "internal: the SpMV of {} rows returned {:?}",
+                self.rows.len(),
+                self.ws.output()
             ))),
         }
     }

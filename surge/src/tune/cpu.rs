@@ -38,6 +38,15 @@ impl CpuBackend {
         }
     }
 
+    /// This machine's CPU with `cores` of its cores: an MPI rank's share of its node (ranks that
+    /// mpirun did not bind each see every core, `surge::mpi::world::World::threads_per_rank`).
+    /// The variants use at most that many threads; the platform names that many.
+    pub fn with_cores(cores: usize) -> CpuBackend {
+        let mut b = CpuBackend::new();
+        b.machine.cores = u32::try_from(cores.max(1)).unwrap_or(u32::MAX);
+        b
+    }
+
     /// The compiled variants for the input's program (built on first use).
     fn kernels(&self, input: &TuneInput) -> std::result::Result<Arc<Kernels>, String> {
         let key = input.computation.ir().structure_hash();
