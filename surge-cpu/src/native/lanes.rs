@@ -1,8 +1,10 @@
 //! The four-partial-sum row layout (`layout1 = lanes`; the kernel is the CPU emitter's `lanes`,
 //! `surge-codegen/templates/cpu/lanes_simd.rs`): the original rows, each row's products summed
-//! in four partial sums. Nothing is copied but the offsets: the inspector validates every row
-//! once per input set (increasing offsets within the nested inputs, every index within `x`), so
-//! the kernel reads the values, indices and `x` without checks, and it keeps the offsets as
+//! in four partial sums. The inspector validates every row once per input set (increasing
+//! offsets within the nested inputs, every index within `x`), so the kernel reads the values,
+//! indices and `x` without checks; it copies the offsets, and the indices as `u16` where `x`
+//! has at most 65,536 elements, and it notes the one value of a matrix whose elements all have
+//! it (a graph's pattern of ones), whose values the kernel then does not read, and it keeps the offsets as
 //! `u64` and a weight prefix (elements plus one per row) for the `static` schedule's shares
 //! (`super::balance`). An input set with any invalid row has no layout: the phase runs as rows,
 //! which report the error exactly.
@@ -38,6 +40,12 @@ pub struct LanesLayout {
     /// Length of the gathered input the indices were validated against: the kernel gathers
     /// without checks, so the layout runs only on a gathered input at least this long.
     pub gather_len: usize,
+    /// The column indices as `u16` (positions as in the index input, the rows' own filled) where
+    /// the gathered input has at most 65,536 elements; empty otherwise.
+    pub narrow: Vec<u16>,
+    /// The value every element of the rows has (equal bits: a graph's pattern matrix of ones),
+    /// if one does: the kernel then reads no values.
+    pub iso: Option<f64>,
     /// Seconds the inspector took.
     pub inspect_seconds: f64,
 }
@@ -64,6 +72,15 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<LanesLayout>
     if !index[first..last].iter().all(|&j| (j as usize) < x_len) {
         return None;
     }
+    let narrow = if x_len <= 1 << 16 {
+        let mut n = vec![0u16; index.len()];
+        for (to, &j) in n[first..last].iter_mut().zip(&index[first..last]) {
+            *to = j as u16;
+        }
+        n
+    } else {
+        Vec::new()
+    };
     let weights = starts
         .iter()
         .enumerate()
@@ -74,8 +91,34 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<LanesLayout>
         starts,
         weights,
         gather_len: x_len,
+        narrow,
+        iso: iso_value(pat, buffers, first..last),
         inspect_seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// The one value (equal bits) of the elements `range` of the pattern's values, if they have one
+/// and the pattern has exactly one `f64` nested input besides the indices. Stops at the first
+/// other value, so a matrix of many values costs a few reads.
+fn iso_value(
+    pat: &DiagonalPattern,
+    buffers: &[Buffer],
+    range: std::ops::Range<usize>,
+) -> Option<f64> {
+    let mut values = (pat.rows.iter().enumerate())
+        .filter(|(j, _)| *j != pat.index)
+        .filter_map(|(_, r)| match &buffers[r.buffer] {
+            Buffer::F64(v) => Some(v),
+            _ => None,
+        });
+    let (Some(v), None) = (values.next(), values.next()) else {
+        return None;
+    };
+    let v = v.get(range)?;
+    let first = v.first()?.to_bits();
+    v.iter()
+        .all(|e| e.to_bits() == first)
+        .then(|| f64::from_bits(first))
 }
 
 /// The lanes layout phase `pi` runs over under `plan`, if any (built, or kept in `ws` under
@@ -105,10 +148,21 @@ impl PhaseCall<'_> {
             .f
             .lanes
             .expect("internal: a lanes layout without its kernel");
-        let slots = [Buf {
-            ptr: l.starts.as_ptr() as *const u8,
-            len: l.starts.len(),
-        }];
+        let iso = l.iso.as_slice();
+        let slots = [
+            Buf {
+                ptr: l.starts.as_ptr() as *const u8,
+                len: l.starts.len(),
+            },
+            Buf {
+                ptr: l.narrow.as_ptr() as *const u8,
+                len: l.narrow.len(),
+            },
+            Buf {
+                ptr: iso.as_ptr() as *const u8,
+                len: iso.len(),
+            },
+        ];
         self.run_units(f, &slots, (&l.weights, 1), (&[], &Weighed::default()), out)
     }
 }
