@@ -211,6 +211,7 @@ impl Plan {
                 Factoring {
                     rest_key: vec![None; n],
                     cut: vec![None; n],
+                    columns: factor::Columns::new(&levels),
                 },
                 vec![None; n],
             )
