@@ -212,7 +212,7 @@ impl IntProg {
     }
 
     /// Run in environment `env`: the fast path's value, or None (then use the tree).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run(&self, env: &[Value]) -> Option<i64> {
         let mut r = [0i64; REGS];
         for (i, op) in self.ops.iter().enumerate() {
@@ -275,7 +275,9 @@ impl IntProg {
 #[inline]
 fn floordiv(a: i64, b: i64) -> Option<i64> {
     let q = a.checked_div(b)?;
-    Some(if a % b != 0 && ((a < 0) != (b < 0)) {
+    // The remainder from the quotient: one division, not two.
+    let r = a.wrapping_sub(q.wrapping_mul(b));
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
         q - 1
     } else {
         q
