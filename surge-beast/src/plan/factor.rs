@@ -48,6 +48,8 @@ pub(crate) struct Factoring {
 pub(crate) struct Columns {
     order: Vec<usize>,
     start: Vec<usize>,
+    /// Every range has every column (`order`): a constraint was found at two levels.
+    all: bool,
 }
 
 impl Columns {
@@ -72,18 +74,34 @@ impl Columns {
         }
         at.sort_unstable();
         at.dedup();
+        let mut cis: Vec<usize> = at.iter().map(|&(_, ci)| ci).collect();
+        cis.sort_unstable();
+        cis.dedup();
+        if cis.len() != at.len() {
+            // A constraint at two levels (not planned today): every delta keeps every
+            // constraint checked in a loop, which is always right.
+            return Columns {
+                order: cis,
+                start: Vec::new(),
+                all: true,
+            };
+        }
         let start = (0..=levels.len())
             .map(|j| at.partition_point(|&(l, _)| l < j))
             .collect();
         Columns {
             order: at.into_iter().map(|(_, ci)| ci).collect(),
             start,
+            all: false,
         }
     }
 
     /// The constraints levels `lo..hi` can reject.
     #[inline]
     pub(crate) fn of(&self, lo: usize, hi: usize) -> &[usize] {
+        if self.all {
+            return &self.order;
+        }
         &self.order[self.start[lo]..self.start[hi]]
     }
 }
@@ -298,5 +316,60 @@ pub(super) fn factor(levels: &[Level], n_slots: usize) -> Factoring {
                 })
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{Expr, ExprKind};
+    use crate::plan::nest::{Dom, Pair};
+    use crate::value::{PyRange, Value};
+
+    /// A level checking constraints `cis`, with a divisor pair for constraint `pair`.
+    fn level(cis: &[usize], pair: Option<usize>) -> Level {
+        let f = Expr::new(ExprKind::Const(Value::Bool(false)), 0);
+        Level {
+            pair: pair.map(|ci| Pair { ci, rhs: f.clone() }),
+            name: "i".into(),
+            slot: 0,
+            domain: DomainPlan::Const(Dom::Range(PyRange {
+                start: 0,
+                stop: 2,
+                step: 1,
+            })),
+            solve: None,
+            clip: None,
+            steps: cis
+                .iter()
+                .map(|&ci| Step::Check {
+                    ci,
+                    expr: f.clone(),
+                })
+                .collect(),
+            progs: Vec::new(),
+            fused: None,
+            level_set: 0,
+        }
+    }
+
+    #[test]
+    fn columns_are_the_constraints_of_the_levels() {
+        // Level 1's pair rejects through constraint 0, which level 2 checks.
+        let c = Columns::new(&[
+            level(&[2, 3], None),
+            level(&[1], Some(0)),
+            level(&[0], None),
+        ]);
+        assert_eq!(c.of(0, 3), &[2, 3, 1, 0]);
+        assert_eq!(c.of(0, 1), &[2, 3]);
+        assert_eq!(c.of(1, 2), &[1]);
+        assert_eq!(c.of(2, 3), &[0]);
+        assert!(c.of(1, 1).is_empty());
+        assert!(Columns::new(&[]).of(0, 0).is_empty());
+        // A constraint at two levels: every range keeps every column.
+        let c = Columns::new(&[level(&[1], None), level(&[], None), level(&[1, 4], None)]);
+        assert_eq!(c.of(1, 2), &[1, 4]);
+        assert_eq!(c.of(0, 3), &[1, 4]);
     }
 }
