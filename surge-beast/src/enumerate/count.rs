@@ -48,7 +48,8 @@ impl Plan {
             if n > 0 {
                 let mut inner = Counters::new(c.visited.len(), c.rejected.len());
                 self.product(d + 1, end, env, &mut inner)?;
-                add_delta(c, d + 1, &delta_of(&inner, d + 1, end), n, true);
+                let cols = self.factoring.columns.of(d + 1, end);
+                add_delta(c, d + 1, &delta_of(&inner, d + 1, end, cols), cols, n, true);
             }
             return Ok(());
         }
@@ -120,17 +121,18 @@ impl Plan {
         memo: &mut Memo,
     ) -> Result<(), BeastError> {
         let n = self.levels.len();
+        let cols = self.factoring.columns.of(d, end);
         if let Some(Some(key)) = self.factoring.rest_key.get(d)
             && end == n
             && d < self.shortcut
             && memo.prepare(Kind::Rest, d, key, env)
         {
             if let Some(v) = memo.get(Kind::Rest, d) {
-                add_delta(c, d, v, k, true);
+                add_delta(c, d, v, cols, k, true);
                 return Ok(());
             }
             let delta = self.fresh(d, end, env, memo).map_err(|(e, _)| e)?;
-            add_delta(c, d, &delta, k, true);
+            add_delta(c, d, &delta, cols, k, true);
             if memo.prepare(Kind::Rest, d, key, env) {
                 memo.put(Kind::Rest, d, &delta);
             }
@@ -140,7 +142,7 @@ impl Plan {
             return self.count_from(d, end, env, c, memo);
         }
         let delta = self.fresh(d, end, env, memo).map_err(|(e, _)| e)?;
-        add_delta(c, d, &delta, k, true);
+        add_delta(c, d, &delta, cols, k, true);
         Ok(())
     }
 
@@ -155,7 +157,7 @@ impl Plan {
     ) -> Result<Box<[u64]>, (BeastError, u64)> {
         let mut sub = self.new_counters();
         match self.count_from(d, end, env, &mut sub, memo) {
-            Ok(()) => Ok(delta_of(&sub, d, end)),
+            Ok(()) => Ok(delta_of(&sub, d, end, self.factoring.columns.of(d, end))),
             Err(e) => Err((e, sub.survivors)),
         }
     }
@@ -172,15 +174,16 @@ impl Plan {
         memo: &mut Memo,
     ) -> Result<(), BeastError> {
         let m = cut.end;
+        let cols = self.factoring.columns.of(d, m);
         let survivors = match &cut.key {
             Some(key) if memo.prepare(Kind::Block, d, key, env) => match memo.get(Kind::Block, d) {
                 Some(v) => {
-                    add_delta(c, d, v, 1, false);
+                    add_delta(c, d, v, cols, 1, false);
                     v[0]
                 }
                 None => match self.fresh(d, m, env, memo) {
                     Ok(delta) => {
-                        add_delta(c, d, &delta, 1, false);
+                        add_delta(c, d, &delta, cols, 1, false);
                         let s = delta[0];
                         if memo.prepare(Kind::Block, d, key, env) {
                             memo.put(Kind::Block, d, &delta);

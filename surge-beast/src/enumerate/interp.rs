@@ -4,7 +4,7 @@
 //! `plan::nest::compile_steps`) first and the tree evaluators when a program gives `None`.
 
 use crate::error::BeastError;
-use crate::expr::{Builtin, EvalError, Expr, ExprKind, make_range};
+use crate::expr::{Builtin, EvalError, Expr, ExprKind, Fused, make_range, store};
 use crate::plan::{
     Clip, Dom, DomProg, DomainPlan, Level, Pair, Plan, Solve, SolveForm, Step, StepProg,
 };
@@ -174,6 +174,17 @@ impl Plan {
         env: &mut [Value],
         c: &mut Counters,
     ) -> Result<bool, BeastError> {
+        if let Some(f) = &lvl.fused {
+            match f.run(env) {
+                Fused::Pass => return Ok(true),
+                Fused::Reject(ci) => {
+                    c.rejected[ci] += 1;
+                    return Ok(false);
+                }
+                // The steps one by one, from the first (they are pure).
+                Fused::Fallback => {}
+            }
+        }
         if lvl.progs.len() != lvl.steps.len() {
             return self.run_steps(&lvl.steps, env, c);
         }
@@ -186,12 +197,7 @@ impl Plan {
                     if let Some(x) = p.run(env) {
                         // In place when the slot already holds a value of the type (it does
                         // after the first pass): building a `Value` and moving it costs more.
-                        match (&mut env[*slot as usize], p.boolean) {
-                            (Value::Int(v), false) => *v = x,
-                            (Value::Bool(b), true) => *b = x != 0,
-                            (v, false) => *v = Value::Int(x),
-                            (v, true) => *v = Value::Bool(x != 0),
-                        }
+                        store(&mut env[*slot as usize], x, p.boolean);
                         continue;
                     }
                 }

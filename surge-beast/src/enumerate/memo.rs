@@ -1,7 +1,8 @@
 //! Remembered counters of sub-nests (see `plan/factor.rs` for the keys), per worker thread.
 //!
 //! An entry is a *delta*: the counters a sub-nest `lo..hi` adds, laid out as
-//! `[survivors, visited[lo..hi].., rejected[..]..]`. A table whose hit rate stays low is
+//! `[survivors, visited[lo..hi].., rejected[cols]..]` (`cols`: the constraints that levels
+//! `lo..hi` can reject, `plan::Columns`). A table whose hit rate stays low is
 //! switched off (remembering is only ever a speed choice: the counts are the same), and one
 //! that grows too large is emptied. A table is open addressing over one arena of entries (key
 //! words, then delta words), so a lookup touches one slot and one run of adjacent words.
@@ -13,12 +14,32 @@ const K: u64 = 0x517c_c1b7_2722_0a95;
 
 /// A multiply-rotate hash of a key of machine words (the std hasher is much slower here).
 #[inline]
-fn hash(key: &[u64]) -> u64 {
+fn mix(words: &[u64]) -> u64 {
     let mut h: u64 = 0;
-    for &w in key {
+    for &w in words {
         h = (h.rotate_left(5) ^ w).wrapping_mul(K);
     }
     h ^ (h >> 29)
+}
+
+/// The home slot of a key, keeping locality in its last two words. Keys list their slots
+/// outer loop first (`plan/factor.rs`), so the last two words are usually the two innermost
+/// iterators, which a loop sweeps in order: keys that differ only in the low bits of those
+/// words (a tile of 8 × 4 values) share a hash of the rest and land in one run of 32
+/// adjacent slots, so a sweep reads consecutive slots instead of one random slot per
+/// lookup (and finds its entries, inserted in the same order, adjacent in the arena). The
+/// high bits are hashed, so no more than 32 keys of one prefix share a run.
+#[inline]
+fn hash(key: &[u64]) -> u64 {
+    let n = key.len();
+    if n < 3 {
+        return mix(key);
+    }
+    let (x, y) = (key[n - 2], key[n - 1]);
+    let mut h = mix(&key[..n - 2]);
+    h = (h.rotate_left(5) ^ (x >> 3)).wrapping_mul(K);
+    h = (h.rotate_left(5) ^ (y >> 2)).wrapping_mul(K);
+    (h ^ (h >> 29)).wrapping_add(((x & 7) << 2) | (y & 3))
 }
 
 /// Word-by-word equality of two keys of one length (`==` on slices calls `memcmp`, slow
@@ -218,25 +239,45 @@ impl Memo {
     }
 }
 
-/// The counters `c` holds for levels `lo..hi`, as a delta.
-pub(super) fn delta_of(c: &Counters, lo: usize, hi: usize) -> Box<[u64]> {
-    let mut v = Vec::with_capacity(1 + hi - lo + c.rejected.len());
+/// The counters `c` holds for levels `lo..hi`, as a delta: survivors, visited per level,
+/// then the rejections of the constraints in `cols` (those levels `lo..hi` can reject,
+/// `Columns::of`; every other rejection counter of `c` is zero).
+pub(super) fn delta_of(c: &Counters, lo: usize, hi: usize, cols: &[usize]) -> Box<[u64]> {
+    debug_assert_eq!(
+        c.rejected
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !cols.contains(i))
+            .map(|(_, r)| r)
+            .sum::<u64>(),
+        0,
+        "a rejection outside the columns of levels {lo}..{hi}"
+    );
+    let mut v = Vec::with_capacity(1 + hi - lo + cols.len());
     v.push(c.survivors);
     v.extend_from_slice(&c.visited[lo..hi]);
-    v.extend_from_slice(&c.rejected);
+    v.extend(cols.iter().map(|&ci| c.rejected[ci]));
     v.into()
 }
 
-/// Add `k` times `delta` (of levels starting at `lo`) to `c`; survivors only when `survivors`.
-pub(super) fn add_delta(c: &mut Counters, lo: usize, delta: &[u64], k: u64, survivors: bool) {
-    let nv = delta.len() - 1 - c.rejected.len();
+/// Add `k` times `delta` (of levels starting at `lo`, rejections in `cols`) to `c`; survivors
+/// only when `survivors`.
+pub(super) fn add_delta(
+    c: &mut Counters,
+    lo: usize,
+    delta: &[u64],
+    cols: &[usize],
+    k: u64,
+    survivors: bool,
+) {
+    let nv = delta.len() - 1 - cols.len();
     if survivors {
         c.survivors += k * delta[0];
     }
     for (a, b) in c.visited[lo..lo + nv].iter_mut().zip(&delta[1..1 + nv]) {
         *a += k * b;
     }
-    for (a, b) in c.rejected.iter_mut().zip(&delta[1 + nv..]) {
-        *a += k * b;
+    for (&ci, b) in cols.iter().zip(&delta[1 + nv..]) {
+        c.rejected[ci] += k * b;
     }
 }

@@ -19,7 +19,7 @@ const REGS: usize = 16;
 /// An operand: the result of an earlier operation, an environment slot holding an int, or a
 /// constant.
 #[derive(Clone, Copy, Debug)]
-enum Src {
+pub(super) enum Src {
     Reg(u8),
     Slot(u32),
     Const(i64),
@@ -27,7 +27,7 @@ enum Src {
 
 /// One operation; its result goes to the register numbered by its position.
 #[derive(Clone, Copy, Debug)]
-enum Op {
+pub(super) enum Op {
     Add(Src, Src),
     Sub(Src, Src),
     Mul(Src, Src),
@@ -60,8 +60,8 @@ enum Op {
 /// A compiled expression: its value as an int, or as a truth value (0 or 1).
 #[derive(Clone, Debug)]
 pub(crate) struct IntProg {
-    ops: Vec<Op>,
-    out: Src,
+    pub(super) ops: Vec<Op>,
+    pub(super) out: Src,
     /// The value is a bool (a comparison or `not`), stored as `Value::Bool`.
     pub(crate) boolean: bool,
 }
@@ -212,62 +212,66 @@ impl IntProg {
     }
 
     /// Run in environment `env`: the fast path's value, or None (then use the tree).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run(&self, env: &[Value]) -> Option<i64> {
         let mut r = [0i64; REGS];
         for (i, op) in self.ops.iter().enumerate() {
-            let v = |s: Src| -> Option<i64> {
-                match s {
-                    Src::Reg(k) => Some(r[k as usize]),
-                    Src::Slot(k) => match &env[k as usize] {
-                        Value::Int(x) => Some(*x),
-                        _ => None,
-                    },
-                    Src::Const(c) => Some(c),
-                }
-            };
-            r[i] = match *op {
-                Op::Add(a, b) => v(a)?.checked_add(v(b)?)?,
-                Op::Sub(a, b) => v(a)?.checked_sub(v(b)?)?,
-                Op::Mul(a, b) => v(a)?.checked_mul(v(b)?)?,
-                Op::FloorDiv(a, b) => floordiv(v(a)?, v(b)?)?,
-                Op::Mod(a, b) => modulo(v(a)?, v(b)?)?,
-                Op::BitAnd(a, b) => v(a)? & v(b)?,
-                Op::BitOr(a, b) => v(a)? | v(b)?,
-                Op::BitXor(a, b) => v(a)? ^ v(b)?,
-                Op::Neg(a) => v(a)?.checked_neg()?,
-                Op::Invert(a) => !v(a)?,
-                Op::Abs(a) => v(a)?.checked_abs()?,
-                Op::Min(a, b) => v(a)?.min(v(b)?),
-                Op::Max(a, b) => v(a)?.max(v(b)?),
-                Op::Cmp(op, a, b) => {
-                    let (x, y) = (v(a)?, v(b)?);
-                    i64::from(op.ints(x, y)?)
-                }
-                Op::And(a, b) => i64::from(v(a)? != 0 && v(b)? != 0),
-                Op::Or(a, b) => i64::from(v(a)? != 0 || v(b)? != 0),
-                Op::Not(a) => i64::from(v(a)? == 0),
-                Op::Truth(a) => i64::from(v(a)? != 0),
-                Op::TruthSlot(k) => match &env[k as usize] {
-                    Value::Bool(b) => i64::from(*b),
-                    Value::Int(x) => i64::from(*x != 0),
-                    _ => return None,
-                },
-                Op::Select(c, a, b) => {
-                    let (x, y) = (v(a)?, v(b)?);
-                    if v(c)? != 0 { x } else { y }
-                }
-            };
+            r[i] = eval_op(op, &r, env)?;
         }
-        match self.out {
-            Src::Reg(k) => Some(r[k as usize]),
-            Src::Slot(k) => match &env[k as usize] {
-                Value::Int(x) => Some(*x),
-                _ => None,
-            },
-            Src::Const(c) => Some(c),
-        }
+        operand(self.out, &r, env)
     }
+}
+
+/// The value of operand `s`: register `k` is `r[k]` (`r` starts at the program's first
+/// register), a slot must hold an int.
+#[inline(always)]
+pub(super) fn operand(s: Src, r: &[i64], env: &[Value]) -> Option<i64> {
+    match s {
+        Src::Reg(k) => Some(r[k as usize]),
+        Src::Slot(k) => match &env[k as usize] {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        },
+        Src::Const(c) => Some(c),
+    }
+}
+
+/// One operation on registers `r` (see [`operand`]); None: the program gives None.
+#[inline(always)]
+pub(super) fn eval_op(op: &Op, r: &[i64], env: &[Value]) -> Option<i64> {
+    let v = |s: Src| operand(s, r, env);
+    Some(match *op {
+        Op::Add(a, b) => v(a)?.checked_add(v(b)?)?,
+        Op::Sub(a, b) => v(a)?.checked_sub(v(b)?)?,
+        Op::Mul(a, b) => v(a)?.checked_mul(v(b)?)?,
+        Op::FloorDiv(a, b) => floordiv(v(a)?, v(b)?)?,
+        Op::Mod(a, b) => modulo(v(a)?, v(b)?)?,
+        Op::BitAnd(a, b) => v(a)? & v(b)?,
+        Op::BitOr(a, b) => v(a)? | v(b)?,
+        Op::BitXor(a, b) => v(a)? ^ v(b)?,
+        Op::Neg(a) => v(a)?.checked_neg()?,
+        Op::Invert(a) => !v(a)?,
+        Op::Abs(a) => v(a)?.checked_abs()?,
+        Op::Min(a, b) => v(a)?.min(v(b)?),
+        Op::Max(a, b) => v(a)?.max(v(b)?),
+        Op::Cmp(op, a, b) => {
+            let (x, y) = (v(a)?, v(b)?);
+            i64::from(op.ints(x, y)?)
+        }
+        Op::And(a, b) => i64::from(v(a)? != 0 && v(b)? != 0),
+        Op::Or(a, b) => i64::from(v(a)? != 0 || v(b)? != 0),
+        Op::Not(a) => i64::from(v(a)? == 0),
+        Op::Truth(a) => i64::from(v(a)? != 0),
+        Op::TruthSlot(k) => match &env[k as usize] {
+            Value::Bool(b) => i64::from(*b),
+            Value::Int(x) => i64::from(*x != 0),
+            _ => return None,
+        },
+        Op::Select(c, a, b) => {
+            let (x, y) = (v(a)?, v(b)?);
+            if v(c)? != 0 { x } else { y }
+        }
+    })
 }
 
 /// Python `a // b` on ints; None on division by zero or overflow (`value::int_floordiv`
@@ -275,7 +279,9 @@ impl IntProg {
 #[inline]
 fn floordiv(a: i64, b: i64) -> Option<i64> {
     let q = a.checked_div(b)?;
-    Some(if a % b != 0 && ((a < 0) != (b < 0)) {
+    // The remainder from the quotient: one division, not two.
+    let r = a.wrapping_sub(q.wrapping_mul(b));
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
         q - 1
     } else {
         q

@@ -17,9 +17,11 @@ mod builtins;
 mod compile;
 mod eval;
 mod fold;
+mod fuse;
 
 pub use self::builtins::{call_builtin, make_range};
 pub(crate) use self::compile::IntProg;
+pub(crate) use self::fuse::{Ctl, Fused, LevelProg, store};
 
 /// A native (Rust closure) function used by builder-made derived values and constraints.
 pub type NativeFn = Arc<dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync>;

@@ -29,11 +29,81 @@ pub(crate) struct Cut {
     pub key: Option<Box<[u32]>>,
 }
 
-/// Per level: the memo key of the sub-nest from it, and its cut.
+/// Per level: the memo key of the sub-nest from it, and its cut; and which constraints the
+/// levels can reject (the columns of a remembered delta).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Factoring {
     pub rest_key: Vec<Option<Box<[u32]>>>,
     pub cut: Vec<Option<Cut>>,
+    pub columns: Columns,
+}
+
+/// The constraints that a run of levels can reject, as a contiguous run: every constraint
+/// checked in a loop is checked at exactly one level (its steps, its tightening, or the
+/// divisor pair of the level before, which rejects the next level's solved constraint), so
+/// ordering constraints by that level makes the constraints of levels `lo..hi` the slice
+/// `order[start[lo]..start[hi]]`. A remembered delta keeps only these columns (the others
+/// are zero), which makes entries smaller and adding them cheaper.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Columns {
+    order: Vec<usize>,
+    start: Vec<usize>,
+    /// Every range has every column (`order`): a constraint was found at two levels.
+    all: bool,
+}
+
+impl Columns {
+    /// The columns of levels `levels` (constraints checked before all loops have none).
+    pub(crate) fn new(levels: &[Level]) -> Columns {
+        let mut at: Vec<(usize, usize)> = Vec::new();
+        for (j, l) in levels.iter().enumerate() {
+            for s in &l.steps {
+                if let Step::Check { ci, .. } = s {
+                    at.push((j, *ci));
+                }
+            }
+            if let Some(p) = &l.pair {
+                at.push((j + 1, p.ci));
+            }
+            if let Some(sv) = &l.solve {
+                at.push((j, sv.ci));
+            }
+            if let Some(cl) = &l.clip {
+                at.push((j, cl.ci));
+            }
+        }
+        at.sort_unstable();
+        at.dedup();
+        let mut cis: Vec<usize> = at.iter().map(|&(_, ci)| ci).collect();
+        cis.sort_unstable();
+        cis.dedup();
+        if cis.len() != at.len() {
+            // A constraint at two levels (not planned today): every delta keeps every
+            // constraint checked in a loop, which is always right.
+            return Columns {
+                order: cis,
+                start: Vec::new(),
+                all: true,
+            };
+        }
+        let start = (0..=levels.len())
+            .map(|j| at.partition_point(|&(l, _)| l < j))
+            .collect();
+        Columns {
+            order: at.into_iter().map(|(_, ci)| ci).collect(),
+            start,
+            all: false,
+        }
+    }
+
+    /// The constraints levels `lo..hi` can reject.
+    #[inline]
+    pub(crate) fn of(&self, lo: usize, hi: usize) -> &[usize] {
+        if self.all {
+            return &self.order;
+        }
+        &self.order[self.start[lo]..self.start[hi]]
+    }
 }
 
 /// Every slot an expression reads, including the slots of hoisted sub-expressions.
@@ -178,8 +248,10 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        // Outer levels first (constants and pre-loop values before them), so that the last
+        // words of a memo key are the innermost iterators (`memo::hash` keeps their locality).
         let mut v: Vec<u32> = key.into_iter().collect();
-        v.sort_unstable();
+        v.sort_unstable_by_key(|&s| (self.def_level[s as usize].map_or(0, |j| j + 1), s));
         Some(v.into())
     }
 
@@ -234,6 +306,7 @@ pub(super) fn factor(levels: &[Level], n_slots: usize) -> Factoring {
     let a = Analysis::new(levels, n_slots);
     let n = levels.len();
     Factoring {
+        columns: Columns::new(levels),
         rest_key: (0..n).map(|d| worth(levels, d, a.key(d, n))).collect(),
         cut: (0..n)
             .map(|d| {
@@ -243,5 +316,60 @@ pub(super) fn factor(levels: &[Level], n_slots: usize) -> Factoring {
                 })
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{Expr, ExprKind};
+    use crate::plan::nest::{Dom, Pair};
+    use crate::value::{PyRange, Value};
+
+    /// A level checking constraints `cis`, with a divisor pair for constraint `pair`.
+    fn level(cis: &[usize], pair: Option<usize>) -> Level {
+        let f = Expr::new(ExprKind::Const(Value::Bool(false)), 0);
+        Level {
+            pair: pair.map(|ci| Pair { ci, rhs: f.clone() }),
+            name: "i".into(),
+            slot: 0,
+            domain: DomainPlan::Const(Dom::Range(PyRange {
+                start: 0,
+                stop: 2,
+                step: 1,
+            })),
+            solve: None,
+            clip: None,
+            steps: cis
+                .iter()
+                .map(|&ci| Step::Check {
+                    ci,
+                    expr: f.clone(),
+                })
+                .collect(),
+            progs: Vec::new(),
+            fused: None,
+            level_set: 0,
+        }
+    }
+
+    #[test]
+    fn columns_are_the_constraints_of_the_levels() {
+        // Level 1's pair rejects through constraint 0, which level 2 checks.
+        let c = Columns::new(&[
+            level(&[2, 3], None),
+            level(&[1], Some(0)),
+            level(&[0], None),
+        ]);
+        assert_eq!(c.of(0, 3), &[2, 3, 1, 0]);
+        assert_eq!(c.of(0, 1), &[2, 3]);
+        assert_eq!(c.of(1, 2), &[1]);
+        assert_eq!(c.of(2, 3), &[0]);
+        assert!(c.of(1, 1).is_empty());
+        assert!(Columns::new(&[]).of(0, 0).is_empty());
+        // A constraint at two levels: every range keeps every column.
+        let c = Columns::new(&[level(&[1], None), level(&[], None), level(&[1, 4], None)]);
+        assert_eq!(c.of(1, 2), &[1, 4]);
+        assert_eq!(c.of(0, 3), &[1, 4]);
     }
 }

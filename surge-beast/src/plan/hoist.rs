@@ -118,6 +118,7 @@ pub(super) fn build_levels(
             clip,
             steps,
             progs: Vec::new(),
+            fused: None,
             level_set: iter_level[it],
         });
     }

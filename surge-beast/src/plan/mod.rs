@@ -211,6 +211,7 @@ impl Plan {
                 Factoring {
                     rest_key: vec![None; n],
                     cut: vec![None; n],
+                    columns: factor::Columns::new(&levels),
                 },
                 vec![None; n],
             )
@@ -218,6 +219,7 @@ impl Plan {
         let mut count_levels = factor::counting_levels(&levels, &factoring);
         for l in levels.iter_mut().chain(count_levels.iter_mut()) {
             l.progs = nest::compile_steps(&l.steps);
+            l.fused = nest::fuse(&l.steps, &l.progs);
         }
 
         let mut init_env = vec![Value::None; n_slots];

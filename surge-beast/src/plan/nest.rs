@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::expr::{Builtin, Expr, ExprKind, IntProg};
+use crate::expr::{Builtin, Ctl, Expr, ExprKind, IntProg, LevelProg};
 use crate::space::GeneratorFn;
 use crate::value::{PyRange, Value};
 
@@ -185,6 +185,9 @@ pub(crate) struct Level {
     /// Per step, its compiled integer program (`compile_steps`; empty until the plan is
     /// complete, and then the steps run on the tree evaluators only).
     pub progs: Vec<Option<StepProg>>,
+    /// All the steps as one program (`expr/fuse.rs`; None when a step has no value program
+    /// or there are too many operations).
+    pub fused: Option<LevelProg>,
     /// Position of this iterator in the Section X level sets.
     pub level_set: usize,
 }
@@ -245,4 +248,30 @@ pub(crate) fn compile_steps(steps: &[Step]) -> Vec<Option<StepProg>> {
             Step::Domain { expr, .. } => dom_prog(expr).map(StepProg::Domain),
         })
         .collect()
+}
+
+/// The fused program of a level's steps (`expr/fuse.rs`): only when every step is a derived
+/// value, a hoisted invariant or a constraint with a value program.
+pub(crate) fn fuse(steps: &[Step], progs: &[Option<StepProg>]) -> Option<LevelProg> {
+    if progs.len() != steps.len() {
+        return None;
+    }
+    let parts = steps
+        .iter()
+        .zip(progs)
+        .map(|(s, p)| match (s, p) {
+            (Step::Derive { slot, .. } | Step::Cache { slot, .. }, Some(StepProg::Value(p))) => {
+                Some((
+                    p,
+                    Ctl::Store {
+                        slot: *slot,
+                        boolean: p.boolean,
+                    },
+                ))
+            }
+            (Step::Check { ci, .. }, Some(StepProg::Value(p))) => Some((p, Ctl::Reject(*ci))),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    LevelProg::new(&parts)
 }
