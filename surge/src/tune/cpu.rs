@@ -209,6 +209,27 @@ fn proc_self_cpu(stat: &str) -> Option<Duration> {
 mod tests {
     use super::*;
 
+    /// An MPI rank's share of the node: the platform names its thread count, and every variant
+    /// runs at most that many threads (what `mpirun surge tune` times and `--tuned` opens).
+    #[test]
+    fn a_backend_with_one_core_names_it_and_runs_one_thread() {
+        let b = CpuBackend::with_cores(1);
+        assert!(b.platform().ends_with(" (1 threads)"), "{}", b.platform());
+        let m = crate::apps::matgen::laplacian_2d(4);
+        let input = TuneInput::spmv("grid", m).unwrap();
+        let variants = b.variants(&input).unwrap();
+        assert!(!variants.is_empty());
+        assert!(
+            variants.iter().all(|v| !v.contains("threads=2")),
+            "{variants:?}"
+        );
+        assert_eq!(
+            CpuBackend::with_cores(0).machine.cores,
+            1,
+            "at least one core"
+        );
+    }
+
     #[test]
     fn steal_and_busy_time_are_read_from_proc_stat() {
         let stat = "cpu  4871828 210942 312031 1901913 20587 0 3755 89140 0 0\n\
