@@ -1,0 +1,92 @@
+//! `transpose` of a sequence of nested sequences on CUDA (issue 19, random seed 24): element `j`
+//! of the result is row `j` of every input element, the input's elements checked to have the
+//! same number of rows (`surge-codegen/src/emit/cuda/deep.rs`). Every `STRIDE`-th variant is
+//! NVRTC-compiled (where NVRTC loads) and run in the emulator against the interpreter, errors
+//! included.
+
+use surge::Computation;
+use surge::prelude::*;
+use tests::conformance::f32s;
+use tests::cuda_checks::{fails_as_the_interpreter, on_cuda};
+
+/// Offsets of `rows` rows over `n` values (rows 0, 3, 6, .. empty).
+fn even_offsets(n: u32, rows: u32) -> Vec<u32> {
+    let at = |k: u32| (k * n).checked_div(rows).unwrap_or(0);
+    (0..=rows)
+        .map(|k| if k % 3 == 1 { at(k - 1) } else { at(k) })
+        .collect()
+}
+
+#[test]
+fn an_element_of_the_transposed_tiles_of_a_nest() -> surge::Result<()> {
+    // The random program: at(transpose(split(nest(in0, in1), 3)), 2).
+    let in0 = Seq::input("in0", vec![3i64, -1, 4, 1, -5, 9, 2, -6, 5, 3, 5, 8])?;
+    let in1 = Seq::input("in1", vec![0u32, 2, 2, 5, 7, 7, 12])?;
+    let y = at(
+        &transpose(&split(&nest(&in0, &in1)?, lit(3u64))?)?,
+        lit(2u32),
+    )?;
+    on_cuda("at(transpose(split(nest, 3)), 2)", &Computation::new(&y)?);
+    Ok(())
+}
+
+#[test]
+fn transposed_tiles_of_rows() -> surge::Result<()> {
+    // (values, rows, tile): the rows a multiple of the tile, or one short tile.
+    for (n, rows, tile) in [
+        (0u32, 0u32, 3u64),
+        (40, 12, 3),
+        (40, 12, 4),
+        (9, 6, 2),
+        (5, 2, 3),
+        (700, 60, 5),
+    ] {
+        let x = Seq::input("x", f32s(n as usize, u64::from(n) + 3))?;
+        let off = Seq::input("off", even_offsets(n, rows))?;
+        let t = transpose(&split(&nest(&x, &off)?, lit(tile))?)?;
+        let what = format!("transpose(split(nest, {tile})) n={n} rows={rows}");
+        on_cuda(&what, &Computation::new(&t)?);
+        if rows > 0 {
+            let w = u64::from(rows).div_ceil(tile) - 1;
+            let y = at(&t, lit(1u32))?;
+            on_cuda(&format!("at(.., 1) of {what}"), &Computation::new(&y)?);
+            // Nested `at`: row w of element 1 (row 1 of the last tile), and its sum.
+            let y = at(&at(&t, lit(1u32))?, lit(w))?;
+            on_cuda(
+                &format!("at(at(.., 1), {w}) of {what}"),
+                &Computation::new(&y)?,
+            );
+            // The last element (as many as the first tile has rows).
+            let last = tile.min(u64::from(rows)) - 1;
+            let y = reduce_prefix(add, &at(&at(&t, lit(last))?, lit(0u32))?, 1.5f32)?;
+            on_cuda(&format!("sum of a row of {what}"), &Computation::new(&y)?);
+        }
+        // Maps over the transposed result: a sum per element, and its row counts.
+        let sums = map(
+            |g: Seq<Seq<f32>>| {
+                let sums = map(|r: Seq<f32>| reduce_prefix(add, &r, 0.0f32), &g)?;
+                Ok(reduce_prefix(add, &sums, 0.0f32)? + len(&g).cast::<f32>())
+            },
+            &t,
+        )?;
+        on_cuda(&format!("sums over {what}"), &Computation::new(&sums)?);
+        let counts = map(|g: Seq<Seq<f32>>| Ok(len(&g)), &t)?;
+        on_cuda(&format!("lens over {what}"), &Computation::new(&counts)?);
+        // Transposed back: the tiles again.
+        on_cuda(
+            &format!("transpose twice of {what}"),
+            &Computation::new(&transpose(&t)?)?,
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn an_uneven_last_tile_is_the_interpreters_error() -> surge::Result<()> {
+    let x = Seq::input("x", f32s(30, 7))?;
+    let off = Seq::input("off", even_offsets(30, 7))?;
+    let t = transpose(&split(&nest(&x, &off)?, lit(3u64))?)?;
+    fails_as_the_interpreter(&Computation::new(&t)?);
+    fails_as_the_interpreter(&Computation::new(&at(&t, lit(0u32))?)?);
+    Ok(())
+}
