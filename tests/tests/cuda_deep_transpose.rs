@@ -90,3 +90,53 @@ fn an_uneven_last_tile_is_the_interpreters_error() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&at(&t, lit(0u32))?)?);
     Ok(())
 }
+
+#[test]
+fn a_map_of_maps_of_reductions() -> surge::Result<()> {
+    // `map.map.reduce`: a row of reductions per element, the reductions read lazily.
+    for (n, rows, tile) in [(0u32, 0u32, 3u64), (40, 12, 3), (300, 40, 4)] {
+        let x = Seq::input("x", f32s(n as usize, u64::from(n) + 5))?;
+        let off = Seq::input("off", even_offsets(n, rows))?;
+        let groups = split(&nest(&x, &off)?, lit(tile))?;
+        let sums = |g: Seq<Seq<f32>>| map(|r: Seq<f32>| reduce_prefix(add, &r, 0.5f32), &g);
+        let what = format!("n={n} rows={rows} tile={tile}");
+        on_cuda(
+            &format!("sums per row of the groups, {what}"),
+            &Computation::new(&map(sums, &groups)?)?,
+        );
+        on_cuda(
+            &format!("sums per row of the transposed groups, {what}"),
+            &Computation::new(&map(sums, &transpose(&groups)?)?)?,
+        );
+        let lens = map(
+            |g: Seq<Seq<f32>>| map(|r: Seq<f32>| Ok(len(&r)), &g),
+            &groups,
+        )?;
+        on_cuda(&format!("lens per row, {what}"), &Computation::new(&lens)?);
+        // Over rows: a reduction per element of each row.
+        let y = map(
+            |r: Seq<f32>| {
+                map(
+                    |v: Scalar<f32>| -> surge::Result<Scalar<f32>> {
+                        reduce(max, &replicate::<f32>(&(v * 2.0f32), 3u64)?)
+                    },
+                    &r,
+                )
+            },
+            &nest(&x, &off)?,
+        )?;
+        on_cuda(
+            &format!("a reduce per element of rows, {what}"),
+            &Computation::new(&y)?,
+        );
+    }
+    // A reduction that fails (of an empty row, without a prefix): the interpreter's error.
+    let x = Seq::input("x", f32s(10, 9))?;
+    let off = Seq::input("off", vec![0u32, 3, 3, 10])?;
+    let y = map(
+        |g: Seq<Seq<f32>>| map(|r: Seq<f32>| reduce(add, &r), &g),
+        &split(&nest(&x, &off)?, lit(2u64))?,
+    )?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    Ok(())
+}

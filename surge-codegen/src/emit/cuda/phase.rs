@@ -389,10 +389,16 @@ fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
     };
     let body_row = c.node(f.body).ty.depth() == 1;
     // The inner level is the body's row, or a map inside the body that it reads lazily
-    // (`map(|v| len(map(g, rows)), x)`).
-    matches!(phase.levels.as_slice(), [_, l] if (l.node == f.body
-        && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
-        || (l.node != f.body && l.op == OpKind::Map))
+    // (`map(|v| len(map(g, rows)), x)`); a body that is a map may hold further levels, read
+    // lazily in its elements (`map(|g| map(|r| reduce(r), g), groups)`).
+    match phase.levels.as_slice() {
+        [_, l] => {
+            (l.node == f.body && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
+                || (l.node != f.body && l.op == OpKind::Map)
+        }
+        [_, l, _, ..] => l.node == f.body && l.op == OpKind::Map && body_row,
+        _ => false,
+    }
 }
 
 /// A `map` without an inner level: its scalar body is the output element, or its flat
