@@ -140,3 +140,35 @@ fn a_map_of_maps_of_reductions() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn transposed_groups_of_rows_of_pairs() -> surge::Result<()> {
+    type Pair = (Scalar<u32>, Scalar<f32>);
+    let n = 60u32;
+    let k = Seq::input("k", (0..n).map(|i| i * 7 % 10).collect::<Vec<_>>())?;
+    let x = Seq::input("x", f32s(n as usize, 11))?;
+    let off = Seq::input("off", even_offsets(n, 12))?;
+    let t = transpose(&split(&nest(&zip(&k, &x)?, &off)?, lit(4u64))?)?;
+    on_cuda("transposed groups of pairs", &Computation::new(&t)?);
+    on_cuda(
+        "an element of transposed groups of pairs",
+        &Computation::new(&at(&t, lit(3u32))?)?,
+    );
+    let y = map(
+        |g: Seq<Seq<(u32, f32)>>| {
+            let firsts = map(|r: Seq<(u32, f32)>| Ok(len(&r)), &g)?;
+            reduce_prefix(add, &firsts, 0u64)
+        },
+        &t,
+    )?;
+    on_cuda("pair counts per transposed group", &Computation::new(&y)?);
+    let y = map(
+        |p: Pair| p.1 * p.0.cast::<f32>(),
+        &at(&at(&t, lit(2u32))?, lit(1u32))?,
+    )?;
+    on_cuda(
+        "a row of a transposed group of pairs",
+        &Computation::new(&y)?,
+    );
+    Ok(())
+}
