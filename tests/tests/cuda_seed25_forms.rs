@@ -89,3 +89,113 @@ fn runs_per_element_read_by_their_consumers() -> surge::Result<()> {
     fails_as_the_interpreter(&Computation::new(&y)?);
     Ok(())
 }
+
+type Triple = (Scalar<f32>, Scalar<f64>, Scalar<bool>);
+type Triples = Seq<(f32, f64, bool)>;
+
+/// An argmin-like combiner of rows of triples: component 1 and the choice of component 0 both
+/// read component 0.
+fn pick_rows(a: Triples, b: Triples) -> surge::Result<Triples> {
+    map(
+        |(u, v): (Triple, Triple)| -> surge::Result<_> {
+            let le = u.0.clone().le(v.0.clone());
+            Ok((
+                le.clone().select(u.0.clone(), v.0.clone()),
+                le.select(u.1.clone(), v.1.clone()),
+                u.2.clone().and(&v.2.clone()),
+            ))
+        },
+        (&a, &b),
+    )
+}
+
+/// The random program: `reduce_by_key(pick_rows, replicate(row, n), keys, prefix)`, its
+/// prefix `wide` (as wide as the rows) or of one triple.
+fn runs_of_triples(keys: Vec<u32>, wide: bool) -> surge::Result<Seq<Seq<(f32, f64, bool)>>> {
+    let in0 = Seq::input("in0", vec![4.5, -3.5, -1.25f32])?;
+    let in1 = Seq::input("in1", vec![-2.5, 1.5, 2.0f64])?;
+    let in2 = Seq::input("in2", vec![1.25, 0.0, -3.0f32])?;
+    let n = keys.len() as u64;
+    let in3 = Seq::input("in3", keys)?;
+    let (in4, in5, in6) = if wide {
+        (
+            vec![-1.0, 5.0, -1.25f32],
+            vec![-1.0, 0.5, 3.0f64],
+            vec![-4, -5, 0i64],
+        )
+    } else {
+        (vec![-1.0f32], vec![-1.0f64], vec![-4i64])
+    };
+    let (in4, in5, in6) = (
+        Seq::input("in4", in4)?,
+        Seq::input("in5", in5)?,
+        Seq::input("in6", in6)?,
+    );
+    let flags = map(|v1: Scalar<f32>| Ok(v1.lt(lit(3.25f32))), &in2)?;
+    let rows = replicate::<Seq<(f32, f64, bool)>>(zip3(&in0, &in1, &flags)?, lit(n))?;
+    let pflags = map(|v6: Scalar<i64>| Ok(v6.lt(lit(-4i64))), &in6)?;
+    reduce_by_key(pick_rows, &rows, &in3, zip3(&in4, &in5, &pflags)?)
+}
+
+#[test]
+fn a_reduce_by_key_of_rows_of_tuples_mixing_components() -> surge::Result<()> {
+    let keys = vec![
+        3, 2, 1, 0, 1, 2, 1, 0, 0, 2, 2, 2, 2, 1, 4, 4, 2, 0, 4, 3u32,
+    ];
+    // The random program: its prefix is narrower than the rows (the combiner's error).
+    fails_as_the_interpreter(&Computation::new(&runs_of_triples(keys.clone(), false)?)?);
+    let y = runs_of_triples(keys, true)?;
+    on_cuda("runs of rows of triples", &Computation::new(&y)?);
+    // Read by a later phase: the runs' lengths, and one run's first components.
+    let lens = map(|r: Triples| Ok(len(&r)), &y)?;
+    on_cuda(
+        "lengths of runs of rows of triples",
+        &Computation::new(&lens)?,
+    );
+    let firsts = map(|t: Triple| t.1, &at(&y, lit(2u32))?)?;
+    on_cuda("one run of rows of triples", &Computation::new(&firsts)?);
+    // Long runs, one run, no rows.
+    let keys = (0..200u32).map(|i| i / 9).collect();
+    on_cuda(
+        "long runs of rows of triples",
+        &Computation::new(&runs_of_triples(keys, true)?)?,
+    );
+    on_cuda(
+        "one run of rows of triples",
+        &Computation::new(&runs_of_triples(vec![7; 5], true)?)?,
+    );
+    on_cuda(
+        "no runs of rows of triples",
+        &Computation::new(&runs_of_triples(Vec::new(), true)?)?,
+    );
+    Ok(())
+}
+
+#[test]
+fn a_reduce_by_key_of_rows_with_an_elementwise_combiner_in_a_map() -> surge::Result<()> {
+    // Runs of rows inside an element expression: the sum of run `k`'s row, from a prefix
+    // that is the element's (so the runs are folded per element, lazily).
+    let x = Seq::input(
+        "x",
+        (0..24).map(|i| (i % 7) as f32 - 2.5).collect::<Vec<_>>(),
+    )?;
+    let rows = split(&x, lit(3u64))?;
+    let keys = Seq::input("keys", vec![0u32, 0, 1, 1, 1, 2, 4, 4])?;
+    let pick = Seq::input("pick", vec![2u32, 0, 3, 1])?;
+    let y = map(
+        |k: Scalar<u32>| -> surge::Result<_> {
+            let runs = reduce_by_key(
+                |a: Seq<f32>, b: Seq<f32>| {
+                    map(|(u, v): (Scalar<f32>, Scalar<f32>)| Ok(u.max(v)), (&a, &b))
+                },
+                &rows,
+                &keys,
+                replicate::<f32>(k.cast::<f32>() - 1.5f32, lit(3u64))?,
+            )?;
+            reduce_prefix(add, &at(&runs, k)?, 0.0f32)
+        },
+        &pick,
+    )?;
+    on_cuda("a run of rows per element", &Computation::new(&y)?);
+    Ok(())
+}
