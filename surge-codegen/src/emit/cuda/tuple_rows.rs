@@ -112,13 +112,10 @@ fn mixes_components(
     let arity = components(c, phase.root).map_or(0, |items| items.len());
     (0..arity).any(|j| {
         probe
-            .component_combiner(op.body, (u, v), f.body, j, &Env::new())
-            .is_err_and(|e| e.to_string().contains(MIXED))
+            .combiner_part(op.body, (u, v), f.body, j, &Env::new())
+            .is_ok_and(|part| part.contains(OTHER))
     })
 }
-
-/// The refusal of a component combiner that reads another component.
-const MIXED: &str = "a component computed from another component";
 
 impl Tr<'_> {
     /// Whether `n` is an earlier phase's value.
@@ -153,6 +150,26 @@ impl Tr<'_> {
         j: usize,
         env: &Env,
     ) -> Result<String, CodegenError> {
+        let part = self.combiner_part(map, (u, v), body, j, env)?;
+        if part.contains(OTHER) {
+            return Err(self.unsupported(
+                body,
+                "as a combiner of rows of tuples (a component computed from another component)",
+            ));
+        }
+        Ok(part)
+    }
+
+    /// [`Tr::component_combiner`] before its check: component `j`, holding [`OTHER`] where it
+    /// reads another component.
+    fn combiner_part(
+        &self,
+        map: NodeId,
+        (u, v): (NodeId, NodeId),
+        body: NodeId,
+        j: usize,
+        env: &Env,
+    ) -> Result<String, CodegenError> {
         let arity = match &self.c.node(u).ty {
             Type::Tuple(items) => items.len(),
             _ => return Err(self.unsupported(map, "as a combiner of rows of tuples")),
@@ -171,16 +188,9 @@ impl Tr<'_> {
         let mut inner = env.clone();
         inner.insert(u, Bound::Tuple(only("acc")));
         inner.insert(v, Bound::Tuple(only("x")));
-        let part = self
-            .parts(body, &inner)?
+        self.parts(body, &inner)?
             .get(j)
             .cloned()
-            .ok_or_else(|| self.unsupported(body, "(a combiner's component out of range)"))?;
-        if part.contains(OTHER) {
-            return Err(
-                self.unsupported(body, &format!("as a combiner of rows of tuples ({MIXED})"))
-            );
-        }
-        Ok(part)
+            .ok_or_else(|| self.unsupported(body, "(a combiner's component out of range)"))
     }
 }
