@@ -2,8 +2,9 @@
 //! and element `@Q@` as a nested sequence ([`RowsV`]) whose templates mention `@Q@`. Like the
 //! other producers they are substituted into their consumers, never materialized: `nest` and
 //! `split` of a nested sequence (element `@Q@` is a run of its rows), a `map` whose body is a
-//! nested sequence, one nested sequence repeated, and `reverse`, `striding` or `gather` of
-//! them (over the element numbers). A map's parameter bound to element `@E@` of one is a
+//! nested sequence, one nested sequence repeated, `transpose` of one whose elements have as
+//! many rows (element `@Q@` is row `@Q@` of every input element), and `reverse`, `striding`
+//! or `gather` of them (over the element numbers). A map's parameter bound to element `@E@` of one is a
 //! [`super::elements::Bound::Rows`]; `index` of one is a nested sequence.
 //!
 //! A depth-3 value is stored in two phases ([`super::DeepPart`]): the first stores, per
@@ -32,6 +33,9 @@ pub(super) const Q: &str = "@Q@";
 
 /// The placeholder of a deep result's row number while its element's rows are built.
 const J: &str = "@J@";
+
+/// The placeholder of a transposed deep sequence's input element while its rows are built.
+const TQ: &str = "@TQ@";
 
 /// A sequence of nested sequences: its count and element `@Q@`.
 #[derive(Debug, Clone)]
@@ -157,6 +161,33 @@ impl Tr<'_> {
                         first.clone(),
                         format!("surge_min({t}, {} - {first})", inner.rows),
                     ),
+                })
+            }
+            Op::Transpose { input } => {
+                // Element q is row q of every input element, the elements checked to have as
+                // many rows (then q is below each one's row count).
+                let d = self.deep_of(*input, env, part)?;
+                let r = format!("surge_r{}", n.0);
+                let width = format!(
+                    "surge_transpose_width({}, {}, surge_err, [&](u64 {r}) {{ return (u64)({}); }})",
+                    d.count,
+                    n.0,
+                    d.at(&r, None).rows
+                );
+                // Row @R@ of element q: row q of input element @R@ (built over `TQ` first, as
+                // the input element's own templates hold `@R@` and `@Q@`).
+                let row = d.at(TQ, None).row(Q, None);
+                let sub = |t: &str| t.replace(TQ, R);
+                Ok(DeepV {
+                    count: width,
+                    at: RowsV {
+                        rows: d.count,
+                        form: RowForm::Each(SeqV {
+                            len: sub(&row.len),
+                            at: sub(&row.at),
+                            elem: row.elem,
+                        }),
+                    },
                 })
             }
             Op::Replicate { value, len } if self.ty(*value).depth() == 2 => Ok(DeepV {

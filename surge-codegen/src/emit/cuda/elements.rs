@@ -463,6 +463,12 @@ impl Tr<'_> {
             Op::Reduce { op, input, prefix } if self.ty(*input).depth() == 2 => {
                 self.lazy_row_reduce(n, (op, *input, *prefix), env)
             }
+            Op::ReduceByKey {
+                op,
+                input,
+                keys,
+                prefix,
+            } => self.lazy_scalar_runs(n, (op, *input, *keys, *prefix), env),
             Op::Scan { .. } => Err(self.unsupported(
                 n,
                 "as a flat sequence (a scan of rows is generated only as a phase's root or \

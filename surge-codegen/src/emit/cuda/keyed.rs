@@ -200,15 +200,12 @@ impl Combiner {
     }
 }
 
-/// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`).
-///
-/// With `component`, `g`'s component `j` (`tuple_rows.rs`).
-pub(super) fn elementwise(
-    tr: &Tr<'_>,
+/// The map `g` of an element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`), its
+/// parameters for the accumulator's element and the row's, and whether it reads the row first.
+pub(super) fn elementwise_map<'c>(
+    tr: &Tr<'c>,
     op: &Lambda,
-    env: &Env,
-    component: Option<usize>,
-) -> Result<Combiner, CodegenError> {
+) -> Result<(&'c Lambda, (NodeId, NodeId), bool), CodegenError> {
     let not = || {
         tr.unsupported(
             op.body,
@@ -221,11 +218,23 @@ pub(super) fn elementwise(
     let Op::Map { f, inputs } = &tr.c.node(op.body).op else {
         return Err(not());
     };
-    let (u, v, row_first) = match (inputs.as_slice(), f.params.as_slice()) {
-        ([ia, ib], [u, v]) if ia == a && ib == b => (*u, *v, false),
-        ([ib, ia], [v, u]) if ia == a && ib == b => (*u, *v, true),
-        _ => return Err(not()),
-    };
+    match (inputs.as_slice(), f.params.as_slice()) {
+        ([ia, ib], [u, v]) if ia == a && ib == b => Ok((f, (*u, *v), false)),
+        ([ib, ia], [v, u]) if ia == a && ib == b => Ok((f, (*u, *v), true)),
+        _ => Err(not()),
+    }
+}
+
+/// An element-wise combiner `|a, b| map(g, a, b)` (or `map(g, b, a)`).
+///
+/// With `component`, `g`'s component `j` (`tuple_rows.rs`).
+pub(super) fn elementwise(
+    tr: &Tr<'_>,
+    op: &Lambda,
+    env: &Env,
+    component: Option<usize>,
+) -> Result<Combiner, CodegenError> {
+    let (f, (u, v), row_first) = elementwise_map(tr, op)?;
     let combine = match component {
         Some(j) => tr.component_combiner(op.body, (u, v), f.body, j, env)?,
         None => {

@@ -388,11 +388,18 @@ fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
         return false;
     };
     let body_row = c.node(f.body).ty.depth() == 1;
-    // The inner level is the body's row, or a map inside the body that it reads lazily
-    // (`map(|v| len(map(g, rows)), x)`).
-    matches!(phase.levels.as_slice(), [_, l] if (l.node == f.body
-        && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
-        || (l.node != f.body && l.op == OpKind::Map))
+    // The inner level is the body's row, or a map or `reduce_by_key` inside the body that it
+    // reads lazily (`map(|v| len(map(g, rows)), x)`, `map(|v| at(reduce_by_key(..), 2), x)`);
+    // a body that is a map may hold further levels, read lazily in its elements
+    // (`map(|g| map(|r| reduce(r), g), groups)`).
+    match phase.levels.as_slice() {
+        [_, l] => {
+            (l.node == f.body && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
+                || (l.node != f.body && matches!(l.op, OpKind::Map | OpKind::ReduceByKey))
+        }
+        [_, l, _, ..] => l.node == f.body && l.op == OpKind::Map && body_row,
+        _ => false,
+    }
 }
 
 /// A `map` without an inner level: its scalar body is the output element, or its flat

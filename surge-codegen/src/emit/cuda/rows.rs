@@ -295,6 +295,12 @@ impl Tr<'_> {
             Op::Index { seq, index } if self.ty(*seq).depth() == 3 => {
                 self.deep_index(n, *seq, *index, env, part)
             }
+            Op::ReduceByKey {
+                op,
+                input,
+                keys,
+                prefix,
+            } => self.lazy_row_runs(n, (op, *input, *keys, *prefix), env, part),
             op => match crate::emit::lower::flat(op) {
                 Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
                     self.lowered_rows(n, &f, env, part)

@@ -5,7 +5,8 @@
 //! a `scatter` of rows of tuples as a scatter of the component's rows (a scatter moves whole
 //! elements), and a `reduce_by_key` of rows of tuples whose combiner combines each component
 //! from the same component alone (`|a, b| map(|(u, v)| (u.0 + v.0, u.1 * v.1), (a, b))`) as
-//! the reduce_by_key of the component's rows; a combiner that mixes components is refused.
+//! the reduce_by_key of the component's rows; one whose combiner mixes components is read
+//! lazily (`lazy_keyed.rs`), each component phase folding every component.
 
 use super::elements::{Bound, Env, Tr};
 use super::phase::PhaseCode;
@@ -80,7 +81,7 @@ pub(super) fn phase(
             input,
             keys,
             prefix,
-        } if !tr.earlier(root) => {
+        } if !tr.earlier(root) && !mixes_components(c, roots, lits, (p, phase), op) => {
             super::keyed::row_runs(tr, root, (op, *input, *keys, *prefix), Some(j))?
         }
         _ => {
@@ -92,6 +93,28 @@ pub(super) fn phase(
     let elem = components(c, root).expect("rows of tuples")[j];
     plan.ty = Type::seq(Type::scalar_seq(elem));
     Ok((code, plan))
+}
+
+/// Whether the combiner `op` of a `reduce_by_key` of rows of tuples computes a component from
+/// another (then the rows are read lazily, `Tr::lazy_row_runs`, instead of run per component);
+/// probed on a translator of its own, so that nothing it reads becomes a kernel argument.
+fn mixes_components(
+    c: &Computation,
+    roots: &BTreeMap<NodeId, usize>,
+    lits: &LiteralTable,
+    (p, phase): (usize, &Phase),
+    op: &crate::ir::Lambda,
+) -> bool {
+    let probe = Tr::new(c, roots, lits, p, phase);
+    let Ok((f, (u, v), _)) = super::keyed::elementwise_map(&probe, op) else {
+        return false;
+    };
+    let arity = components(c, phase.root).map_or(0, |items| items.len());
+    (0..arity).any(|j| {
+        probe
+            .combiner_part(op.body, (u, v), f.body, j, &Env::new())
+            .is_ok_and(|part| part.contains(OTHER))
+    })
 }
 
 impl Tr<'_> {
@@ -127,6 +150,26 @@ impl Tr<'_> {
         j: usize,
         env: &Env,
     ) -> Result<String, CodegenError> {
+        let part = self.combiner_part(map, (u, v), body, j, env)?;
+        if part.contains(OTHER) {
+            return Err(self.unsupported(
+                body,
+                "as a combiner of rows of tuples (a component computed from another component)",
+            ));
+        }
+        Ok(part)
+    }
+
+    /// [`Tr::component_combiner`] before its check: component `j`, holding [`OTHER`] where it
+    /// reads another component.
+    fn combiner_part(
+        &self,
+        map: NodeId,
+        (u, v): (NodeId, NodeId),
+        body: NodeId,
+        j: usize,
+        env: &Env,
+    ) -> Result<String, CodegenError> {
         let arity = match &self.c.node(u).ty {
             Type::Tuple(items) => items.len(),
             _ => return Err(self.unsupported(map, "as a combiner of rows of tuples")),
@@ -145,17 +188,9 @@ impl Tr<'_> {
         let mut inner = env.clone();
         inner.insert(u, Bound::Tuple(only("acc")));
         inner.insert(v, Bound::Tuple(only("x")));
-        let part = self
-            .parts(body, &inner)?
+        self.parts(body, &inner)?
             .get(j)
             .cloned()
-            .ok_or_else(|| self.unsupported(body, "(a combiner's component out of range)"))?;
-        if part.contains(OTHER) {
-            return Err(self.unsupported(
-                body,
-                "as a combiner of rows of tuples (a component computed from another component)",
-            ));
-        }
-        Ok(part)
+            .ok_or_else(|| self.unsupported(body, "(a combiner's component out of range)"))
     }
 }
