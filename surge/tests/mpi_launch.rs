@@ -66,6 +66,6 @@ fn one_rank_runs_as_a_single_process_and_threads_is_for_mpirun() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("--threads is for `surge run spmv` and `surge run kmeans` under mpirun")
+            .contains("--threads is for `surge run spmv` and `surge run kmeans` under mpirun with several ranks; one process (`mpirun -np 1` included) runs the variant's own thread count")
     );
 }

@@ -656,7 +656,8 @@ pub unsafe extern "C" fn m0_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: u
 
 /// Output rows `lo..hi` of the `f64` SpMV form in four partial sums (`layout1 = lanes`): row
 /// `i`'s elements are `starts[i]..starts[i + 1]` of the nested inputs (`lanes[0]`, the host's
-/// validated copy of the offsets), element `k` of a row goes to partial sum `k mod 4`, and the
+/// validated copy of the offsets; `lanes[1]`, `lanes[2]`: the narrowed indices and the one
+/// value, empty where the inspector made none), element `k` of a row goes to partial sum `k mod 4`, and the
 /// row is `(s0 + s2) + (s1 + s3)`: the row's sum reassociated, within the oracle's tolerance, the
 /// same on every CPU (`lanes_f64`, `templates/cpu/lanes_simd.rs`).
 #[no_mangle]
@@ -671,12 +672,15 @@ pub unsafe extern "C" fn m0_p0_lanes(bufs: *const Buf, lanes: *const Buf, lo: us
         chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let starts: &[u64] = unsafe { slot(lanes, 0) };
+        // The inspector's `u16` copy of the indices and the rows' one value, where it made them.
+        let (narrow, iso): (&[u16], &[f64]) = unsafe { (slot(lanes, 1), slot(lanes, 2)) };
         let (vals, idx, xs): (&[f64], &[u32], &[f64]) = (b0, b1, b3);
-        lanes_extent(starts, (lo, hi), vals.len().min(idx.len()), "map", 18);
+        let len = vals.len().min(idx.len()).min(if narrow.is_empty() { usize::MAX } else { narrow.len() });
+        lanes_extent(starts, (lo, hi), len, "map", 18);
         // SAFETY: the host runs this kernel only over a layout whose rows it validated:
         // increasing starts within the nested inputs (checked at the ends above) and every
-        // index below the gathered input's length.
-        unsafe { lanes_f64::<true>(starts, vals, idx, xs, (lo, hi), out) };
+        // index below the gathered input's length (the `u16` copy holds the same indices).
+        unsafe { lanes_any::<true>(starts, vals, idx, narrow, iso, xs, (lo, hi), out) };
     })
 }
 
@@ -1348,7 +1352,8 @@ pub unsafe extern "C" fn m1_p0_bcsr4x2(bufs: *const Buf, bcsr: *const Buf, lo: u
 
 /// Output rows `lo..hi` of the `f64` SpMV form in four partial sums (`layout1 = lanes`): row
 /// `i`'s elements are `starts[i]..starts[i + 1]` of the nested inputs (`lanes[0]`, the host's
-/// validated copy of the offsets), element `k` of a row goes to partial sum `k mod 4`, and the
+/// validated copy of the offsets; `lanes[1]`, `lanes[2]`: the narrowed indices and the one
+/// value, empty where the inspector made none), element `k` of a row goes to partial sum `k mod 4`, and the
 /// row is `(s0 + s2) + (s1 + s3)`: the row's sum reassociated, within the oracle's tolerance, the
 /// same on every CPU (`lanes_f64`, `templates/cpu/lanes_simd.rs`).
 #[no_mangle]
@@ -1363,12 +1368,15 @@ pub unsafe extern "C" fn m1_p0_lanes(bufs: *const Buf, lanes: *const Buf, lo: us
         chk_equal_len(((b2.len()) - 1), ((b2.len()) - 1), 1, "map", 18);
 
         let starts: &[u64] = unsafe { slot(lanes, 0) };
+        // The inspector's `u16` copy of the indices and the rows' one value, where it made them.
+        let (narrow, iso): (&[u16], &[f64]) = unsafe { (slot(lanes, 1), slot(lanes, 2)) };
         let (vals, idx, xs): (&[f64], &[u32], &[f64]) = (b0, b1, b3);
-        lanes_extent(starts, (lo, hi), vals.len().min(idx.len()), "map", 18);
+        let len = vals.len().min(idx.len()).min(if narrow.is_empty() { usize::MAX } else { narrow.len() });
+        lanes_extent(starts, (lo, hi), len, "map", 18);
         // SAFETY: the host runs this kernel only over a layout whose rows it validated:
         // increasing starts within the nested inputs (checked at the ends above) and every
-        // index below the gathered input's length.
-        unsafe { lanes_f64::<true>(starts, vals, idx, xs, (lo, hi), out) };
+        // index below the gathered input's length (the `u16` copy holds the same indices).
+        unsafe { lanes_any::<true>(starts, vals, idx, narrow, iso, xs, (lo, hi), out) };
     })
 }
 

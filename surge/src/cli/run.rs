@@ -172,8 +172,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if args.threads.is_some() {
         return Err(CliError {
             code: 2,
-            message: "--threads is for `surge run spmv` and `surge run kmeans` under mpirun (one process runs the \
-                      variant's own thread count)"
+            message: "--threads is for `surge run spmv` and `surge run kmeans` under mpirun with \
+                      several ranks; one process (`mpirun -np 1` included) runs the variant's own \
+                      thread count: choose a variant with --variant, or the cores with `taskset`"
                 .into(),
         });
     }
