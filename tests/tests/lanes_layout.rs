@@ -2,7 +2,8 @@
 //! in four partial sums (element k into sum k mod 4, the row `(s0 + s2) + (s1 + s3)`). Every
 //! variant computes exactly that order (checked bit for bit against a plain-Rust model of it) and
 //! stays within the oracle's tolerance of the interpreter, on every shared matrix and on the edge
-//! cases (empty rows, no rows, rows of 1-40 elements, -0.0, NaN and ∞ in x); the SIMD path and
+//! cases (empty rows, no rows, rows of 1-40 elements, -0.0, NaN and ∞ in x) and on the layout's
+//! narrower forms (`u16` indices, one value for all elements); the SIMD path and
 //! the scalar fallback agree bit for bit; a bad index is the row layout's error.
 
 use surge::apps::{matgen, spmv_app};
@@ -175,6 +176,49 @@ fn the_layout_is_kept_per_computation_and_reports_its_cost() {
 /// The lanes kernels take AVX2 where the CPU has it, else the scalar loop in the same order;
 /// `SURGE_CPU_SIMD=none` forces the scalar loop, so the two tests above run again in a child
 /// process without SIMD: both paths give the model's bits on every machine that has AVX2.
+/// The layout's narrower forms (indices as `u16` where `x` has at most 65,536 elements; no values
+/// read where every element has one value, an infinite one included, whose masked tail must add
+/// `+0.0`) sum in the same order, on rows of 0 to 9 elements (every tail after the four-wide
+/// steps); the layout kept is the form expected.
+#[test]
+fn narrow_indices_and_one_value_sum_in_four_lanes() {
+    let cases: [(usize, Option<f64>, bool, bool); 5] = [
+        (500, None, true, false),
+        (500, Some(1.0), true, true),
+        (70_000, Some(0.5), false, true),
+        (70_000, None, false, false),
+        (300, Some(f64::INFINITY), true, true),
+    ];
+    for (cols, one, narrow, iso) in cases {
+        let name = format!("{cols} columns, value {one:?}");
+        let full = matgen::random(200, cols, 9, cols as u64);
+        let rows: Vec<Vec<(u32, f64)>> = (0..full.rows)
+            .map(|i| {
+                let a = full.row_offsets[i] as usize;
+                let e = full.row_offsets[i + 1] as usize;
+                (a..e.min(a + i % 10))
+                    .map(|k| (full.col_indices[k], one.unwrap_or(full.values[k])))
+                    .collect()
+            })
+            .collect();
+        let m = from_rows(cols, &rows);
+        let x: Vec<f64> = (0..cols).map(|i| 1.0 + (i % 17) as f64 * 0.125).collect();
+        check_all(&name, &m, &x, None);
+        let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
+        let k = Kernels::shared(&c, &Target::cpu()).unwrap();
+        let mut ws = Workspace::default();
+        k.run_in(&c, lanes_variants(&k)[0], &mut ws).unwrap();
+        let l = ws
+            .lanes_layout(0)
+            .expect("the lanes layout was built and kept");
+        assert_eq!(
+            (!l.narrow.is_empty(), l.iso.is_some()),
+            (narrow, iso),
+            "{name}: the layout's form"
+        );
+    }
+}
+
 #[test]
 fn the_scalar_path_sums_in_the_same_order() {
     if in_simd_child() {
@@ -185,6 +229,7 @@ fn the_scalar_path_sums_in_the_same_order() {
         &[
             "every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix",
             "edge_cases_sum_in_four_lanes",
+            "narrow_indices_and_one_value_sum_in_four_lanes",
         ],
     );
 }

@@ -219,6 +219,40 @@ fn rest_nnz(m: &CsrMatrix, rest: &[(usize, usize)]) -> usize {
         .sum()
 }
 
+/// A matrix whose elements all have one value (a graph's pattern of ones; also an infinite and a
+/// NaN value, which the ragged columns' masks must keep out of the shorter rows): the layout
+/// notes the value, its SIMD paths read no values, and every row is the interpreter's, bit for
+/// bit, on rows of 1 to 9 elements (ragged chunks).
+#[test]
+fn one_valued_matrices_match_the_interpreter() {
+    for one in [1.0, 0.5, f64::INFINITY, f64::NAN] {
+        let full = matgen::random(300, 400, 9, 11);
+        let rows: Vec<Vec<(u32, f64)>> = (0..full.rows)
+            .map(|i| {
+                let a = full.row_offsets[i] as usize;
+                let e = full.row_offsets[i + 1] as usize;
+                (a..e.min(a + 1 + i % 9))
+                    .map(|k| (full.col_indices[k], one))
+                    .collect()
+            })
+            .collect();
+        let m = from_rows(400, &rows);
+        let x: Vec<f64> = (0..400).map(|i| 0.5 + (i % 13) as f64 * 0.25).collect();
+        let (c, want) = spmv(&m, &x);
+        let k = Kernels::build(&c, &Target::cpu()).unwrap();
+        check_all(&format!("value {one}"), &c, &k, &want);
+        let v = sell_variants(&k)[0];
+        let mut ws = Workspace::default();
+        k.run_in(&c, v, &mut ws).unwrap();
+        let l = ws.sell_layout(0, shape_of(v)).expect("the layout is kept");
+        assert_eq!(
+            l.iso.map(f64::to_bits),
+            Some(one.to_bits()),
+            "value {one}: the layout's one value"
+        );
+    }
+}
+
 /// The SELL kernels of the `f64` SpMV form take the widest SIMD path the CPU has (AVX-512F, then
 /// AVX2; `templates/cpu/sell_simd.rs`), chosen once per process. `SURGE_CPU_SIMD` lowers it, so
 /// the two tests above run again in a child process per lower path: every path is checked, bit
@@ -234,6 +268,7 @@ fn every_simd_path_matches_the_interpreter() {
             &[
                 "every_sell_variant_matches_the_interpreter_on_every_shared_matrix",
                 "edge_cases_match_the_interpreter",
+                "one_valued_matrices_match_the_interpreter",
             ],
         );
     }

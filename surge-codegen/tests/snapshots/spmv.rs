@@ -202,7 +202,8 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
 /// Output rows of the SELL-8-σ chunks `lo..hi` (`layout1 = sell_8_σ`). `sell[0]` is the
 /// row of each of a chunk's 8 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
-/// (`[start + k * 8 + r]`), a row's columns past its length holding its last element. Each
+/// (`[start + k * 8 + r]`), a row's columns past its length holding its last element, then
+/// the one value of every element where there is one. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
 /// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
@@ -225,12 +226,14 @@ pub unsafe extern "C" fn m0_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usi
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
         // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // The one value of every element, where the host found one (the values are not read).
+        let iso: &[f64] = unsafe { slot(sell, 5) };
         // SAFETY: the host runs this kernel only over a layout whose stored indices are below
         // the gathered input's length, and whose rows are rows of `out`.
         if unsafe {
             sell_f64_simd::<C, true>(
                 (perm, lens, starts),
-                sv0,
+                (sv0, iso.first().copied()),
                 sv1,
                 b3,
                 (lo, hi),
@@ -292,7 +295,8 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 /// Output rows of the SELL-16-σ chunks `lo..hi` (`layout1 = sell_16_σ`). `sell[0]` is the
 /// row of each of a chunk's 16 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
-/// (`[start + k * 16 + r]`), a row's columns past its length holding its last element. Each
+/// (`[start + k * 16 + r]`), a row's columns past its length holding its last element, then
+/// the one value of every element where there is one. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
 /// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
@@ -315,12 +319,14 @@ pub unsafe extern "C" fn m0_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: us
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
         // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // The one value of every element, where the host found one (the values are not read).
+        let iso: &[f64] = unsafe { slot(sell, 5) };
         // SAFETY: the host runs this kernel only over a layout whose stored indices are below
         // the gathered input's length, and whose rows are rows of `out`.
         if unsafe {
             sell_f64_simd::<C, true>(
                 (perm, lens, starts),
-                sv0,
+                (sv0, iso.first().copied()),
                 sv1,
                 b3,
                 (lo, hi),
@@ -898,7 +904,8 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
 /// Output rows of the SELL-8-σ chunks `lo..hi` (`layout1 = sell_8_σ`). `sell[0]` is the
 /// row of each of a chunk's 8 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
-/// (`[start + k * 8 + r]`), a row's columns past its length holding its last element. Each
+/// (`[start + k * 8 + r]`), a row's columns past its length holding its last element, then
+/// the one value of every element where there is one. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
 /// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
@@ -921,12 +928,14 @@ pub unsafe extern "C" fn m1_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usi
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
         // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // The one value of every element, where the host found one (the values are not read).
+        let iso: &[f64] = unsafe { slot(sell, 5) };
         // SAFETY: the host runs this kernel only over a layout whose stored indices are below
         // the gathered input's length, and whose rows are rows of `out`.
         if unsafe {
             sell_f64_simd::<C, true>(
                 (perm, lens, starts),
-                sv0,
+                (sv0, iso.first().copied()),
                 sv1,
                 b3,
                 (lo, hi),
@@ -988,7 +997,8 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 /// Output rows of the SELL-16-σ chunks `lo..hi` (`layout1 = sell_16_σ`). `sell[0]` is the
 /// row of each of a chunk's 16 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
-/// (`[start + k * 16 + r]`), a row's columns past its length holding its last element. Each
+/// (`[start + k * 16 + r]`), a row's columns past its length holding its last element, then
+/// the one value of every element where there is one. Each
 /// row folds its own elements in their original order, as `elems` does; padding columns are
 /// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
@@ -1011,12 +1021,14 @@ pub unsafe extern "C" fn m1_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: us
 
         let xmax: usize = sell_last(b3.len(), "gather", 8);
         // The `f64` SpMV form: one SIMD lane per row where the CPU has AVX-512F or AVX2.
+        // The one value of every element, where the host found one (the values are not read).
+        let iso: &[f64] = unsafe { slot(sell, 5) };
         // SAFETY: the host runs this kernel only over a layout whose stored indices are below
         // the gathered input's length, and whose rows are rows of `out`.
         if unsafe {
             sell_f64_simd::<C, true>(
                 (perm, lens, starts),
-                sv0,
+                (sv0, iso.first().copied()),
                 sv1,
                 b3,
                 (lo, hi),

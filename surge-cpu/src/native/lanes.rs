@@ -100,7 +100,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<LanesLayout>
 /// The one value (equal bits) of the elements `range` of the pattern's values, if they have one
 /// and the pattern has exactly one `f64` nested input besides the indices. Stops at the first
 /// other value, so a matrix of many values costs a few reads.
-fn iso_value(
+pub(super) fn iso_value(
     pat: &DiagonalPattern,
     buffers: &[Buffer],
     range: std::ops::Range<usize>,

@@ -53,6 +53,9 @@ pub struct SellLayout {
     /// kernel gathers without checks, so the layout runs only on a gathered input at least this
     /// long (`sell_run::layout_for`).
     pub gather_len: usize,
+    /// The value every element of the rows has (equal bits), if one does: the kernel's SIMD
+    /// path then reads no values (`super::lanes::iso_value`).
+    pub iso: Option<f64>,
     /// Seconds the inspector took to build it.
     pub inspect_seconds: f64,
 }
@@ -188,6 +191,12 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], shape: SellShape) -> O
         rest,
         nnz,
         gather_len: buffers[pat.gathered].len(),
+        iso: match (int_at(off, 0), int_at(off, rows)) {
+            (Some(a), Some(e)) if 0 <= a && a <= e => {
+                super::lanes::iso_value(pat, buffers, a as usize..e as usize)
+            }
+            _ => None,
+        },
         inspect_seconds: t0.elapsed().as_secs_f64(),
     })
 }

@@ -70,6 +70,12 @@ impl PhaseCall<'_> {
             },
         ];
         slots.extend(l.values.iter().map(Buf::of));
+        // After the nested inputs: the one value of every element, if any (`SellLayout::iso`).
+        let iso = l.iso.as_slice();
+        slots.push(Buf {
+            ptr: iso.as_ptr() as *const u8,
+            len: iso.len(),
+        });
         let rest = (&l.rest[..], &l.weighed_rest);
         self.run_units(f, &slots, (&l.starts, c), rest, out)
     }

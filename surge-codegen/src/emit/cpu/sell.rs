@@ -19,6 +19,9 @@ pub(super) struct Simd {
     pub(super) index: usize,
     /// Whether the product's left operand is the value (else the gathered element).
     pub(super) values_first: bool,
+    /// The `sell` slot of the one value every element has, after the nested inputs' slots
+    /// (empty where the elements have several; the host's `SellLayout::iso`).
+    pub(super) iso_slot: usize,
 }
 
 /// The SIMD form of `pat`: `reduce(+, map(*, values, gather(x, index)), +0.0)` over `f64`
@@ -30,6 +33,7 @@ pub(super) fn simd_form(c: &Computation, pat: &DiagonalPattern) -> Option<Simd> 
         values: b.values,
         index: pat.index,
         values_first: b.values_first,
+        iso_slot: 3 + pat.rows.len(),
     })
 }
 
