@@ -182,13 +182,7 @@ impl Builder {
 impl IntProg {
     /// The program of `Expr::int_fast(e)`.
     pub(crate) fn int(e: &Expr) -> Option<IntProg> {
-        let mut b = Builder { ops: Vec::new() };
-        let out = b.int(e)?;
-        Some(IntProg {
-            ops: b.ops,
-            out,
-            boolean: false,
-        })
+        IntProg::build(false, |b| b.int(e))
     }
 
     /// The program of `Expr::eval_fast(e)` when that is an int or a bool (a comparison or
@@ -202,12 +196,17 @@ impl IntProg {
 
     /// The program of `Expr::truthy_fast(e)` (1 for true, 0 for false).
     pub(crate) fn truthy(e: &Expr) -> Option<IntProg> {
+        IntProg::build(true, |b| b.truthy(e))
+    }
+
+    /// The program `emit` writes into a fresh builder, its value at the source `emit` returns.
+    fn build(boolean: bool, emit: impl FnOnce(&mut Builder) -> Option<Src>) -> Option<IntProg> {
         let mut b = Builder { ops: Vec::new() };
-        let out = b.truthy(e)?;
+        let out = emit(&mut b)?;
         Some(IntProg {
             ops: b.ops,
             out,
-            boolean: true,
+            boolean,
         })
     }
 

@@ -203,9 +203,8 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
 /// row of each of a chunk's 8 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 8 + r]`), a row's columns past its length holding its last element, then
-/// the one value of every element where there is one. Each
-/// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+/// the one value of every element where there is one. Each row folds its own elements in their
+/// original order, as `elems` does; padding columns are computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m0_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -296,9 +295,8 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 /// row of each of a chunk's 16 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 16 + r]`), a row's columns past its length holding its last element, then
-/// the one value of every element where there is one. Each
-/// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+/// the one value of every element where there is one. Each row folds its own elements in their
+/// original order, as `elems` does; padding columns are computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m0_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -905,9 +903,8 @@ let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8
 /// row of each of a chunk's 8 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 8 + r]`), a row's columns past its length holding its last element, then
-/// the one value of every element where there is one. Each
-/// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+/// the one value of every element where there is one. Each row folds its own elements in their
+/// original order, as `elems` does; padding columns are computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m1_p0_sell8(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {
@@ -998,9 +995,8 @@ let vk1: &[u32; C] = sell_column(vq1, k);
 /// row of each of a chunk's 16 slots, `sell[1]` its length (0: a padding slot, not written),
 /// `sell[2]` the chunk starts, `sell[3..]` the nested inputs chunk by chunk, column-major
 /// (`[start + k * 16 + r]`), a row's columns past its length holding its last element, then
-/// the one value of every element where there is one. Each
-/// row folds its own elements in their original order, as `elems` does; padding columns are
-/// computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
+/// the one value of every element where there is one. Each row folds its own elements in their
+/// original order, as `elems` does; padding columns are computed and discarded, never folded. Columns below the chunk's shortest row need no mask.
 #[no_mangle]
 pub unsafe extern "C" fn m1_p0_sell16(bufs: *const Buf, sell: *const Buf, lo: usize, hi: usize, out: *mut f64) -> i32 {
     guard(|| {

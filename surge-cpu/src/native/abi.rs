@@ -21,19 +21,12 @@ unsafe impl Send for Buf {}
 unsafe impl Sync for Buf {}
 
 impl Buf {
-    /// The slot of offsets `o`.
-    pub(super) fn of_words(o: &[u64]) -> Buf {
+    /// The slot of a host array: offsets, a layout's columns, a table of slots (a deep phase's
+    /// offsets, one slot per level); its length in elements.
+    pub(super) fn of_slice<T>(s: &[T]) -> Buf {
         Buf {
-            ptr: o.as_ptr() as *const u8,
-            len: o.len(),
-        }
-    }
-
-    /// The slot of a table of slots (a deep phase's offsets, one slot per level).
-    pub(super) fn of_slots(t: &[Buf]) -> Buf {
-        Buf {
-            ptr: t.as_ptr() as *const u8,
-            len: t.len(),
+            ptr: s.as_ptr() as *const u8,
+            len: s.len(),
         }
     }
 

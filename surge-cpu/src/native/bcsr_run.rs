@@ -57,18 +57,9 @@ impl PhaseCall<'_> {
             .bcsr_for(l.shape)
             .expect("internal: a BCSR layout without its kernel");
         let slots = [
-            Buf {
-                ptr: l.first.as_ptr() as *const u8,
-                len: l.first.len(),
-            },
-            Buf {
-                ptr: l.starts.as_ptr() as *const u8,
-                len: l.starts.len(),
-            },
-            Buf {
-                ptr: l.cols.as_ptr() as *const u8,
-                len: l.cols.len(),
-            },
+            Buf::of_slice(&l.first),
+            Buf::of_slice(&l.starts),
+            Buf::of_slice(&l.cols),
             Buf::of(&l.values),
         ];
         let rest = (&l.rest[..], &l.weighed_rest);

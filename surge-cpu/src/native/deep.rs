@@ -26,8 +26,8 @@ fn offsets_of(lens: &[u64], mut off: Vec<u64>) -> Vec<u64> {
 /// The table of offsets slots the kernels read: the levels computed so far, then empty slots up
 /// to the `depth - 1` levels the kernels bind.
 fn slot_table(levels: &[Vec<u64>], depth: usize) -> Vec<Buf> {
-    let mut t: Vec<Buf> = levels.iter().map(|o| Buf::of_words(o)).collect();
-    t.resize(depth - 1, Buf::of_words(&[]));
+    let mut t: Vec<Buf> = levels.iter().map(|o| Buf::of_slice(o)).collect();
+    t.resize(depth - 1, Buf::of_slice::<u64>(&[]));
     t
 }
 

@@ -2,18 +2,18 @@
 //! `surge-codegen/templates/cpu/lanes_simd.rs`): the original rows, each row's products summed
 //! in four partial sums. The inspector validates every row once per input set (increasing
 //! offsets within the nested inputs, every index within `x`), so the kernel reads the values,
-//! indices and `x` without checks; it copies the offsets, and the indices as `u16` where `x`
-//! has at most 65,536 elements, and it notes the one value of a matrix whose elements all have
-//! it (a graph's pattern of ones), whose values the kernel then does not read, and it keeps the offsets as
-//! `u64` and a weight prefix (elements plus one per row) for the `static` schedule's shares
-//! (`super::balance`). An input set with any invalid row has no layout: the phase runs as rows,
-//! which report the error exactly.
+//! indices and `x` without checks. It keeps the offsets as `u64` and a weight prefix (elements
+//! plus one per row) for the `static` schedule's shares (`super::balance`), copies the indices
+//! as `u16` where `x` has at most 65,536 elements, and notes the one value of a matrix whose
+//! elements all have it (a graph's pattern of ones), whose values the kernel then does not read.
+//! An input set with any invalid row has no layout: the phase runs as rows, which report the
+//! error exactly.
 //!
 //! Why a layout of its own: on the graph matrices of `matrices-large` (power-law rows of 4-44
 //! elements) the row sum's chain of dependent adds, not memory, bounds a row kernel; four sums
 //! in one AVX2 vector took web-spam from 29.5 to 25.5 µs and facebook from 59 to 48 µs on one
 //! thread against SELL-8 (best of 30 batches, this 2-core EPYC), with no padding, no permuted
-//! writes and an inspector that copies nothing but the offsets.
+//! writes and an inspector that copies at most the offsets and the narrowed indices.
 
 use super::Workspace;
 use super::abi::{Buf, PhaseFns};
@@ -150,18 +150,9 @@ impl PhaseCall<'_> {
             .expect("internal: a lanes layout without its kernel");
         let iso = l.iso.as_slice();
         let slots = [
-            Buf {
-                ptr: l.starts.as_ptr() as *const u8,
-                len: l.starts.len(),
-            },
-            Buf {
-                ptr: l.narrow.as_ptr() as *const u8,
-                len: l.narrow.len(),
-            },
-            Buf {
-                ptr: iso.as_ptr() as *const u8,
-                len: iso.len(),
-            },
+            Buf::of_slice(&l.starts),
+            Buf::of_slice(&l.narrow),
+            Buf::of_slice(iso),
         ];
         self.run_units(f, &slots, (&l.weights, 1), (&[], &Weighed::default()), out)
     }

@@ -65,10 +65,7 @@ impl NativeKernels {
                 self.program.literals
             )));
         }
-        slots[self.program.literal_slot] = Buf {
-            ptr: lits.as_ptr() as *const u8,
-            len: lits.len(),
-        };
+        slots[self.program.literal_slot] = Buf::of_slice(lits);
         // A fresh id per run: the kernels compute what depends only on the buffers once per
         // run, keyed by it (`memo` in the generated runtime).
         static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -110,11 +107,11 @@ impl NativeKernels {
             match r.1.as_slice() {
                 [] => {}
                 [off] if !matches!(abi.shape, Shape::Deep { .. }) => {
-                    slots[s + 1] = Buf::of_words(off)
+                    slots[s + 1] = Buf::of_slice(off)
                 }
                 levels => {
-                    tables.push(levels.iter().map(|o| Buf::of_words(o)).collect());
-                    slots[s + 1] = Buf::of_slots(tables.last().expect("pushed"));
+                    tables.push(levels.iter().map(|o| Buf::of_slice(o)).collect());
+                    slots[s + 1] = Buf::of_slice(tables.last().expect("pushed"));
                 }
             }
             ws.put_phase(pi, r);
@@ -346,10 +343,7 @@ impl PhaseCall<'_> {
         n: usize,
     ) -> Result<(), CpuError> {
         use diagonal::BLOCK;
-        let mut dia = vec![Buf {
-            ptr: l.offsets.as_ptr() as *const u8,
-            len: l.offsets.len(),
-        }];
+        let mut dia = vec![Buf::of_slice(&l.offsets)];
         dia.extend(l.values.iter().map(Buf::of));
         let dia = Shared(dia.as_ptr());
         let by_block = match self.plan.outer {

@@ -56,26 +56,14 @@ impl PhaseCall<'_> {
             .sell_for(c)
             .expect("internal: a SELL layout without its kernel");
         let mut slots = vec![
-            Buf {
-                ptr: l.perm.as_ptr() as *const u8,
-                len: l.perm.len(),
-            },
-            Buf {
-                ptr: l.lens.as_ptr() as *const u8,
-                len: l.lens.len(),
-            },
-            Buf {
-                ptr: l.starts.as_ptr() as *const u8,
-                len: l.starts.len(),
-            },
+            Buf::of_slice(&l.perm),
+            Buf::of_slice(&l.lens),
+            Buf::of_slice(&l.starts),
         ];
         slots.extend(l.values.iter().map(Buf::of));
         // After the nested inputs: the one value of every element, if any (`SellLayout::iso`).
         let iso = l.iso.as_slice();
-        slots.push(Buf {
-            ptr: iso.as_ptr() as *const u8,
-            len: iso.len(),
-        });
+        slots.push(Buf::of_slice(iso));
         let rest = (&l.rest[..], &l.weighed_rest);
         self.run_units(f, &slots, (&l.starts, c), rest, out)
     }
