@@ -3,8 +3,19 @@
 //! interpreter.
 
 use crate::conformance::{CudaEmuBackend, check_every};
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
 use surge::Computation;
 use surge_codegen::target::Platform;
+
+/// Whether NVRTC already compiled `source` in this test process (recording it). Sizes are kernel
+/// arguments, so a test that runs one program structure on several shapes emits the same source
+/// for each, and compiling it again proves nothing new; the emulator still runs every shape.
+fn compiled_before(source: &str) -> bool {
+    static SEEN: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    !seen.insert(source.to_string())
+}
 
 /// Every `STRIDE`-th variant of each phase: NVRTC took 15.7 s for one small program's ~90
 /// variants on a cold cache here (the emulator 2.4 s for every 8th), and the whole of
@@ -35,6 +46,7 @@ pub fn on_cuda(what: &str, c: &Computation) {
     let program = surge_codegen::emit::cuda::emit(c.ir(), &analysis, &lists)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     match surge_cuda::nvrtc_available() {
+        Ok(()) if compiled_before(&program.source) => {}
         Ok(()) => {
             surge_cuda::compile_source(&program.source, surge_cuda::DEFAULT_ARCH)
                 .unwrap_or_else(|e| panic!("{what}: NVRTC: {e}"));
