@@ -221,3 +221,46 @@ fn a_body_that_can_fail_keeps_the_old_path() {
         assert_eq!(k.run(&bad, v).unwrap_err().to_string(), want, "variant {v}");
     }
 }
+
+/// Timing, not a check (`cargo test -p surge --test jam_lanes -- --ignored --nocapture`): the
+/// relabel program's build time (set `SURGE_CACHE` to an empty folder to compile) and its run
+/// time on one thread, 10^5 points of 32, k = 10 and 16, best of 5.
+#[test]
+#[ignore]
+fn relabel_timing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (n, d) = (100_000, 32);
+    let t = std::time::Instant::now();
+    let k = Kernels::build(
+        &relabel(coords(n * d, 0, false), centroids(10, d, false), d).unwrap(),
+        &Target::cpu(),
+    )
+    .unwrap();
+    println!("build: {:.1} s", t.elapsed().as_secs_f64());
+    let ones: Vec<_> = k
+        .variants()
+        .iter()
+        .filter(|v| {
+            v.to_string()
+                .ends_with("sequential.sequential/threads=1,nesting=0,unroll1=0,unroll2=0")
+        })
+        .collect();
+    for v in ones {
+        println!("variant {v}");
+        for kc in [10, 16] {
+            let c = relabel(coords(n * d, 0, false), centroids(kc, d, false), d).unwrap();
+            let best = (0..5)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    k.run(&c, v).unwrap();
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min);
+            println!(
+                "k = {kc}: {:.1} ms, {:.2} Mpoints/s",
+                best * 1e3,
+                n as f64 / best / 1e6
+            );
+        }
+    }
+}

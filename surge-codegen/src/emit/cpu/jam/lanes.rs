@@ -105,7 +105,6 @@ impl<'a> Gen<'a> {
         let mut heads = Vec::new();
         let mut lens = Vec::new();
         let mut accs = Vec::new();
-        let mut apart = String::new();
         let first = if prefix.is_some() { "0" } else { "1" };
         for lane in 0..LANES {
             let at = match lane {
@@ -142,7 +141,6 @@ impl<'a> Gen<'a> {
                 s.checks.join("\n"),
                 s.len
             ));
-            apart.push_str(&format!("for {jj} in {first}..{len} {{\n{one}\n}}\n"));
             lens.push(len);
             accs.push(acc);
         }
@@ -204,13 +202,15 @@ impl<'a> Gen<'a> {
             .collect::<Vec<_>>()
             .join(" && ");
         let accs_list = accs.join(", ");
+        // Inner reductions of different lengths (never in k-means): the heads' checks passed and
+        // are pure, so the jams after the loop take the group again from `k`.
         let group = format!(
-            "{{\n{heads}\nif {same} {{\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\nlet {gb}: usize = ({k} - {start}) / {LANES};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n}} else {{\n{apart}}}\n{}\n}}",
+            "{{\n{heads}\nif !({same}) {{ break; }}\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\nlet {gb}: usize = ({k} - {start}) / {LANES};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n{}\n}}",
             elems.join("\n"),
             heads = heads.join("\n"),
             n0 = lens[0],
         );
-        let cond = format!("({k} + {LANES}) * {tl} <= {base}.len()");
+        let cond = format!("W == 0 && ({k} + {LANES}) * {tl} <= {base}.len()");
         Ok(Some((pre.join("\n"), group, cond)))
     }
 }
