@@ -3,21 +3,29 @@
 //! reduce. Jammed, each of k-means' (point, centroid) chains of 32 dependent additions is still
 //! scalar code, about 15% of the floating-point peak. Where the jammed `map`'s rows are the full
 //! tiles of a `split` of an input buffer, the rows `k..k + 8` are instead read from a copy in
-//! which element `j` of the eight rows is contiguous (`ct[(g·t + j)·8 + l]`, row `off + 8g + l`,
-//! `lane_groups` in the runtime): a `for l in 0..8` loop over `[acc; 8]` that LLVM vectorizes.
-//! Each lane still folds its own chain in the interpreter's order (the same products and sums,
-//! the same bits), and the outer combiner still takes the eight results in order; the 4/2/1 jams
-//! run the elements left over. Measured by hand (`/work/lanes_probe.rs`, 4·10^5 points of 32,
-//! one thread, loaded machine): 2.3× the two-jam at k = 10 and 3.5× at k = 16; strided loads
-//! from the rows themselves (no copy) gave nothing, the transpose is what pays.
+//! which element `j` of the eight rows is contiguous (`ct[(g·t + j)·8 + l]` is element `j` of
+//! row `off + 8g + l`, `lane_groups` in the runtime): a `for l in 0..8` loop over `[acc; 8]`
+//! that LLVM vectorizes. Each lane still folds its own chain in the interpreter's order (the
+//! same products and sums, the same bits), and the outer combiner still takes the eight results
+//! in order; the 4/2/1 jams run the elements left over.
+//!
+//! Measured: by hand (`rustc -O -C target-cpu=native`, 4·10^5 points of 32, one thread, loaded
+//! machine), 2.3× the two-jam at k = 10 and 3.5× at k = 16; strided loads from the rows
+//! themselves (no copy) gave nothing, the transpose is what pays. Emitted (the k-means relabel
+//! program, 10^5 points of 32, one thread, `sequential.sequential`, load average about 2,
+//! 2026-11-27, `surge/tests/jam_lanes.rs`'s ignored `relabel_timing`): k = 10 10.8–11.3 ms before,
+//! 6.5–6.7 ms after; k = 16 16.9–18.1 ms before, 13.4–13.8 ms after (one group of eight from
+//! element 1, the reduction having no prefix, then the jams).
 //!
 //! The copy is built once per `elems` call, on first use (a `OnceCell` of the call's
 //! `LaneCells`, declared by the tile-width expansion, `spec.rs`), and memoized for the run where
-//! memoization is on. It does not depend on the expansion's `W`: the tile length is the split's
-//! run-time tile (`W` where `W != 0`), so the generic loop (`W = 0`, every width without an
-//! expansion, k-means' 32) takes it too. A group runs from the copy only where its eight tiles
-//! are full (`(k + 8)·t <= len`) and its inner reductions have one length; otherwise, and for
-//! short last tiles, the old path.
+//! memoization is on; the tile length is the split's run-time tile. Only the generic expansion
+//! (`W = 0`: every width without an expansion, k-means' 32) runs it: in every expansion, rustc's
+//! time on the relabel program was +85% (3.5 s against 1.9 s), in the generic one only +45%
+//! (2.6–2.8 s against 1.8–1.9 s); the widths with an expansion (2 to 4) keep their constant-length
+//! jams. A group runs from the copy only where its eight tiles are full (`(k + 8)·t <= len`,
+//! short last tiles take the jams) and its inner reductions have one length (otherwise the loop
+//! ends and the jams take the group again: the heads' checks passed and are pure).
 //!
 //! Only where the jam applies (no step can fail, `jam.rs`), the map has one input, a
 //! specialized `split` of an input buffer of `f64` or `f32`, and at most [`SITES`] such sites per
