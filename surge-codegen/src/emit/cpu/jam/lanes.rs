@@ -105,9 +105,9 @@ impl<'a> Gen<'a> {
             format!("std::sync::Arc::new(lane_groups::<{bty}, {LANES}>({base}, {tl}, {start}))");
         let ct_ty = format!("std::sync::Arc<Vec<{bty}>>");
         let made = self.memoized(*m, &build, &ct_ty).unwrap_or(build);
-        pre.push(format!(
-            "let {ct}: &[{bty}] = &lane_cells.{bty}s[{site}].get_or_init(|| {made})[..];"
-        ));
+        // Bound in the group (which only the generic expansion runs), built on its first use.
+        let ct_bind =
+            format!("let {ct}: &[{bty}] = &lane_cells.{bty}s[{site}].get_or_init(|| {made})[..];");
         // Per lane, as `jam.rs` does: the real tile bound (heads: checks, length, initial value),
         // and the sequential loop of the fallback.
         let mut heads = Vec::new();
@@ -213,7 +213,7 @@ impl<'a> Gen<'a> {
         // Inner reductions of different lengths (never in k-means): the heads' checks passed and
         // are pure, so the jams after the loop take the group again from `k`.
         let group = format!(
-            "{{\n{heads}\nif !({same}) {{ break; }}\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\nlet {gb}: usize = ({k} - {start}) / {LANES};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n{}\n}}",
+            "{{\n{heads}\nif !({same}) {{ break; }}\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\n{ct_bind}\nlet {gb}: usize = ({k} - {start}) / {LANES};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n{}\n}}",
             elems.join("\n"),
             heads = heads.join("\n"),
             n0 = lens[0],
