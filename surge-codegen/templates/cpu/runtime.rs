@@ -69,6 +69,32 @@ fn memo<T: Clone>(cell: &std::sync::Mutex<Option<(u64, T)>>, run: u64, f: impl F
     v
 }
 
+/// The transposed copies the lanes form of an unroll-and-jam reads (surge-codegen
+/// emit/cpu/jam/lanes.rs), per site: built on first use in a tile-width expansion of `elems`,
+/// once per call (memoized for the run where memoization is on).
+#[derive(Default)]
+struct LaneCells {
+    f64s: [std::cell::OnceCell<std::sync::Arc<Vec<f64>>>; 4],
+    f32s: [std::cell::OnceCell<std::sync::Arc<Vec<f32>>>; 4],
+}
+
+/// Rows `off..` of `buf` (rows of `w` values, `w > 0`), in groups of `L` consecutive rows, each
+/// group transposed: `ct[(g * w + j) * L + l]` is element `j` of row `off + g * L + l`. Only
+/// whole groups of full rows.
+fn lane_groups<T: Copy, const L: usize>(buf: &[T], w: usize, off: usize) -> Vec<T> {
+    let groups = (buf.len() / w).saturating_sub(off) / L;
+    let mut ct = Vec::with_capacity(groups * w * L);
+    for g in 0..groups {
+        let rows = &buf[(off + g * L) * w..(off + g * L + L) * w];
+        for j in 0..w {
+            for l in 0..L {
+                ct.push(rows[l * w + j]);
+            }
+        }
+    }
+    ct
+}
+
 /// The literal table in slot `i`: the computation's `N` integer literals as `u64` bits. Checked
 /// once per kernel call; after that `lits[k]` is a load at a constant offset.
 #[inline(always)]

@@ -81,6 +81,8 @@ pub(super) struct Memo {
     /// Tile-width specialization (`spec.rs`): Some while a flat root map's body is emitted,
     /// with the splits specialized so far.
     pub spec: Option<Vec<super::spec::SpecTile>>,
+    /// The `LaneCells` sites used so far while `spec` is Some (`jam/lanes.rs`): `f64`, `f32`.
+    pub lane_sites: [usize; 2],
 }
 
 pub(super) fn rust_ty(e: Elem) -> &'static str {

@@ -5,6 +5,7 @@
 //! included.
 
 use super::code::{Code, Env, Gen, R, SeqCode, quote, with_checks};
+use super::jam::LANES;
 use super::values::{from_value, rust_type};
 use crate::ir::{Lambda, NodeId, Type};
 use std::rc::Rc;
@@ -133,9 +134,21 @@ impl<'a> Gen<'a> {
         // Four elements jammed, then two, then one (`jam.rs`); each jam's names bound before.
         let jam = |w| self.jammed_steps(input, &k, w, &|x| self.step(op, &acc, x, &t, env), env);
         let ty = rust_type(&t);
+        // Before them, eight elements at a time from a transposed copy where the rows allow it
+        // (`jam/lanes.rs`).
+        let lanes = |four: &str| -> R<String> {
+            let step = |x| self.step(op, &acc, x, &t, env);
+            Ok(match self.lane_steps(input, (&k, start), &step, env)? {
+                Some((once, group, cond)) => format!(
+                    "{once}\nwhile {k} + {LANES} <= {len} && {cond} {{\n{group}\n{k} += {LANES};\n}}\nwhile {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}"
+                ),
+                None => format!("while {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}"),
+            })
+        };
         out.push_str(&match (jam(4)?, jam(2)?) {
             (Some((once4, four)), Some((once2, two))) => format!(
-                "let mut {acc}: {ty} = {init};\n{once4}\n{once2}\nlet mut {k} = {start};\nwhile {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}"
+                "let mut {acc}: {ty} = {init};\n{once4}\n{once2}\nlet mut {k} = {start};\n{}\nwhile {k} + 1 < {len} {{\n{two}\n{k} += 2;\n}}\nwhile {k} < {len} {{\n{one}\n{k} += 1;\n}}\n{acc}\n}}",
+                lanes(&four)?
             ),
             _ => format!(
                 "let mut {acc}: {ty} = {init};\nfor {k} in {start}..{len} {{\n{one}\n}}\n{acc}\n}}"

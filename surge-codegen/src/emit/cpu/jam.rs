@@ -16,6 +16,10 @@
 //! and the outer combiner contain no check (`chk_*`, `fail`), so running element `k + 1`'s checks
 //! before element `k`'s loop reports the error the sequential order would.
 
+mod lanes;
+
+pub(super) use lanes::LANES;
+
 use super::code::{Code, Env, Gen, R, bind, scalar_of};
 use crate::ir::{Lambda, NodeId, Op};
 

@@ -34,7 +34,11 @@ impl<'a> Gen<'a> {
     /// Runs `f` (the emission of a flat root map's body) with specialization on; returns its
     /// result and the splits it specialized (deduplicated).
     pub(super) fn specializing<T>(&self, f: impl FnOnce() -> T) -> (T, Vec<SpecTile>) {
-        self.memo.borrow_mut().spec = Some(Vec::new());
+        {
+            let mut m = self.memo.borrow_mut();
+            m.spec = Some(Vec::new());
+            m.lane_sites = [0; 2];
+        }
         let out = f();
         let tiles = self.memo.borrow_mut().spec.take().unwrap_or_default();
         (out, tiles)
@@ -62,6 +66,26 @@ impl<'a> Gen<'a> {
             tiles.push(t);
         }
         true
+    }
+}
+
+impl Gen<'_> {
+    /// A new site of the expansion's `LaneCells` (`jam/lanes.rs`) for rows of `e` (`f64` or
+    /// `f32`): its index in the cells of its type, None where specialization is off or the
+    /// sites are used up.
+    pub(super) fn lane_site(&self, e: crate::ir::Elem, sites: usize) -> Option<usize> {
+        let mut memo = self.memo.borrow_mut();
+        memo.spec.as_ref()?;
+        let k = match e {
+            crate::ir::Elem::F64 => 0,
+            crate::ir::Elem::F32 => 1,
+            _ => return None,
+        };
+        let site = memo.lane_sites[k];
+        (site < sites).then(|| {
+            memo.lane_sites[k] += 1;
+            site
+        })
     }
 }
 

@@ -1,0 +1,224 @@
+//! The lanes form of the unroll-and-jam (`jam.rs`): eight consecutive elements' inner
+//! reductions at once, one SIMD lane per element, read from a transposed copy of the rows they
+//! reduce. Jammed, each of k-means' (point, centroid) chains of 32 dependent additions is still
+//! scalar code, about 15% of the floating-point peak. Where the jammed `map`'s rows are the full
+//! tiles of a `split` of an input buffer, the rows `k..k + 8` are instead read from a copy in
+//! which element `j` of the eight rows is contiguous (`ct[(g·t + j)·8 + l]` is element `j` of
+//! row `off + 8g + l`, `lane_groups` in the runtime): a `for l in 0..8` loop over `[acc; 8]`
+//! that LLVM vectorizes. Each lane still folds its own chain in the interpreter's order (the
+//! same products and sums, the same bits), and the outer combiner still takes the eight results
+//! in order; the 4/2/1 jams run the elements left over.
+//!
+//! Measured: by hand (`rustc -O -C target-cpu=native`, 4·10^5 points of 32, one thread, loaded
+//! machine), 2.3× the two-jam at k = 10 and 3.5× at k = 16; strided loads from the rows
+//! themselves (no copy) gave nothing, the transpose is what pays. Emitted (the k-means relabel
+//! program, 10^5 points of 32, one thread, `sequential.sequential`, load average about 2,
+//! 2026-11-27, `surge/tests/jam_lanes.rs`'s ignored `relabel_timing`): k = 10 10.8–11.3 ms before,
+//! 6.5–6.7 ms after; k = 16 16.9–18.1 ms before, 13.4–13.8 ms after (one group of eight from
+//! element 1, the reduction having no prefix, then the jams).
+//!
+//! The copy is built once per `elems` call, on first use (a `OnceCell` of the call's
+//! `LaneCells`, declared by the tile-width expansion, `spec.rs`), and memoized for the run where
+//! memoization is on; the tile length is the split's run-time tile. Only the generic expansion
+//! (`W = 0`: every width without an expansion, k-means' 32) runs it: in every expansion, rustc's
+//! time on the relabel program was +85% (3.5 s against 1.9 s), in the generic one only +45%
+//! (2.6–2.8 s against 1.8–1.9 s); the widths with an expansion (2 to 4) keep their constant-length
+//! jams. A group runs from the copy only where its eight tiles are full (`(k + 8)·t <= len`,
+//! short last tiles take the jams) and its inner reductions have one length (otherwise the loop
+//! ends and the jams take the group again: the heads' checks passed and are pure).
+//!
+//! Only where the jam applies (no step can fail, `jam.rs`), the map has one input, a
+//! specialized `split` of an input buffer of `f64` or `f32`, and at most [`SITES`] such sites per
+//! phase and element type.
+
+use super::super::code::{Code, Env, Gen, R, SeqCode, bind, rust_ty, scalar_of};
+use super::fallible;
+use crate::ir::{Elem, NodeId, Op};
+use std::rc::Rc;
+
+/// Lanes per group (one AVX-512 register of `f64`, two AVX2 ones).
+pub(in crate::emit::cpu) const LANES: usize = 8;
+
+/// Cells per element type in the runtime's `LaneCells`.
+const SITES: usize = 4;
+
+impl<'a> Gen<'a> {
+    /// Statements that compute the outer reduction's steps for elements `k..k + 8` from a
+    /// transposed copy (its group index `(k - start) / 8`), and the statements to run once
+    /// before the loop (binding the copy and its tile length), and the loop condition under
+    /// which a group may run (its eight tiles full); None where the form does not apply.
+    pub(in crate::emit::cpu) fn lane_steps(
+        &self,
+        input: NodeId,
+        (k, start): (&str, &str),
+        step: &dyn Fn(Code<'a>) -> R<String>,
+        env: &Env<'a>,
+    ) -> R<Option<(String, String, String)>> {
+        let Some(p) = self.jam_pattern(input, env) else {
+            return Ok(None);
+        };
+        let [m] = p.map_inputs else {
+            return Ok(None);
+        };
+        let Op::Split { input: buf, tile } = &self.c.node(*m).op else {
+            return Ok(None);
+        };
+        let buf_elem = match self.c.node(*buf).ty.item().and_then(|t| t.as_scalar()) {
+            Some(e @ (Elem::F64 | Elem::F32)) => e,
+            _ => return Ok(None),
+        };
+        let Op::Reduce {
+            op,
+            input: inner_input,
+            prefix,
+        } = &self.c.node(p.inner).op
+        else {
+            unreachable!("jam_pattern found a reduce")
+        };
+        let elem = self.elem_of(p.inner).expect("a scalar reduction");
+        let ty = rust_ty(elem);
+        let bty = rust_ty(buf_elem);
+        // The rows: checks once; the split must be a specialized one (an input buffer by a
+        // literal tile, inside a flat root map's body: `LaneCells` is declared).
+        if !matches!(self.c.node(*buf).op, Op::Input { .. }) {
+            return Ok(None);
+        }
+        let rows = self.seq(*m, env)?;
+        let bufs = self.seq(*buf, env)?;
+        let Some(base) = bufs.slice.clone() else {
+            return Ok(None);
+        };
+        let (lit, _) = self.scalar(*tile, env)?;
+        if !self.spec_tile(true, &lit, &bufs.len) {
+            return Ok(None);
+        }
+        let Some(site) = self.lane_site(buf_elem, SITES) else {
+            return Ok(None);
+        };
+        let mut pre = rows.checks.clone();
+        let [tl, ct, blk, gb, jj, l, acc_v] =
+            ["t", "ct", "blk", "g", "j", "l", "av"].map(|b| self.name(b));
+        pre.push(format!(
+            "let {tl}: usize = if W != 0 {{ W }} else {{ ({lit}) as usize }};"
+        ));
+        let build =
+            format!("std::sync::Arc::new(lane_groups::<{bty}, {LANES}>({base}, {tl}, {start}))");
+        let ct_ty = format!("std::sync::Arc<Vec<{bty}>>");
+        let made = self.memoized(*m, &build, &ct_ty).unwrap_or(build);
+        // Bound in the group (which only the generic expansion runs), built on its first use.
+        let ct_bind =
+            format!("let {ct}: &[{bty}] = &lane_cells.{bty}s[{site}].get_or_init(|| {made})[..];");
+        // Per lane, as `jam.rs` does: the real tile bound (heads: checks, length, initial value),
+        // and the sequential loop of the fallback.
+        let mut heads = Vec::new();
+        let mut lens = Vec::new();
+        let mut accs = Vec::new();
+        let first = if prefix.is_some() { "0" } else { "1" };
+        for lane in 0..LANES {
+            let at = match lane {
+                0 => k.to_string(),
+                l => format!("({k} + {l})"),
+            };
+            let env_j = bind(env, [(p.f.params[0], rows.at(&at)?)]);
+            let s = self.seq(*inner_input, &env_j)?;
+            let (acc, x, len) = (self.name("a"), self.name("x"), self.name("n"));
+            let init = match prefix {
+                Some(pf) => self.scalar(*pf, &env_j)?.0,
+                None => scalar_of(s.at("0")?),
+            };
+            let body = self.apply2(op, &acc, &x, elem, &env_j)?;
+            let one = format!(
+                "{{ let {x}: {ty} = {}; {acc} = {body}; }}",
+                scalar_of(s.at(&jj)?)
+            );
+            if fallible(&one) || fallible(&init) {
+                return Ok(None);
+            }
+            let empty = match prefix {
+                Some(_) => String::new(),
+                None => format!(
+                    "if {len} == 0 {{ {}; }}",
+                    self.fail(
+                        p.inner,
+                        "\"reduction of an empty sequence without a prefix\""
+                    )
+                ),
+            };
+            heads.push(format!(
+                "{}\nlet {len}: usize = {};\n{empty}\nlet mut {acc}: {ty} = {init};",
+                s.checks.join("\n"),
+                s.len
+            ));
+            lens.push(len);
+            accs.push(acc);
+        }
+        // One lane `l` of the group, its row read from the copy: `blk[j·8 + l]` is element `j`
+        // of row `k + l`.
+        let view = {
+            let (blk, l) = (blk.clone(), l.clone());
+            let e = buf_elem;
+            Code::Seq(Rc::new(SeqCode {
+                slice: None,
+                len: tl.clone(),
+                checks: vec![],
+                elem: Box::new(move |i| {
+                    Ok(Code::Scalar(
+                        format!("(unsafe {{ *{blk}.get_unchecked(({i}) * {LANES} + {l}) }})"),
+                        e,
+                    ))
+                }),
+            }))
+        };
+        let env_l = bind(env, [(p.f.params[0], view)]);
+        let s = self.seq(*inner_input, &env_l)?;
+        let (a, x) = (self.name("a"), self.name("x"));
+        let body = self.apply2(op, &a, &x, elem, &env_l)?;
+        let one = format!(
+            "{{ let {x}: {ty} = {}; let {a}: {ty} = {acc_v}[{l}]; {acc_v}[{l}] = {body}; }}",
+            scalar_of(s.at(&jj)?)
+        );
+        let checks = s.checks.join("\n");
+        let mentions_lane = |c: &str| {
+            c.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .any(|w| w == l)
+        };
+        if fallible(&one) || mentions_lane(&checks) {
+            return Ok(None);
+        }
+        // The outer steps, in order (as `jam.rs`).
+        let mut elems = Vec::new();
+        for (lane, acc) in accs.iter().enumerate() {
+            let at = format!("({k} + {lane})");
+            let mut items = Vec::new();
+            for (i, inp) in p.inputs.iter().enumerate() {
+                if i == p.at {
+                    items.push(Code::Scalar(acc.clone(), elem));
+                } else {
+                    let s = self.seq(*inp, env)?;
+                    pre.extend(s.checks.clone());
+                    items.push(s.at(&at)?);
+                }
+            }
+            elems.push(step(Code::Tuple(items))?);
+        }
+        if elems.iter().any(|e| fallible(e)) {
+            return Ok(None);
+        }
+        let same = lens[1..]
+            .iter()
+            .map(|n| format!("{} == {n}", lens[0]))
+            .collect::<Vec<_>>()
+            .join(" && ");
+        let accs_list = accs.join(", ");
+        // Inner reductions of different lengths (never in k-means): the heads' checks passed and
+        // are pure, so the jams after the loop take the group again from `k`.
+        let group = format!(
+            "{{\n{heads}\nif !({same}) {{ break; }}\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\n{ct_bind}\nlet {gb}: usize = ({k} - {start}) / {LANES};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n{}\n}}",
+            elems.join("\n"),
+            heads = heads.join("\n"),
+            n0 = lens[0],
+        );
+        let cond = format!("W == 0 && ({k} + {LANES}) * {tl} <= {base}.len()");
+        Ok(Some((pre.join("\n"), group, cond)))
+    }
+}
