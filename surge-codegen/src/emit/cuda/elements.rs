@@ -469,11 +469,9 @@ impl Tr<'_> {
                 keys,
                 prefix,
             } => self.lazy_scalar_runs(n, (op, *input, *keys, *prefix), env),
-            Op::Scan { .. } => Err(self.unsupported(
-                n,
-                "as a flat sequence (a scan of rows is generated only as a phase's root or \
-                 level, not inside an element expression)",
-            )),
+            Op::Scan { op, input, prefix } if self.ty(*input).depth() == 1 => {
+                self.lazy_scan(n, (op, *input, *prefix), env)
+            }
             _ => Err(self.unsupported(n, "as a flat sequence")),
         }
     }

@@ -451,10 +451,9 @@ fn reduce_or_scan(
         return reduce(tr, env, level, body);
     }
     if body.value != level.node {
-        return Err(tr.unsupported(
-            body.node(),
-            "as the body of a map over scans (the body must be the scan itself)",
-        ));
+        // The body reads the scan (`at(scan(..), k).1`, `map(g, scan(..))`, random seed 31):
+        // computed in place, the scan read lazily (`lazy_scan.rs`).
+        return map_body(tr, body, env);
     }
     if super::fold::needs_fold(tr, level)? {
         return super::fold::fold_scan(tr, env, level, body.post);

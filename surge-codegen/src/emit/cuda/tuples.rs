@@ -95,6 +95,14 @@ impl Tr<'_> {
         {
             return self.lazy_runs(n, (f, *input, *keys, *prefix), env);
         }
+        if let Op::Scan {
+            op: f,
+            input,
+            prefix,
+        } = op
+        {
+            return self.lazy_tuple_scan(n, (f, *input, *prefix), env);
+        }
         let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
             return Err(self.unsupported(n, "as a sequence of tuples"));
         };
