@@ -129,3 +129,62 @@ fn a_scan_of_tuples_inside_an_element_expression() -> surge::Result<()> {
     );
     Ok(())
 }
+
+/// The element-wise maximum of two rows.
+fn max_rows(a: Seq<i32>, b: Seq<i32>) -> surge::Result<Seq<i32>> {
+    map(|(u, v): (Scalar<i32>, Scalar<i32>)| Ok(u.max(v)), (&a, &b))
+}
+
+#[test]
+fn a_scan_of_rows_inside_an_element_expression() -> surge::Result<()> {
+    let (x, pick) = inputs()?;
+    let rows = split(&x, lit(3u64))?;
+    // Exclusive from the element's row: the sum of one row of the scan.
+    let y = map(
+        |p: Scalar<i32>| -> surge::Result<_> {
+            let s = scan_prefix(max_rows, &rows, replicate::<i32>(p, lit(3u64))?)?;
+            reduce_prefix(add, &at(&s, lit(2u32))?, 0i32)
+        },
+        &pick,
+    )?;
+    on_cuda(
+        "a row of a scan of rows per element",
+        &Computation::new(&y)?,
+    );
+    // Inclusive: the length of the last row and the sum of every row's first element.
+    let y = map(
+        |p: Scalar<i32>| -> surge::Result<_> {
+            let s = scan(
+                max_rows,
+                &map(
+                    |r: Seq<i32>| map(|e: Scalar<i32>| Ok(e * p.clone()), &r),
+                    &rows,
+                )?,
+            )?;
+            let firsts = map(|r: Seq<i32>| at(&r, lit(0u32)), &s)?;
+            Ok(reduce_prefix(add, &firsts, 0i32)? + len(&at(&s, lit(2u32))?).cast::<i32>())
+        },
+        &pick,
+    )?;
+    on_cuda("rows of a scan of rows per element", &Computation::new(&y)?);
+    // Rows of different lengths: the combiner's error without a prefix; with one, the last
+    // row is never combined (no error).
+    let uneven = nest(&x, &Seq::input("off", vec![0u32, 3, 6, 8])?)?;
+    let y = map(
+        |p: Scalar<i32>| -> surge::Result<_> {
+            let s = scan(max_rows, &uneven)?;
+            Ok(at(&at(&s, lit(0u32))?, lit(1u32))? + p)
+        },
+        &pick,
+    )?;
+    fails_as_the_interpreter(&Computation::new(&y)?);
+    let y = map(
+        |p: Scalar<i32>| -> surge::Result<_> {
+            let s = scan_prefix(max_rows, &uneven, replicate::<i32>(p, lit(3u64))?)?;
+            reduce_prefix(add, &at(&s, lit(2u32))?, 0i32)
+        },
+        &pick,
+    )?;
+    on_cuda("a scan of uneven rows per element", &Computation::new(&y)?);
+    Ok(())
+}
