@@ -188,3 +188,46 @@ fn a_scan_of_rows_inside_an_element_expression() -> surge::Result<()> {
     on_cuda("a scan of uneven rows per element", &Computation::new(&y)?);
     Ok(())
 }
+
+#[test]
+fn an_element_read_inside_an_element_read() -> surge::Result<()> {
+    // The inner `at`'s element reads the outer one's (`p`): each index is named by its node
+    // (the inner one shadowed the outer: element 2 of the map was read, not element 1).
+    let (x, pick) = inputs()?;
+    let y = map(
+        |p: Scalar<i32>| at(&scan_prefix(add, &x, p)?, lit(2u32)),
+        &pick,
+    )?;
+    on_cuda(
+        "an element of a scan, read at the root",
+        &Computation::new(&at(&y, lit(1u32))?)?,
+    );
+    let y = map(
+        |p: Scalar<i32>| at(&map(|e: Scalar<i32>| Ok(e + p.clone()), &x)?, lit(3u32)),
+        &pick,
+    )?;
+    on_cuda(
+        "an element of a map, read at the root",
+        &Computation::new(&at(&y, lit(1u32))?)?,
+    );
+    let y = map(
+        |p: Scalar<i32>| {
+            at(
+                &gather(
+                    &x,
+                    &map(
+                        |e: Scalar<i32>| Ok((e + p.clone()).abs().cast::<u32>() % 9u32),
+                        &pick,
+                    )?,
+                )?,
+                lit(2u32),
+            )
+        },
+        &pick,
+    )?;
+    on_cuda(
+        "an element of a gather, read at the root",
+        &Computation::new(&at(&y, lit(3u32))?)?,
+    );
+    Ok(())
+}

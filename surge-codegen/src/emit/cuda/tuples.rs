@@ -151,11 +151,12 @@ impl Tr<'_> {
                 let i = self.scalar(*index, env)?;
                 let at = |p: &SeqV| {
                     format!(
-                        "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                        "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k{}) {{ return {}; }})",
                         super::cuda_type(p.elem),
                         t.len,
                         n.0,
-                        p.at("surge_k")
+                        n.0,
+                        p.at(&format!("surge_k{}", n.0))
                     )
                 };
                 Ok(t.parts.iter().map(at).collect())
