@@ -231,3 +231,42 @@ fn an_element_read_inside_an_element_read() -> surge::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn a_map_whose_body_reads_a_scan_of_rows() -> surge::Result<()> {
+    let (x, pick) = inputs()?;
+    let rows = split(&x, lit(3u64))?;
+    // One row of the scan per element, and its length (the scan and its combiner's map are
+    // levels of the phase, read lazily in the body).
+    let y = map(
+        |p: Scalar<i32>| {
+            at(
+                &scan_prefix(max_rows, &rows, replicate::<i32>(p, lit(3u64))?)?,
+                lit(1u32),
+            )
+        },
+        &pick,
+    )?;
+    on_cuda(
+        "a row of a scan of rows as a map's body",
+        &Computation::new(&y)?,
+    );
+    let y = map(
+        |p: Scalar<i32>| -> surge::Result<_> {
+            let s = scan(
+                max_rows,
+                &map(
+                    |r: Seq<i32>| map(|e: Scalar<i32>| Ok(e - p.clone()), &r),
+                    &rows,
+                )?,
+            )?;
+            Ok(len(&s))
+        },
+        &pick,
+    )?;
+    on_cuda(
+        "the length of a scan of rows as a map's body",
+        &Computation::new(&y)?,
+    );
+    Ok(())
+}

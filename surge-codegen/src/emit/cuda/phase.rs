@@ -393,6 +393,10 @@ fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
     // a body that is a map may hold further levels, read lazily in its elements
     // (`map(|g| map(|r| reduce(r), g), groups)`).
     match phase.levels.as_slice() {
+        // A scan that the body reads but is not (`map(|v| at(scan(g, rows, v), 1), x)`, random
+        // seed 31's class), with the levels of its combiner: read lazily in the element
+        // (`lazy_scan.rs`, `lazy_rows.rs`).
+        [top, l, ..] if top.node == phase.root && l.op == OpKind::Scan && l.node != f.body => true,
         [_, l] => {
             (l.node == f.body && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
                 || (l.node != f.body && matches!(l.op, OpKind::Map | OpKind::ReduceByKey))
