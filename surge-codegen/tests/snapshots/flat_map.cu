@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_fd8fa845ea0508ca(SURG
     for (int g = 0; g < 4; ++g) {
       const u64 i = base + g;
       if (i >= n) break;
-      const f64 v0 = surge_gather<f64>((i64)(in1[(i)]), (i), n_in0, 3, surge_err, [&](u64 surge_k) { return in0[(surge_k)]; });
+      const f64 v0 = surge_gather<f64>((i64)(in1[(i)]), (i), n_in0, 3, surge_err, [&](u64 surge_k3) { return in0[(surge_k3)]; });
       const f64 v1 = in2[(n_in2 - 1 - (i))];
       const u64 v2 = ((u64)((lit0) + (u64)(i) * (1)));
       out[i] = fma(v0, v1, ((f64)(v2)));
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(64) surge_p0_497942cf70bdd533(SURGE
   {
 #pragma unroll 4
     for (u64 i = 0; i < n; ++i) {
-      const f64 v0 = surge_gather<f64>((i64)(in1[(i)]), (i), n_in0, 3, surge_err, [&](u64 surge_k) { return in0[(surge_k)]; });
+      const f64 v0 = surge_gather<f64>((i64)(in1[(i)]), (i), n_in0, 3, surge_err, [&](u64 surge_k3) { return in0[(surge_k3)]; });
       const f64 v1 = in2[(n_in2 - 1 - (i))];
       const u64 v2 = ((u64)((lit0) + (u64)(i) * (1)));
       out[i] = fma(v0, v1, ((f64)(v2)));

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_754c8dfda31eda85(SURG
       const u64 b1 = ok1 ? (u64)(in2[(i)]) : 0ULL;
       const u64 l1 = ok1 ? ((u64)(in2[(i + 1)]) - (u64)(in2[(i)])) : 0ULL;
       const u64 len = surge_equal_len(l0, l1, 1, 12, surge_err);
-      auto elem = [&](u64 j) -> f64 { return (in0[(b0 + (j))] * surge_gather<f64>((i64)(in1[(b1 + (j))]), (j), n_in3, 8, surge_err, [&](u64 surge_k) { return in3[(surge_k)]; })); };
+      auto elem = [&](u64 j) -> f64 { return (in0[(b0 + (j))] * surge_gather<f64>((i64)(in1[(b1 + (j))]), (j), n_in3, 8, surge_err, [&](u64 surge_k8) { return in3[(surge_k8)]; })); };
       f64 acc = ident;
       for (u64 j = lane; j < len; j += 8) acc = op(acc, elem(j));
       acc = surge_warp_reduce<8>(acc, op, mask);
@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(128) surge_p0_f09c8d425fedf42d(SURG
       const u64 b1 = ok1 ? (u64)(in2[(i)]) : 0ULL;
       const u64 l1 = ok1 ? ((u64)(in2[(i + 1)]) - (u64)(in2[(i)])) : 0ULL;
       const u64 len = surge_equal_len(l0, l1, 1, 12, surge_err);
-      auto elem = [&](u64 j) -> f64 { return (in0[(b0 + (j))] * surge_gather<f64>((i64)(in1[(b1 + (j))]), (j), n_in3, 8, surge_err, [&](u64 surge_k) { return in3[(surge_k)]; })); };
+      auto elem = [&](u64 j) -> f64 { return (in0[(b0 + (j))] * surge_gather<f64>((i64)(in1[(b1 + (j))]), (j), n_in3, 8, surge_err, [&](u64 surge_k8) { return in3[(surge_k8)]; })); };
       f64 acc = ident;
 #pragma unroll 4
       for (u64 j = 0; j < len; ++j) acc = op(acc, elem(j));
@@ -110,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(256) surge_p0_7d996f337c13c674(SURG
       const u64 b1 = ok1 ? (u64)(in2[(i)]) : 0ULL;
       const u64 l1 = ok1 ? ((u64)(in2[(i + 1)]) - (u64)(in2[(i)])) : 0ULL;
       const u64 len = surge_equal_len(l0, l1, 1, 12, surge_err);
-      auto elem = [&](u64 j) -> f64 { return (in0[(b0 + (j))] * surge_gather<f64>((i64)(in1[(b1 + (j))]), (j), n_in3, 8, surge_err, [&](u64 surge_k) { return in3[(surge_k)]; })); };
+      auto elem = [&](u64 j) -> f64 { return (in0[(b0 + (j))] * surge_gather<f64>((i64)(in1[(b1 + (j))]), (j), n_in3, 8, surge_err, [&](u64 surge_k8) { return in3[(surge_k8)]; })); };
       f64 acc = ident;
       for (u64 j = lane; j < len; j += 128) acc = op(acc, elem(j));
       acc = surge_block_reduce_warps<128, 2>(acc, op, ident, sm[row], lane, row);

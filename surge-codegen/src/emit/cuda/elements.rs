@@ -193,13 +193,17 @@ impl Tr<'_> {
                 let i = self.scalar(*index, env)?;
                 match self.ty(*seq).depth() {
                     1 => {
+                        // The element's index is named by the node: an element read inside
+                        // another's (`at(map(|p| at(map(|e| e + p, x), 3)), 1)`) must not
+                        // shadow the outer index its template reads (`p`'s).
                         let s = self.seq(*seq, env)?;
                         Ok(format!(
-                            "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                            "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k{}) {{ return {}; }})",
                             cuda_type(s.elem),
                             s.len,
                             n.0,
-                            s.at("surge_k")
+                            n.0,
+                            s.at(&format!("surge_k{}", n.0))
                         ))
                     }
                     _ => Err(self.unsupported(n, "to a scalar (it indexes a nested sequence)")),
@@ -469,11 +473,9 @@ impl Tr<'_> {
                 keys,
                 prefix,
             } => self.lazy_scalar_runs(n, (op, *input, *keys, *prefix), env),
-            Op::Scan { .. } => Err(self.unsupported(
-                n,
-                "as a flat sequence (a scan of rows is generated only as a phase's root or \
-                 level, not inside an element expression)",
-            )),
+            Op::Scan { op, input, prefix } if self.ty(*input).depth() == 1 => {
+                self.lazy_scan(n, (op, *input, *prefix), env)
+            }
             _ => Err(self.unsupported(n, "as a flat sequence")),
         }
     }

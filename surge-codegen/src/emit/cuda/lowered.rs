@@ -47,11 +47,12 @@ impl Printer {
                 X::Checked(Check::Gather { index, source }) => {
                     let s = self.seq(*source);
                     format!(
-                        "surge_gather<{}>((i64)({}), {I}, {}, {node}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                        "surge_gather<{}>((i64)({}), {I}, {}, {node}, surge_err, [&](u64 surge_k{}) {{ return {}; }})",
                         cuda_type(self.elem),
                         self.print(index),
                         s.len,
-                        s.at("surge_k")
+                        node,
+                        s.at(&format!("surge_k{node}"))
                     )
                 }
                 j => self.seq(*k).at(&self.print(j)),

@@ -16,6 +16,7 @@ mod keyed;
 mod keyed_tuples;
 mod lazy_keyed;
 mod lazy_rows;
+mod lazy_scan;
 mod lowered;
 mod phase;
 mod render;

@@ -393,6 +393,10 @@ fn is_map_of_rows(c: &Computation, phase: &Phase) -> bool {
     // a body that is a map may hold further levels, read lazily in its elements
     // (`map(|g| map(|r| reduce(r), g), groups)`).
     match phase.levels.as_slice() {
+        // A scan that the body reads but is not (`map(|v| at(scan(g, rows, v), 1), x)`, random
+        // seed 31's class), with the levels of its combiner: read lazily in the element
+        // (`lazy_scan.rs`, `lazy_rows.rs`).
+        [top, l, ..] if top.node == phase.root && l.op == OpKind::Scan && l.node != f.body => true,
         [_, l] => {
             (l.node == f.body && !matches!(l.op, OpKind::Reduce | OpKind::Scan) && body_row)
                 || (l.node != f.body && matches!(l.op, OpKind::Map | OpKind::ReduceByKey))
@@ -451,10 +455,9 @@ fn reduce_or_scan(
         return reduce(tr, env, level, body);
     }
     if body.value != level.node {
-        return Err(tr.unsupported(
-            body.node(),
-            "as the body of a map over scans (the body must be the scan itself)",
-        ));
+        // The body reads the scan (`at(scan(..), k).1`, `map(g, scan(..))`, random seed 31):
+        // computed in place, the scan read lazily (`lazy_scan.rs`).
+        return map_body(tr, body, env);
     }
     if super::fold::needs_fold(tr, level)? {
         return super::fold::fold_scan(tr, env, level, body.post);

@@ -369,9 +369,10 @@ impl PhaseCode {
         // `deep.rs`): the outer resource copies either way.
         let copy_any = match self.inner {
             Inner::Copy { .. } => v.schedule.depth() <= 3,
-            // A scalar element whose phase's inner level it reads lazily (one element over a
-            // nested producer, `roots.rs`; a map whose body reads an inner map, `map.map`).
-            Inner::None { .. } => v.schedule.depth() <= 2,
+            // A scalar element whose phase's inner levels it reads lazily (one element over a
+            // nested producer, `roots.rs`; a map whose body reads an inner map, `map.map`, or
+            // a scan of rows and its combiner's map, `map.scan.map`).
+            Inner::None { .. } => v.schedule.depth() <= 3,
             Inner::RowRuns { .. } | Inner::ScatterRows { .. } | Inner::Packed { .. } => {
                 v.schedule.depth() <= 2
             }

@@ -59,11 +59,12 @@ pub(super) fn flat_tuple_root(tr: Tr<'_>, phase: &Phase) -> Result<PhaseCode, Co
     Ok(PhaseCode::of(&tr, t.len, Vec::new(), inner))
 }
 
-/// A phase whose root is scalar code over its one `map` (`at(map(f, x), k)`; a program without
-/// a data-parallel operator, anchored as `at(map(|_| r, range(0, 1)), 0)`).
+/// A phase whose root is scalar code over its outer `map` (`at(map(f, x), k)`; a program without
+/// a data-parallel operator, anchored as `at(map(|_| r, range(0, 1)), 0)`). The map's body may
+/// hold levels of its own (`at(map(|v| reduce(g, scan(g, z, v)), x), k)`, random seed 31): the
+/// element read computes them in place, as any element expression does.
 pub(super) fn is_scalar_over_map(c: &Computation, phase: &Phase) -> bool {
-    phase.levels.len() == 1
-        && phase.levels[0].op == OpKind::Map
+    phase.levels.first().is_some_and(|l| l.op == OpKind::Map)
         && c.node(phase.root).ty.as_scalar().is_some()
 }
 

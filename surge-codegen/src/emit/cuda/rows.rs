@@ -301,6 +301,9 @@ impl Tr<'_> {
                 keys,
                 prefix,
             } => self.lazy_row_runs(n, (op, *input, *keys, *prefix), env, part),
+            Op::Scan { op, input, prefix } if part.is_none() => {
+                self.lazy_row_scan(n, (op, *input, *prefix), env)
+            }
             op => match crate::emit::lower::flat(op) {
                 Some(f) if matches!(f.operands.first(), Some(Operand::Seq(_))) => {
                     self.lowered_rows(n, &f, env, part)

@@ -58,7 +58,17 @@ impl Tr<'_> {
         let tys: Vec<&'static str> = t.parts.iter().map(|p| cuda_type(p.elem)).collect();
         let all = |f: &dyn Fn(usize) -> String| -> String { (0..w).map(f).collect() };
         let declare = all(&|c| format!("{} {} = {}; ", tys[c], acc[c], init[c]));
-        let read = all(&|c| format!("const {} {} = {}; ", tys[c], next[c], t.parts[c].at(j)));
+        let ats: Vec<String> = t.parts.iter().map(|p| p.at(j)).collect();
+        // An element that is itself a fold of tuples (a lazy scan's, `lazy_scan.rs`) is
+        // computed once, whole.
+        let read = match whole_of(&ats) {
+            Some(x) => {
+                let e = format!("surge_{tag}e{k}");
+                let parts = all(&|c| format!("const {} {} = {e}.c{c}; ", tys[c], next[c]));
+                format!("const auto {e} = {x}; {parts}")
+            }
+            None => all(&|c| format!("const {} {} = {}; ", tys[c], next[c], ats[c])),
+        };
         let combine = all(&|c| format!("const {} {} = {}; ", tys[c], new[c], items[c]));
         let assign = all(&|c| format!("{} = {}; ", acc[c], new[c]));
         Ok(TupleStep {

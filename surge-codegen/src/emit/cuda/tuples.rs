@@ -95,6 +95,14 @@ impl Tr<'_> {
         {
             return self.lazy_runs(n, (f, *input, *keys, *prefix), env);
         }
+        if let Op::Scan {
+            op: f,
+            input,
+            prefix,
+        } = op
+        {
+            return self.lazy_tuple_scan(n, (f, *input, *prefix), env);
+        }
         let (Op::Zip { inputs } | Op::Join { inputs }) = op else {
             return Err(self.unsupported(n, "as a sequence of tuples"));
         };
@@ -143,11 +151,12 @@ impl Tr<'_> {
                 let i = self.scalar(*index, env)?;
                 let at = |p: &SeqV| {
                     format!(
-                        "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k) {{ return {}; }})",
+                        "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k{}) {{ return {}; }})",
                         super::cuda_type(p.elem),
                         t.len,
                         n.0,
-                        p.at("surge_k")
+                        n.0,
+                        p.at(&format!("surge_k{}", n.0))
                     )
                 };
                 Ok(t.parts.iter().map(at).collect())
