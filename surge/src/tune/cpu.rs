@@ -139,8 +139,19 @@ impl TuningBackend for CpuBackend {
     /// plus the busy time of every other process (the machine's busy time in `/proc/stat` less
     /// this process's own and its waited-for children's, e.g. rustc, from `/proc/self/stat`).
     /// A build or another benchmark on the same cores disturbs a measurement as steal does.
+    /// A process bound to some of the CPUs (an MPI rank bound to a core) counts only theirs
+    /// (`super::affinity`).
     fn stolen(&self) -> Option<(Duration, usize)> {
-        let (steal, busy, cpus) = proc_stat_times(&std::fs::read_to_string("/proc/stat").ok()?)?;
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let (mut steal, mut busy, mut cpus) = proc_stat_times(&stat)?;
+        let allowed = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| super::affinity::allowed_cpus(&s));
+        if let Some(mine) = allowed.filter(|c| c.len() < cpus)
+            && let Some((s, b)) = super::affinity::cpus_times(&stat, &mine, ticks)
+        {
+            (steal, busy, cpus) = (s, b, mine.len());
+        }
         let own = proc_self_cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
         Some((steal + busy.saturating_sub(own), cpus))
     }
@@ -163,32 +174,14 @@ fn ticks(t: u64) -> Duration {
 /// user) and CPU count from the text of `/proc/stat`.
 fn proc_stat_times(stat: &str) -> Option<(Duration, Duration, usize)> {
     let mut lines = stat.lines();
-    let mut fields = lines.next()?.split_whitespace();
-    if fields.next()? != "cpu" {
-        return None;
-    }
-    // user nice system idle iowait irq softirq steal
-    let v: Vec<u64> = fields
-        .take(8)
-        .map(str::parse)
-        .collect::<std::result::Result<_, _>>()
-        .ok()?;
-    let &[user, nice, system, _idle, _iowait, irq, softirq, steal] = v.as_slice() else {
-        return None;
-    };
+    let (steal, busy) = super::affinity::line_ticks(lines.next()?.strip_prefix("cpu ")?)?;
     let cpus = lines
         .filter(|l| {
             l.strip_prefix("cpu")
                 .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
         })
         .count();
-    (cpus > 0).then(|| {
-        (
-            ticks(steal),
-            ticks(user + nice + system + irq + softirq),
-            cpus,
-        )
-    })
+    (cpus > 0).then(|| (ticks(steal), ticks(busy), cpus))
 }
 
 /// This process's user and system time plus its waited-for children's, from the text of

@@ -66,6 +66,7 @@
 //! # Ok::<(), surge::SurgeError>(())
 //! ```
 
+mod affinity;
 pub mod algorithms;
 pub mod campaign;
 pub mod cover;
