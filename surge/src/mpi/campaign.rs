@@ -4,7 +4,10 @@
 //! other rank measures its input with the usual protocol (interleaved rounds, steal guard) on
 //! its own node and sends the record back; rank 0 appends every record to the campaign's
 //! journal as it arrives, then trains the model, writes the store once, and evaluates it.
-//! Rank 0 measures nothing itself (its node is free for the coordination and the evaluation).
+//! Whenever no rank is waiting for work, rank 0 measures the input with the least work left
+//! itself, so a rank that finishes meanwhile waits at most for that short input. (Measuring
+//! nothing itself, as it first did, 2 ranks were one worker: a campaign over 8 matrices of
+//! `matrices-large` took as long on 2 ranks as on one, 2026-11-27.)
 //!
 //! A model is keyed by the device it was measured on, so every rank reports its platform
 //! (`TuningBackend::platform`: CPU model and threads, or the GPU) and a job whose ranks differ
@@ -67,6 +70,16 @@ impl Labeller for Ranks<'_> {
                 return Err(SurgeError::Tune(format!(
                     "stopped after {recorded} records (--stop-after): the journal keeps them"
                 )));
+            }
+            // A rank waiting is served first; with none waiting, rank 0 measures the least
+            // work left itself (a short wait for a rank that finishes meanwhile).
+            if !queue.is_empty() && comm.any_process().immediate_probe().is_none() {
+                let k = queue.pop_back().expect("not empty");
+                let r =
+                    crate::tune::label(backend, &inputs[k], &features[k], variants, cfg, progress);
+                record(k, r)?;
+                recorded += 1;
+                continue;
             }
             let (msg, status) = comm.any_process().receive_vec::<u8>();
             let from = comm.process_at_rank(status.source_rank());
