@@ -80,16 +80,10 @@ impl<'a> Gen<'a> {
         let Some(p) = self.jam_pattern(input, env) else {
             return Ok(None);
         };
-        let Op::Reduce {
-            op,
-            input: inner_input,
-            prefix,
-        } = &self.c.node(p.inner).op
-        else {
+        let Op::Reduce { prefix, .. } = &self.c.node(p.inner).op else {
             unreachable!("jam_pattern found a reduce")
         };
         let elem = self.elem_of(p.inner).expect("a scalar reduction");
-        let ty = super::code::rust_ty(elem);
         let mut pre = Vec::new();
         let mut rows = Vec::new();
         for m in p.map_inputs {
@@ -111,37 +105,16 @@ impl<'a> Gen<'a> {
                     .map(|(q, s)| Ok((*q, s.at(&at)?)))
                     .collect::<R<Vec<_>>>()?;
             let env_j = bind(env, binds);
-            let s = self.seq(*inner_input, &env_j)?;
-            let acc = self.name("a");
-            let x = self.name("x");
-            let (init, first) = match prefix {
-                Some(pf) => (self.scalar(*pf, &env_j)?.0, "0"),
-                None => (scalar_of(s.at("0")?), "1"),
-            };
-            let body = self.apply2(op, &acc, &x, elem, &env_j)?;
-            let len = self.name("n");
-            let one = format!(
-                "{{ let {x}: {ty} = {}; {acc} = {body}; }}",
-                scalar_of(s.at(&jj)?)
-            );
-            if fallible(&one) || fallible(&init) {
+            let Some(JamLane {
+                head,
+                one,
+                acc,
+                len,
+            }) = self.jam_lane(p.inner, &env_j, &jj)?
+            else {
                 return Ok(None);
-            }
-            let empty = match prefix {
-                Some(_) => String::new(),
-                None => format!(
-                    "if {len} == 0 {{ {}; }}",
-                    self.fail(
-                        p.inner,
-                        "\"reduction of an empty sequence without a prefix\""
-                    )
-                ),
             };
-            let head = format!(
-                "{}\nlet {len}: usize = {};\n{empty}\nlet mut {acc}: {ty} = {init};",
-                s.checks.join("\n"),
-                s.len
-            );
+            let first = if prefix.is_some() { "0" } else { "1" };
             lanes.push((head, one, first, acc, at, len));
         }
         let mut elems = Vec::new();
@@ -184,5 +157,65 @@ impl<'a> Gen<'a> {
                 elems.join("\n"),
             ),
         )))
+    }
+}
+
+/// One element of a jam: its head (the inner sequence's checks, its length, the empty check of a
+/// reduction without a prefix, the accumulator at its initial value) and its step at `j`.
+pub(super) struct JamLane {
+    pub head: String,
+    pub one: String,
+    pub acc: String,
+    pub len: String,
+}
+
+impl<'a> Gen<'a> {
+    /// The lane of the scalar reduction `inner` (read under `env_j`, one element's bindings) whose
+    /// step reads position `jj`; None where its step or initial value could fail.
+    pub(super) fn jam_lane(&self, inner: NodeId, env_j: &Env<'a>, jj: &str) -> R<Option<JamLane>> {
+        let Op::Reduce {
+            op,
+            input: inner_input,
+            prefix,
+        } = &self.c.node(inner).op
+        else {
+            unreachable!("a jam lane of a reduce")
+        };
+        let elem = self.elem_of(inner).expect("a scalar reduction");
+        let ty = super::code::rust_ty(elem);
+        let s = self.seq(*inner_input, env_j)?;
+        let acc = self.name("a");
+        let x = self.name("x");
+        let init = match prefix {
+            Some(pf) => self.scalar(*pf, env_j)?.0,
+            None => scalar_of(s.at("0")?),
+        };
+        let body = self.apply2(op, &acc, &x, elem, env_j)?;
+        let len = self.name("n");
+        let one = format!(
+            "{{ let {x}: {ty} = {}; {acc} = {body}; }}",
+            scalar_of(s.at(jj)?)
+        );
+        if fallible(&one) || fallible(&init) {
+            return Ok(None);
+        }
+        let empty = match prefix {
+            Some(_) => String::new(),
+            None => format!(
+                "if {len} == 0 {{ {}; }}",
+                self.fail(inner, "\"reduction of an empty sequence without a prefix\"")
+            ),
+        };
+        let head = format!(
+            "{}\nlet {len}: usize = {};\n{empty}\nlet mut {acc}: {ty} = {init};",
+            s.checks.join("\n"),
+            s.len
+        );
+        Ok(Some(JamLane {
+            head,
+            one,
+            acc,
+            len,
+        }))
     }
 }

@@ -120,35 +120,12 @@ impl<'a> Gen<'a> {
                 l => format!("({k} + {l})"),
             };
             let env_j = bind(env, [(p.f.params[0], rows.at(&at)?)]);
-            let s = self.seq(*inner_input, &env_j)?;
-            let (acc, x, len) = (self.name("a"), self.name("x"), self.name("n"));
-            let init = match prefix {
-                Some(pf) => self.scalar(*pf, &env_j)?.0,
-                None => scalar_of(s.at("0")?),
-            };
-            let body = self.apply2(op, &acc, &x, elem, &env_j)?;
-            let one = format!(
-                "{{ let {x}: {ty} = {}; {acc} = {body}; }}",
-                scalar_of(s.at(&jj)?)
-            );
-            if fallible(&one) || fallible(&init) {
+            let Some(super::JamLane { head, acc, len, .. }) =
+                self.jam_lane(p.inner, &env_j, &jj)?
+            else {
                 return Ok(None);
-            }
-            let empty = match prefix {
-                Some(_) => String::new(),
-                None => format!(
-                    "if {len} == 0 {{ {}; }}",
-                    self.fail(
-                        p.inner,
-                        "\"reduction of an empty sequence without a prefix\""
-                    )
-                ),
             };
-            heads.push(format!(
-                "{}\nlet {len}: usize = {};\n{empty}\nlet mut {acc}: {ty} = {init};",
-                s.checks.join("\n"),
-                s.len
-            ));
+            heads.push(head);
             lens.push(len);
             accs.push(acc);
         }
