@@ -110,7 +110,11 @@ mod tests {
         );
         assert_eq!(
             cpus_times(stat, &[0, 1], ms),
-            Some((ms(45206 + 43934), ms(4871828 + 210942 + 312031 + 3755)))
+            Some((
+                ms(45206 + 43934),
+                ms(2381565 + 100888 + 147870 + 1560 + 2490262 + 110054 + 164160 + 2195)
+            )),
+            "the two lines, not the aggregate (taken at another moment in this fixture)"
         );
         assert_eq!(cpus_times(stat, &[2], ms), None, "no line for cpu2");
         assert_eq!(cpus_times("cpu0 1 2 3\n", &[0], ms), None);
