@@ -9,8 +9,6 @@
 //! `cpuN` lines of `/proc/stat` for the CPUs in `Cpus_allowed_list`): what runs on the other
 //! cores does not take time from it. Unbound ranks on one node still count each other.
 
-use std::time::Duration;
-
 /// The CPUs in `Cpus_allowed_list` of the text of `/proc/self/status` (`0-3,6`), increasing.
 pub(crate) fn allowed_cpus(status: &str) -> Option<Vec<usize>> {
     let list = status
@@ -51,13 +49,9 @@ pub(crate) fn line_ticks(fields: &str) -> Option<(u64, u64)> {
     Some((steal, user + nice + system + irq + softirq))
 }
 
-/// Steal and busy time of the CPUs `cpus` from the text of `/proc/stat` (their `cpuN` lines);
-/// None if one of them has no line.
-pub(crate) fn cpus_times(
-    stat: &str,
-    cpus: &[usize],
-    tick: fn(u64) -> Duration,
-) -> Option<(Duration, Duration)> {
+/// Steal and busy time of the CPUs `cpus` from the text of `/proc/stat` (their `cpuN` lines),
+/// in USER_HZ ticks; None if one of them has no line.
+pub(crate) fn cpus_ticks(stat: &str, cpus: &[usize]) -> Option<(u64, u64)> {
     let (mut steal, mut busy, mut found) = (0, 0, 0);
     for line in stat.lines() {
         let Some(rest) = line.strip_prefix("cpu") else {
@@ -74,16 +68,12 @@ pub(crate) fn cpus_times(
             found += 1;
         }
     }
-    (found == cpus.len()).then(|| (tick(steal), tick(busy)))
+    (found == cpus.len()).then_some((steal, busy))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ms(t: u64) -> Duration {
-        Duration::from_millis(t * 10)
-    }
 
     #[test]
     fn the_allowed_list_is_read_with_ranges() {
@@ -105,18 +95,18 @@ mod tests {
                     cpu1 2490262 110054 164160 880911 14050 0 2195 43934 0 0\n\
                     intr 1 2 3\n";
         assert_eq!(
-            cpus_times(stat, &[1], ms),
-            Some((ms(43934), ms(2490262 + 110054 + 164160 + 2195)))
+            cpus_ticks(stat, &[1]),
+            Some((43934, 2490262 + 110054 + 164160 + 2195))
         );
         assert_eq!(
-            cpus_times(stat, &[0, 1], ms),
+            cpus_ticks(stat, &[0, 1]),
             Some((
-                ms(45206 + 43934),
-                ms(2381565 + 100888 + 147870 + 1560 + 2490262 + 110054 + 164160 + 2195)
+                45206 + 43934,
+                2381565 + 100888 + 147870 + 1560 + 2490262 + 110054 + 164160 + 2195
             )),
             "the two lines, not the aggregate (taken at another moment in this fixture)"
         );
-        assert_eq!(cpus_times(stat, &[2], ms), None, "no line for cpu2");
-        assert_eq!(cpus_times("cpu0 1 2 3\n", &[0], ms), None);
+        assert_eq!(cpus_ticks(stat, &[2]), None, "no line for cpu2");
+        assert_eq!(cpus_ticks("cpu0 1 2 3\n", &[0]), None);
     }
 }

@@ -148,9 +148,9 @@ impl TuningBackend for CpuBackend {
             .ok()
             .and_then(|s| super::affinity::allowed_cpus(&s));
         if let Some(mine) = allowed.filter(|c| c.len() < cpus)
-            && let Some((s, b)) = super::affinity::cpus_times(&stat, &mine, ticks)
+            && let Some((s, b)) = super::affinity::cpus_ticks(&stat, &mine)
         {
-            (steal, busy, cpus) = (s, b, mine.len());
+            (steal, busy, cpus) = (ticks(s), ticks(b), mine.len());
         }
         let own = proc_self_cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
         Some((steal + busy.saturating_sub(own), cpus))

@@ -68,6 +68,19 @@ impl SeqV {
         self.at.replace(I, &format!("({i})"))
     }
 
+    /// Element `i` read by node `node`, `i` checked against `len` (the interpreter's `index`
+    /// error). The read's index is named by the node: an element read inside another's
+    /// (`at(map(|p| at(scan_prefix(add, x, p), 2)), 1)`) must not shadow the outer index its
+    /// template reads.
+    pub(super) fn checked_at(&self, i: &str, len: &str, node: NodeId) -> String {
+        let k = node.0;
+        format!(
+            "surge_index<{}>((i64)({i}), {len}, {k}, surge_err, [&](u64 surge_k{k}) {{ return {}; }})",
+            cuda_type(self.elem),
+            self.at(&format!("surge_k{k}"))
+        )
+    }
+
     /// Element `i`, or the element template itself when `i` is the placeholder.
     pub(super) fn at_or_template(&self, i: &str) -> String {
         if i == I { self.at.clone() } else { self.at(i) }
@@ -193,18 +206,8 @@ impl Tr<'_> {
                 let i = self.scalar(*index, env)?;
                 match self.ty(*seq).depth() {
                     1 => {
-                        // The element's index is named by the node: an element read inside
-                        // another's (`at(map(|p| at(map(|e| e + p, x), 3)), 1)`) must not
-                        // shadow the outer index its template reads (`p`'s).
                         let s = self.seq(*seq, env)?;
-                        Ok(format!(
-                            "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k{}) {{ return {}; }})",
-                            cuda_type(s.elem),
-                            s.len,
-                            n.0,
-                            n.0,
-                            s.at(&format!("surge_k{}", n.0))
-                        ))
+                        Ok(s.checked_at(&i, &s.len, n))
                     }
                     _ => Err(self.unsupported(n, "to a scalar (it indexes a nested sequence)")),
                 }

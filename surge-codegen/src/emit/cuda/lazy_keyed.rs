@@ -122,18 +122,12 @@ impl Tr<'_> {
         (op, input, keys, prefix): (&Lambda, NodeId, NodeId, NodeId),
         env: &Env,
     ) -> Result<SeqV, CodegenError> {
-        let [pa, pb] = op.params.as_slice() else {
-            return Err(self.unsupported(n, "(its operator does not take two values)"));
-        };
         let x = self.seq(input, env)?;
         let ks = self.seq(keys, env)?;
         let init = self.scalar(prefix, env)?;
         let walk = Walk::new(n.0, pair_lengths(&x.len, &ks.len, 0, n), &ks);
         let (acc, next) = (format!("surge_ka{}", n.0), format!("surge_kb{}", n.0));
-        let mut op_env = env.clone();
-        op_env.insert(*pa, Bound::Scalar(acc.clone()));
-        op_env.insert(*pb, Bound::Scalar(next.clone()));
-        let combined = self.scalar(op.body, &op_env)?;
+        let combined = self.scalar_combine(n, op, (&acc, &next), env)?;
         let t = cuda_type(x.elem);
         let declare = format!("{t} {acc} = {init}; ");
         let step = format!("const {t} {next} = {}; {acc} = {combined}; ", x.at(&walk.q));

@@ -28,6 +28,23 @@ fn walk_bounds(prefixed: bool) -> (&'static str, String) {
 }
 
 impl Tr<'_> {
+    /// `op` (node `n`'s combiner of two scalars) applied to the locals `acc` and `next`.
+    pub(super) fn scalar_combine(
+        &self,
+        n: NodeId,
+        op: &Lambda,
+        (acc, next): (&str, &str),
+        env: &Env,
+    ) -> Result<String, CodegenError> {
+        let [pa, pb] = op.params.as_slice() else {
+            return Err(self.unsupported(n, "(its operator does not take two values)"));
+        };
+        let mut op_env = env.clone();
+        op_env.insert(*pa, Bound::Scalar(acc.to_string()));
+        op_env.insert(*pb, Bound::Scalar(next.to_string()));
+        self.scalar(op.body, &op_env)
+    }
+
     /// `scan(op, input, prefix)` (node `n`) over scalars, read lazily.
     pub(super) fn lazy_scan(
         &self,
@@ -35,9 +52,6 @@ impl Tr<'_> {
         (op, input, prefix): (&Lambda, NodeId, Option<NodeId>),
         env: &Env,
     ) -> Result<SeqV, CodegenError> {
-        let [pa, pb] = op.params.as_slice() else {
-            return Err(self.unsupported(n, "(its operator does not take two values)"));
-        };
         let x = self.seq(input, env)?;
         let k = n.0;
         let (acc, next, j) = (
@@ -45,10 +59,7 @@ impl Tr<'_> {
             format!("surge_cb{k}"),
             format!("surge_cj{k}"),
         );
-        let mut op_env = env.clone();
-        op_env.insert(*pa, Bound::Scalar(acc.clone()));
-        op_env.insert(*pb, Bound::Scalar(next.clone()));
-        let combined = self.scalar(op.body, &op_env)?;
+        let combined = self.scalar_combine(n, op, (&acc, &next), env)?;
         let init = match prefix {
             Some(p) => self.scalar(p, env)?,
             None => x.at("0"),

@@ -149,17 +149,10 @@ impl Tr<'_> {
                 // Each component indexed alike (the index checked once per component).
                 let t = self.tuples(*seq, env)?;
                 let i = self.scalar(*index, env)?;
-                let at = |p: &SeqV| {
-                    format!(
-                        "surge_index<{}>((i64)({i}), {}, {}, surge_err, [&](u64 surge_k{}) {{ return {}; }})",
-                        super::cuda_type(p.elem),
-                        t.len,
-                        n.0,
-                        n.0,
-                        p.at(&format!("surge_k{}", n.0))
-                    )
-                };
-                Ok(t.parts.iter().map(at).collect())
+                Ok(t.parts
+                    .iter()
+                    .map(|p| p.checked_at(&i, &t.len, n))
+                    .collect())
             }
             // Folded in the element unless an earlier phase stored it.
             (_, Op::Reduce { op, input, prefix })
