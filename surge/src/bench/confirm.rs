@@ -89,6 +89,8 @@ pub struct Confirmation {
     pub reference_seconds: f64,
     /// Every contender's batch times.
     pub contenders: Vec<ContenderTimes>,
+    /// The limit's batch times, when one was timed in the same rounds ([`confirm_with_limit`]).
+    pub limit: Option<ContenderTimes>,
     /// Rounds measured again because others took the machine during them.
     pub discarded: usize,
     /// The largest fraction of the machine's CPU time others took during a kept round.
@@ -112,13 +114,42 @@ pub fn confirm(
     contenders: &mut [Contender<'_>],
     backend: &dyn TuningBackend,
 ) -> Result<Confirmation> {
+    confirm_with_limit(contenders, None, backend)
+}
+
+/// [`confirm`] with the machine's limit for this work timed in the same rounds, after the
+/// contenders (a bandwidth probe moving the kernel's bytes): load and the machine's drift then
+/// hit the limit as they hit the kernels, and [`Confirmation::limit`] holds its times, on
+/// neither side of the ratio.
+pub fn confirm_with_limit<'a>(
+    contenders: &mut [Contender<'a>],
+    limit: Option<Contender<'a>>,
+    backend: &dyn TuningBackend,
+) -> Result<Confirmation> {
+    let own = contenders.len();
+    let mut all: Vec<&mut Contender<'a>> = contenders.iter_mut().collect();
+    let mut limit = limit;
+    if let Some(l) = limit.as_mut() {
+        all.push(l);
+    }
+    let (times, disturbance) = rounds(&mut all, backend)?;
+    let mut conf = summarize(contenders, &times[..own], disturbance);
+    conf.limit = limit.map(|l| times_of(&l, &times[own]));
+    Ok(conf)
+}
+
+/// The interleaved rounds: every contender's batch times, and the disturbance of the kept rounds.
+fn rounds(
+    contenders: &mut [&mut Contender<'_>],
+    backend: &dyn TuningBackend,
+) -> Result<(Vec<Vec<f64>>, Disturbance)> {
     assert!(
         contenders.iter().any(|c| c.reference) && contenders.iter().any(|c| !c.reference),
         "a confirmation compares own contenders with reference ones"
     );
     let reps = contenders
         .iter_mut()
-        .map(calibrate)
+        .map(|c| calibrate(c))
         .collect::<Result<Vec<_>>>()?;
     let cfg = TrainingConfig::default();
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); contenders.len()];
@@ -130,7 +161,7 @@ pub fn confirm(
         }
         disturbance.absorb(d);
     }
-    Ok(summarize(contenders, &times, disturbance))
+    Ok((times, disturbance))
 }
 
 /// Calls per batch of one contender, after two warm calls.
@@ -147,7 +178,7 @@ fn calibrate(c: &mut Contender<'_>) -> Result<usize> {
 
 /// One batch of every contender, in order, each after [`WARM`] of untimed calls, in seconds
 /// per call.
-fn one_round(contenders: &mut [Contender<'_>], reps: &[usize]) -> Result<Vec<f64>> {
+fn one_round(contenders: &mut [&mut Contender<'_>], reps: &[usize]) -> Result<Vec<f64>> {
     let mut out = Vec::with_capacity(contenders.len());
     for (c, &n) in contenders.iter_mut().zip(reps) {
         let w = Instant::now();
@@ -166,17 +197,22 @@ fn one_round(contenders: &mut [Contender<'_>], reps: &[usize]) -> Result<Vec<f64
     Ok(out)
 }
 
+/// One contender's batch times summarized.
+fn times_of(c: &Contender<'_>, t: &[f64]) -> ContenderTimes {
+    ContenderTimes {
+        name: c.name.clone(),
+        reference: c.reference,
+        min_seconds: quantile(t, 0.0),
+        low_seconds: quantile(t, QUANTILE),
+        median_seconds: median(t),
+    }
+}
+
 fn summarize(contenders: &[Contender<'_>], times: &[Vec<f64>], d: Disturbance) -> Confirmation {
     let each: Vec<ContenderTimes> = contenders
         .iter()
         .zip(times)
-        .map(|(c, t)| ContenderTimes {
-            name: c.name.clone(),
-            reference: c.reference,
-            min_seconds: quantile(t, 0.0),
-            low_seconds: quantile(t, QUANTILE),
-            median_seconds: median(t),
-        })
+        .map(|(c, t)| times_of(c, t))
         .collect();
     let fastest_in = |reference: bool, r: usize| {
         contenders
@@ -210,6 +246,7 @@ fn summarize(contenders: &[Contender<'_>], times: &[Vec<f64>], d: Disturbance) -
         reference,
         reference_seconds,
         contenders: each,
+        limit: None,
         discarded: d.discarded,
         steal: d.steal,
     }
@@ -258,6 +295,25 @@ mod tests {
             r.own_seconds >= 1e-3 && r.reference_seconds >= 2e-3,
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn a_limit_is_timed_in_the_same_rounds_on_neither_side() {
+        let mut c = vec![sleeper("variant", false, 1000), sleeper("mkl", true, 2000)];
+        // The limit is the fastest contender: were it on the own side, the ratio would be ~4.
+        let limit = sleeper("bandwidth probe", false, 500);
+        let backend = SimulatedBackend::sparse("bench");
+        let r = confirm_with_limit(&mut c, Some(limit), &backend).unwrap();
+        assert_eq!(r.own, "variant");
+        assert!((1.5..2.2).contains(&r.ratio), "{r:?}");
+        assert_eq!(r.contenders.len(), 2);
+        let l = r.limit.expect("the limit's times");
+        assert_eq!(l.name, "bandwidth probe");
+        assert!(
+            l.low_seconds >= 5e-4 && l.low_seconds < r.own_seconds,
+            "{l:?}"
+        );
+        assert_eq!(confirm(&mut c, &backend).unwrap().limit, None);
     }
 
     #[test]

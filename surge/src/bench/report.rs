@@ -70,6 +70,8 @@ pub fn spmv_input_json(r: &InputResult) -> Value {
         j["bytes"] = json!(t.bytes);
         j["best_gbps"] = json!(t.best_gbps);
         j["bandwidth_gbps"] = json!(t.bandwidth_gbps);
+        j["bandwidth_limit"] = json!(t.limit);
+        j["read_probe_gbps"] = json!(t.read_gbps);
         j["fraction_of_bandwidth"] = json!(t.fraction_of_bandwidth);
     }
     j
@@ -232,8 +234,15 @@ pub fn input_text(r: &InputResult) -> String {
         t.fraction_of_bandwidth.map_or(
             format!("\n    {:.1} GB/s (fits the last-level cache)", t.best_gbps),
             |f| {
+                let how = match t.limit {
+                    super::spmv_cpu::LimitKind::Traffic => format!(
+                        "moving its bytes in the same rounds; read-only probe {:.1}",
+                        t.read_gbps
+                    ),
+                    super::spmv_cpu::LimitKind::Read => "read-only probe".into(),
+                };
                 format!(
-                    "\n    {:.1} GB/s of {:.1} measured: {f:.2} of the bandwidth",
+                    "\n    {:.1} GB/s of {:.1} measured ({how}): {f:.2} of the bandwidth",
                     t.best_gbps, t.bandwidth_gbps
                 )
             },

@@ -13,7 +13,7 @@
 //! variants once and, once, two whose single chunk of 4096 rows left the second thread idle
 //! (ratio 1.27, 1.18, 0.84). Against rayon the reference is timed once after the screening.
 
-use super::confirm::{Confirmation, Contender, confirm};
+use super::confirm::{Confirmation, Contender, confirm_with_limit};
 use super::{BenchOptions, InputResult, Reference, measure_batched, summarize, time_variants};
 use crate::apps::spmv_app;
 use crate::mtx::CsrMatrix;
@@ -22,6 +22,7 @@ use crate::tune::{TuneInput, Tuned};
 use crate::{Computation, Kernels, Result, SurgeError, Target, Workspace};
 use surge_cpu::baseline::mkl::{Mkl, MklCsr};
 use surge_cpu::baseline::rayon_ref;
+use surge_cpu::baseline::traffic::TrafficProbe;
 
 /// The least length of one screening sample, in seconds.
 pub const SCREEN_SAMPLE: f64 = 1e-3;
@@ -63,18 +64,41 @@ pub struct TunedResult {
 
 /// The best variant's memory traffic: the bytes any storage of the matrix must move per SpMV
 /// (its values, x read once, y written once) over its confirmed time, against the machine's
-/// read bandwidth (`bench::bandwidth`, best of 5 passes over 256 MiB arrays, probed before each
-/// such input, the best over the run kept). CSR's column indices and row offsets are not
-/// counted, since the diagonal layout reads none: a CSR or SELL variant's fraction understates
-/// its use of the bandwidth by up to a third. A matrix whose CSR bytes fit the last-level cache has no DRAM limit
-/// (`fraction_of_bandwidth` is null). Probing around each input's confirmation instead, with
-/// 1 GiB arrays idle for minutes between samples, read 5.7-15.8 GB/s on a machine that reads 35.
+/// limit for moving those bytes. Against MKL, the limit is the traffic probe
+/// (`surge_cpu::baseline::traffic`: the same reads, and y's bytes written with streaming
+/// stores), timed as one more contender in the confirmation's interleaved rounds and summarized
+/// by the same quantile of its batches. The read-only probe (`bench::bandwidth`, best of 5
+/// passes over 256 MiB arrays before each such input, the best over the run kept) is reported
+/// beside it, and is the limit against rayon. Why: with the read probe as the limit, the
+/// diagonal SpMV of a 5-point Laplacian ran at 1.14 of it and a banded matrix at 1.16
+/// (2026-11-27, `surge bench spmv`): the probe was taken at another moment than the kernel on a
+/// machine whose bandwidth moves by up to 2× within seconds, and it only reads, while on this
+/// AMD EPYC VM a pass that also streams out a sixth as many bytes moves more bytes per second
+/// in all. CSR's column indices and row offsets are not counted, since the diagonal layout
+/// reads none: a CSR or SELL variant's fraction understates its use of the bandwidth by up to a
+/// third. A matrix whose CSR bytes fit the last-level cache has no DRAM limit
+/// (`fraction_of_bandwidth` is null).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Traffic {
     pub bytes: f64,
     pub best_gbps: f64,
+    /// The limit: `bytes` over the traffic probe's time (in the same rounds), or the read
+    /// probe's rate (see `limit`).
     pub bandwidth_gbps: f64,
+    pub limit: LimitKind,
+    /// The read-only probe's best rate over the run (NaN when none ran), for comparison.
+    pub read_gbps: f64,
     pub fraction_of_bandwidth: Option<f64>,
+}
+
+/// Which probe a [`Traffic`]'s limit comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    /// The traffic probe (`surge_cpu::baseline::traffic`), timed in the confirmation's rounds.
+    Traffic,
+    /// The read-only probe, taken before the input.
+    Read,
 }
 
 /// The read bandwidth: a new probe, held to the best this process has measured (the CLI benches
@@ -117,7 +141,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         Some(path) => Some(Tuned::open_from(path, &workload, &backend)?),
         None => None,
     };
-    let l3 = surge_codegen::gemm::Machine::query().l3_bytes as f64;
+    let l3 = l3_bytes();
     let limit = inputs
         .iter()
         .any(|(_, m)| csr_bytes(m) > l3)
@@ -140,6 +164,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
                     x: &x,
                     name,
                     flops,
+                    in_dram,
                 };
                 let (reference, conf, tuned) =
                     confirm_vs_mkl(&input, &variants, tuned.as_ref(), threads, &backend)?;
@@ -168,16 +193,46 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
             r.confirmation = Some(conf);
             r.tuned = tuned;
         }
-        let best_gbps = min_bytes(m) * r.best_rate / flops;
-        r.traffic = Some(Traffic {
-            bytes: min_bytes(m),
-            best_gbps,
-            bandwidth_gbps: limit.unwrap_or(f64::NAN),
-            fraction_of_bandwidth: limit.filter(|_| in_dram).map(|l| best_gbps / l),
-        });
+        r.traffic = Some(traffic(
+            m,
+            r.best_rate / flops,
+            limit,
+            r.confirmation.as_ref(),
+        ));
         out.push(r);
     }
     Ok(out)
+}
+
+/// The best variant's traffic (`seconds_per_flop` its confirmed speed) against the limit: the
+/// traffic probe timed in its confirmation's rounds where there was one (same quantile of the
+/// batches as the variant's), else the read probe `read_gbps`.
+fn traffic(
+    m: &CsrMatrix,
+    seconds_per_flop: f64,
+    read_gbps: Option<f64>,
+    conf: Option<&Confirmation>,
+) -> Traffic {
+    let bytes = min_bytes(m);
+    let best_gbps = bytes * seconds_per_flop;
+    let probe = conf.and_then(|c| c.limit.as_ref());
+    let (limit, kind) = match probe {
+        Some(p) => (Some(bytes / p.low_seconds / 1e9), LimitKind::Traffic),
+        None => (read_gbps, LimitKind::Read),
+    };
+    let in_dram = probe.is_some() || csr_bytes(m) > l3_bytes();
+    Traffic {
+        bytes,
+        best_gbps,
+        bandwidth_gbps: limit.unwrap_or(f64::NAN),
+        limit: kind,
+        read_gbps: read_gbps.unwrap_or(f64::NAN),
+        fraction_of_bandwidth: limit.filter(|_| in_dram).map(|l| best_gbps / l),
+    }
+}
+
+fn l3_bytes() -> f64 {
+    surge_codegen::gemm::Machine::query().l3_bytes as f64
 }
 
 /// One benchmarked matrix and what was built for it.
@@ -188,6 +243,8 @@ struct Input<'a> {
     x: &'a [f64],
     name: &'a str,
     flops: f64,
+    /// Its CSR bytes exceed the last-level cache: a traffic probe is timed beside it.
+    in_dram: bool,
 }
 
 /// The screening's candidates (and the model's pick, with `tuned`) confirmed against MKL:
@@ -405,9 +462,31 @@ fn vs_mkl(
     if let Some(an) = an {
         contenders.push(mkl_contender(threads, an));
     }
-    let conf = confirm(&mut contenders, backend)?;
+    let limit = i.in_dram.then(|| traffic_contender(m, threads));
+    let conf = confirm_with_limit(&mut contenders, limit, backend)?;
     Ok((format!("{} ({})", conf.reference, version(lib)), conf))
 }
+
+/// The limit of an SpMV in DRAM, timed in its confirmation's rounds: a pass that reads what any
+/// storage of `m` must read (its values and `x`) and streams out `y`
+/// (`surge_cpu::baseline::traffic`), on `threads`.
+fn traffic_contender<'a>(m: &CsrMatrix, threads: usize) -> Contender<'a> {
+    let read = 8 * (m.nnz() + m.cols);
+    let pool = surge_cpu::native::skeleton::pool(threads);
+    let mut probe = pool.install(|| TrafficProbe::new(read, 8 * m.rows));
+    Contender {
+        name: TRAFFIC_PROBE.into(),
+        reference: false,
+        call: Box::new(move || {
+            pool.install(|| probe.pass());
+            Ok(())
+        }),
+        after: None,
+    }
+}
+
+/// The traffic probe's name in a confirmation.
+pub const TRAFFIC_PROBE: &str = "bandwidth: the matrix's reads and y's streaming writes";
 
 /// Names the MKL that was timed: Debian's 2020.4 and oneMKL 2026 differ.
 fn version(lib: &Mkl) -> String {

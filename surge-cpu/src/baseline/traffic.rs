@@ -1,0 +1,151 @@
+//! A bandwidth probe with a kernel's own mix of traffic: it reads `read` bytes and writes
+//! `write` bytes with streaming stores, as an SpMV in DRAM reads its matrix and `x` and
+//! streams `y` out (the diagonal and SELL kernels' `store_block`).
+//!
+//! Why not the read probe ([`super::bandwidth`]): on this project's 2-core AMD EPYC VMs the
+//! reads and the streaming writes of one kernel travel apart, so a kernel that does both moves
+//! more bytes per second than a read-only pass can: in one run a pass reading 1 GiB ran at
+//! 28.0 GB/s where one that also streamed out a sixth as many bytes moved 32.4 GB/s in all,
+//! and the diagonal SpMV of a 5-point Laplacian (`surge bench spmv`, 2026-11-27) moved
+//! 35.4 GB/s against a read probe of 31.0 taken before it: a fraction of the limit of 1.14, a
+//! limit that was wrong. The machine's bandwidth also moves by up to 2× within seconds (other
+//! tenants share its memory), so this probe is timed in the same interleaved rounds as the
+//! kernels it limits (`surge::bench::confirm`), with the same statistic.
+
+use rayon::prelude::*;
+
+/// Chunks one pass is cut into (spread over the current rayon pool).
+const CHUNKS: usize = 256;
+/// Doubles written at once, as the diagonal kernel's `store_block` writes its 64 rows.
+const BLOCK: usize = 64;
+/// Doubles ahead of the current read that each read line's prefetch asks for (8 KiB), as the
+/// diagonal kernel's `prefetch_ahead` does.
+const AHEAD: usize = 1024;
+
+/// Arrays sized like one kernel call's traffic; see the module's notes.
+#[derive(Debug)]
+pub struct TrafficProbe {
+    read: Vec<f64>,
+    write: Vec<f64>,
+}
+
+impl TrafficProbe {
+    /// A probe that reads `read_bytes` and writes `write_bytes` per pass (the reads rounded up
+    /// to whole lines per chunk, the writes to whole blocks per chunk), filled in parallel so
+    /// their pages are spread as the kernels' are.
+    pub fn new(read_bytes: usize, write_bytes: usize) -> TrafficProbe {
+        let n =
+            |bytes: usize, unit: usize| (bytes / 8).div_ceil(unit * CHUNKS).max(1) * unit * CHUNKS;
+        TrafficProbe {
+            read: (0..n(read_bytes, 8))
+                .into_par_iter()
+                .map(|i| (i % 11) as f64)
+                .collect(),
+            write: (0..n(write_bytes, BLOCK))
+                .into_par_iter()
+                .map(|_| 0.0)
+                .collect(),
+        }
+    }
+
+    /// The bytes one pass moves (reads plus writes).
+    pub fn bytes(&self) -> f64 {
+        8.0 * (self.read.len() + self.write.len()) as f64
+    }
+
+    /// One pass on the current rayon pool: each chunk of the read array is summed (each line
+    /// prefetched [`AHEAD`]), and after every stretch of it the matching block of the write
+    /// array is written with streaming stores (the running sum, so the reads cannot be
+    /// skipped), as a kernel writes its output block by block.
+    pub fn pass(&mut self) {
+        // The lengths are multiples of 8 · CHUNKS and BLOCK · CHUNKS: CHUNKS chunks each.
+        let rc = self.read.len() / CHUNKS;
+        let wc = self.write.len() / CHUNKS;
+        self.read
+            .par_chunks(rc)
+            .zip(self.write.par_chunks_mut(wc))
+            .for_each(|(r, w)| read_then_stream(r, w));
+        fence();
+    }
+}
+
+/// Reads `r` in as many stretches as `w` has blocks, streaming one block out after each.
+fn read_then_stream(r: &[f64], w: &mut [f64]) {
+    let blocks = (w.len() / BLOCK).max(1);
+    let stretch = r.len().div_ceil(blocks).next_multiple_of(8);
+    let mut acc = [0.0f64; 8];
+    for (b, part) in r.chunks(stretch).enumerate() {
+        let start = b * stretch;
+        for (l, line) in part.chunks(8).enumerate() {
+            prefetch(r, start + 8 * l + AHEAD);
+            for (a, v) in acc.iter_mut().zip(line) {
+                *a += v;
+            }
+        }
+        if let Some(dst) = w.get_mut(b * BLOCK..(b + 1) * BLOCK) {
+            stream_block(dst, acc.iter().sum());
+        }
+    }
+}
+
+/// Asks for the line holding `r[at]` (nothing past the end).
+#[inline(always)]
+fn prefetch(r: &[f64], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < r.len() {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch never faults; the address is inside `r` anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(r.as_ptr().add(at).cast()) };
+    }
+}
+
+/// Writes `v` to every element of `dst` with streaming stores where the target allows.
+fn stream_block(dst: &mut [f64], v: f64) {
+    #[cfg(target_arch = "x86_64")]
+    if dst.as_ptr() as usize % 16 == 0 && dst.len() % 2 == 0 {
+        use std::arch::x86_64::{_mm_set1_pd, _mm_stream_pd};
+        let p = dst.as_mut_ptr();
+        for j in (0..dst.len()).step_by(2) {
+            // SAFETY: `p + j` holds two f64 of `dst` and is 16-byte aligned; SSE2 is part of
+            // x86_64.
+            unsafe { _mm_stream_pd(p.add(j), _mm_set1_pd(v)) };
+        }
+        return;
+    }
+    dst.fill(v);
+}
+
+/// Orders the streaming stores before the pass is timed as done.
+fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a fence has no preconditions.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_writes_every_block_from_the_reads_and_counts_its_bytes() {
+        let mut p = TrafficProbe::new(8 * 100_000, 8 * 20_000);
+        // Reads rounded up to 8 · 256, writes to 64 · 256 doubles.
+        assert_eq!(p.bytes(), 8.0 * (100_352.0 + 32_768.0));
+        p.pass();
+        // Every block holds one running sum of the reads (all ≥ 0 and growing, since the
+        // read array holds i % 11).
+        for b in p.write.chunks(BLOCK) {
+            assert!(b.iter().all(|v| *v == b[0] && *v > 0.0), "{b:?}");
+        }
+    }
+
+    #[test]
+    fn tiny_sizes_still_give_every_chunk_work() {
+        let mut p = TrafficProbe::new(0, 0);
+        assert_eq!(p.bytes(), 8.0 * (8.0 + 64.0) * CHUNKS as f64);
+        p.pass();
+        assert!(p.write.iter().all(|v| *v > 0.0));
+    }
+}
