@@ -89,7 +89,8 @@ pub struct Confirmation {
     pub reference_seconds: f64,
     /// Every contender's batch times.
     pub contenders: Vec<ContenderTimes>,
-    /// The limit's batch times, when one was timed in the same rounds ([`confirm_with_limit`]).
+    /// The fastest limit's batch times, when limits were timed in the same rounds
+    /// ([`confirm_with_limit`]).
     pub limit: Option<ContenderTimes>,
     /// Rounds measured again because others took the machine during them.
     pub discarded: usize,
@@ -114,27 +115,28 @@ pub fn confirm(
     contenders: &mut [Contender<'_>],
     backend: &dyn TuningBackend,
 ) -> Result<Confirmation> {
-    confirm_with_limit(contenders, None, backend)
+    confirm_with_limit(contenders, Vec::new(), backend)
 }
 
 /// [`confirm`] with the machine's limit for this work timed in the same rounds, after the
-/// contenders (a bandwidth probe moving the kernel's bytes): load and the machine's drift then
-/// hit the limit as they hit the kernels, and [`Confirmation::limit`] holds its times, on
-/// neither side of the ratio.
+/// contenders (bandwidth probes moving the kernel's bytes in several ways): load and the
+/// machine's drift then hit the limit as they hit the kernels, and [`Confirmation::limit`]
+/// holds the times of the fastest of `limits`, on neither side of the ratio.
 pub fn confirm_with_limit<'a>(
     contenders: &mut [Contender<'a>],
-    limit: Option<Contender<'a>>,
+    mut limits: Vec<Contender<'a>>,
     backend: &dyn TuningBackend,
 ) -> Result<Confirmation> {
     let own = contenders.len();
     let mut all: Vec<&mut Contender<'a>> = contenders.iter_mut().collect();
-    let mut limit = limit;
-    if let Some(l) = limit.as_mut() {
-        all.push(l);
-    }
+    all.extend(limits.iter_mut());
     let (times, disturbance) = rounds(&mut all, backend)?;
     let mut conf = summarize(contenders, &times[..own], disturbance);
-    conf.limit = limit.map(|l| times_of(&l, &times[own]));
+    conf.limit = limits
+        .iter()
+        .zip(&times[own..])
+        .map(|(l, t)| times_of(l, t))
+        .min_by(|a, b| a.low_seconds.total_cmp(&b.low_seconds));
     Ok(conf)
 }
 
@@ -301,9 +303,12 @@ mod tests {
     fn a_limit_is_timed_in_the_same_rounds_on_neither_side() {
         let mut c = vec![sleeper("variant", false, 1000), sleeper("mkl", true, 2000)];
         // The limit is the fastest contender: were it on the own side, the ratio would be ~4.
-        let limit = sleeper("bandwidth probe", false, 500);
+        let limits = vec![
+            sleeper("slow probe", false, 800),
+            sleeper("bandwidth probe", false, 500),
+        ];
         let backend = SimulatedBackend::sparse("bench");
-        let r = confirm_with_limit(&mut c, Some(limit), &backend).unwrap();
+        let r = confirm_with_limit(&mut c, limits, &backend).unwrap();
         assert_eq!(r.own, "variant");
         assert!((1.5..2.2).contains(&r.ratio), "{r:?}");
         assert_eq!(r.contenders.len(), 2);

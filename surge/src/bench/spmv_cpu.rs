@@ -22,7 +22,7 @@ use crate::tune::{TuneInput, Tuned};
 use crate::{Computation, Kernels, Result, SurgeError, Target, Workspace};
 use surge_cpu::baseline::mkl::{Mkl, MklCsr};
 use surge_cpu::baseline::rayon_ref;
-use surge_cpu::baseline::traffic::TrafficProbe;
+use surge_cpu::baseline::traffic::{Pattern, TrafficProbe};
 
 /// The least length of one screening sample, in seconds.
 pub const SCREEN_SAMPLE: f64 = 1e-3;
@@ -66,8 +66,8 @@ pub struct TunedResult {
 /// (its values, x read once, y written once) over its confirmed time, against the machine's
 /// limit for moving those bytes. Against MKL, the limit is the traffic probe
 /// (`surge_cpu::baseline::traffic`: the same reads, and y's bytes written with streaming
-/// stores), timed as one more contender in the confirmation's interleaved rounds and summarized
-/// by the same quantile of its batches. The read-only probe (`bench::bandwidth`, best of 5
+/// stores, in three read patterns), timed as more contenders in the confirmation's interleaved
+/// rounds: its fastest batch, the best the machine did while the variants ran. The read-only probe (`bench::bandwidth`, best of 5
 /// passes over 256 MiB arrays before each such input, the best over the run kept) is reported
 /// beside it, and is the limit against rayon. Why: with the read probe as the limit, the
 /// diagonal SpMV of a 5-point Laplacian ran at 1.14 of it and a banded matrix at 1.16
@@ -205,8 +205,9 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
 }
 
 /// The best variant's traffic (`seconds_per_flop` its confirmed speed) against the limit: the
-/// traffic probe timed in its confirmation's rounds where there was one (same quantile of the
-/// batches as the variant's), else the read probe `read_gbps`.
+/// fastest batch of the traffic probes timed in its confirmation's rounds where there were
+/// some (a limit is the best the machine did; the variant stands for the lower quantile of its
+/// batches), else the read probe `read_gbps`.
 fn traffic(
     m: &CsrMatrix,
     seconds_per_flop: f64,
@@ -217,7 +218,7 @@ fn traffic(
     let best_gbps = bytes * seconds_per_flop;
     let probe = conf.and_then(|c| c.limit.as_ref());
     let (limit, kind) = match probe {
-        Some(p) => (Some(bytes / p.low_seconds / 1e9), LimitKind::Traffic),
+        Some(p) => (Some(bytes / p.min_seconds / 1e9), LimitKind::Traffic),
         None => (read_gbps, LimitKind::Read),
     };
     let in_dram = probe.is_some() || csr_bytes(m) > l3_bytes();
@@ -462,30 +463,40 @@ fn vs_mkl(
     if let Some(an) = an {
         contenders.push(mkl_contender(threads, an));
     }
-    let limit = i.in_dram.then(|| traffic_contender(m, threads));
-    let conf = confirm_with_limit(&mut contenders, limit, backend)?;
+    let limits = if i.in_dram {
+        traffic_contenders(m, threads)
+    } else {
+        Vec::new()
+    };
+    let conf = confirm_with_limit(&mut contenders, limits, backend)?;
     Ok((format!("{} ({})", conf.reference, version(lib)), conf))
 }
 
-/// The limit of an SpMV in DRAM, timed in its confirmation's rounds: a pass that reads what any
-/// storage of `m` must read (its values and `x`) and streams out `y`
-/// (`surge_cpu::baseline::traffic`), on `threads`.
-fn traffic_contender<'a>(m: &CsrMatrix, threads: usize) -> Contender<'a> {
+/// The limits of an SpMV in DRAM, timed in its confirmation's rounds: passes that read what any
+/// storage of `m` must read (its values and `x`) and stream out `y`
+/// (`surge_cpu::baseline::traffic`), on `threads`, one per read pattern (the fastest counts).
+fn traffic_contenders<'a>(m: &CsrMatrix, threads: usize) -> Vec<Contender<'a>> {
     let read = 8 * (m.nnz() + m.cols);
     let pool = surge_cpu::native::skeleton::pool(threads);
-    let mut probe = pool.install(|| TrafficProbe::new(read, 8 * m.rows));
-    Contender {
-        name: TRAFFIC_PROBE.into(),
-        reference: false,
-        call: Box::new(move || {
-            pool.install(|| probe.pass());
-            Ok(())
-        }),
-        after: None,
-    }
+    Pattern::ALL
+        .iter()
+        .map(|&p| {
+            let pool = pool.clone();
+            let mut probe = pool.install(|| TrafficProbe::new(read, 8 * m.rows, p));
+            Contender {
+                name: format!("{TRAFFIC_PROBE} ({p})"),
+                reference: false,
+                call: Box::new(move || {
+                    pool.install(|| probe.pass());
+                    Ok(())
+                }),
+                after: None,
+            }
+        })
+        .collect()
 }
 
-/// The traffic probe's name in a confirmation.
+/// The traffic probes' name in a confirmation.
 pub const TRAFFIC_PROBE: &str = "bandwidth: the matrix's reads and y's streaming writes";
 
 /// Names the MKL that was timed: Debian's 2020.4 and oneMKL 2026 differ.
