@@ -90,14 +90,15 @@ mod tests {
         let input = TuneInput::sized(App::Reduce, 1000).unwrap();
         let v = sim.variants(&input).unwrap()[0].clone();
         let mut calls = 0;
-        let mut count = || calls += 1;
-        let a = Answering::new(&sim, &mut count);
-        assert_eq!(a.platform(), sim.platform());
-        let once = a.run_once(&input, &v).unwrap();
-        let batch = a.run_batch(&input, &v, 3).unwrap();
-        assert_eq!(once, sim.run_once(&input, &v).unwrap());
-        assert_eq!(batch, sim.run_batch(&input, &v, 3).unwrap());
-        drop(a);
+        {
+            let mut count = || calls += 1;
+            let a = Answering::new(&sim, &mut count);
+            assert_eq!(a.platform(), sim.platform());
+            let once = a.run_once(&input, &v).unwrap();
+            let batch = a.run_batch(&input, &v, 3).unwrap();
+            assert_eq!(once, sim.run_once(&input, &v).unwrap());
+            assert_eq!(batch, sim.run_batch(&input, &v, 3).unwrap());
+        }
         assert_eq!(calls, 2);
     }
 }
