@@ -63,6 +63,37 @@ fn quick() -> TuneOptions {
     }
 }
 
+/// The test inputs' scores travel between MPI ranks as JSON (`surge::mpi::campaign`): they
+/// come back the same, and sum up to the same evaluation, as scored in this process.
+#[test]
+fn test_scores_travel_as_json_unchanged() {
+    let backend = SimulatedBackend::sparse("spmv");
+    let features = App::Spmv.workload();
+    let opts = quick();
+    let store = tune(&backend, &features, &train_set(), &opts, &mut |_| {}).unwrap();
+    let mut tuned = Tuned::from_store(&features, store, &backend);
+    tuned.print_warnings = false;
+    let scored: Vec<surge::tune::scoring::Scored> = test_set()
+        .iter()
+        .map(|i| {
+            surge::tune::scoring::score(&tuned, &backend, i, &opts.training, &mut |_, _| {})
+                .unwrap()
+        })
+        .collect();
+    let travelled: Vec<surge::tune::scoring::Scored> = scored
+        .iter()
+        .map(|s| serde_json::from_slice(&serde_json::to_vec(s).unwrap()).unwrap())
+        .collect();
+    let here = report::Evaluation::from_scored(scored).unwrap();
+    let there = report::Evaluation::from_scored(travelled).unwrap();
+    assert_eq!(
+        serde_json::to_value(&here).unwrap(),
+        serde_json::to_value(&there).unwrap()
+    );
+    assert_eq!(here.results.len(), test_set().len());
+    assert!(report::Evaluation::from_scored(Vec::new()).is_err());
+}
+
 fn learns_planted_rule(kind: ModelKind) {
     let backend = SimulatedBackend::sparse("spmv");
     let features = App::Spmv.workload();

@@ -9,7 +9,9 @@
 #   - conjugate gradients on the distributed SpMV, with its true-residual check;
 #   - distributed k-means against one rank's (generated points, iris, wine; a rank with no
 #     point): equal iterations and counts, centroids to 1e-12;
-#   - a tuning campaign over the ranks, stopped midway and resumed from its journal.
+#   - a tuning campaign over the ranks, stopped midway and resumed from its journal;
+#   - an spmv campaign whose test inputs are scored over the ranks: each once, all in the
+#     report, the summary's fields as one process's.
 # SURGE_MATRICES_DIR overrides ../shared/matrices.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -88,12 +90,30 @@ done
 t=$(mktemp -d)
 mkdir "$t/in" "$t/test"
 cp "$M/494_bus.mtx" "$M/Erdos971.mtx" "$M/lp_e226.mtx" "$t/in/"
-cp "$M/west0479.mtx" "$t/test/"
+cp "$M/west0479.mtx" "$M/arrow.mtx" "$M/dwt_992.mtx" "$t/test/"
 run="mpirun -np 2 --oversubscribe"
-SURGE_DATA=$t $run "$bin/surge" tune spmv --platform cpu --inputs "$t/in" --test "$t/test" \
-  --repetitions 1 --retime-within -1 --confirm-rounds 1 --selection-rows 0 --min-class-inputs 1 \
-  --json >"$t/tune.json" 2>/dev/null
+quick=(--platform cpu --inputs "$t/in" --test "$t/test" --repetitions 1 --retime-within -1
+  --confirm-rounds 1 --selection-rows 0 --min-class-inputs 1 --json)
+SURGE_DATA=$t SURGE_TRACE=1 $run "$bin/surge" tune spmv "${quick[@]}" --report "$t/report" \
+  >"$t/tune.json" 2>"$t/trace"
 grep -q '"labelled_inputs": 3' "$t/tune.json" || fail "the distributed spmv campaign: $(cat "$t/tune.json")"
+# The test inputs are handed out over the ranks too: each scored once, by one rank or the
+# other, and every one in the report with its score.
+for f in west0479.mtx arrow.mtx dwt_992.mtx; do
+  [ "$(grep -c "^trace: rank [01] test input $f " "$t/trace")" = 1 ] \
+    || fail "test input $f not scored once on 2 ranks: $(grep 'test input' "$t/trace")"
+  grep -q "\"name\": \"$f\"" "$t/report/report.json" || fail "test input $f not in the report"
+done
+[ "$(grep -c '"tuned_vs_best": [0-9]' "$t/report/report.json")" = 3 ] \
+  || fail "the report on 2 ranks scores fewer than 3 test inputs"
+grep -q '"test_inputs": 3' "$t/tune.json" || fail "the summary on 2 ranks: $(cat "$t/tune.json")"
+# The same summary fields as one process's (and the rank count).
+SURGE_DATA=$t "$bin/surge" tune spmv "${quick[@]}" --out "$t/one.json" --report "$t/report-one" \
+  >"$t/one-summary.json" 2>/dev/null
+fields() { grep -o '^  "[a-z_]*":' "$1" | sort; }
+[ "$( (fields "$t/one-summary.json"; echo '  "ranks":') | sort)" = "$(fields "$t/tune.json")" ] \
+  || fail "the summary fields on 2 ranks differ from one process's: $(diff <(fields "$t/one-summary.json") <(fields "$t/tune.json"))"
+echo "surge tune spmv on 2 ranks: 3 test inputs scored over the ranks, each once, the summary's fields as one process's"
 f="$M/bcsstk13.mtx"
 many=$(SURGE_DATA=$t $run "$bin/surge" run spmv --tuned --input "$f" 2>/dev/null)
 [ "$(grep -c '^tuned  *rank' <<<"$many")" = 2 ] || fail "run spmv --tuned on 2 ranks names no picks: $many"

@@ -363,12 +363,15 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     let started = Instant::now();
     let train = load_inputs(app, args.inputs.as_ref(), scale, Set::Training)?;
     let test = load_inputs(app, args.test.as_ref(), scale, Set::Test)?;
+    let t = surge::tune::trace::stage("campaign", "loading the inputs", started);
     let variants = backend.variants(&train[0]).map_err(failure)?;
+    let t = surge::tune::trace::stage("campaign", "the variants (compiling the kernels)", t);
     let nv = variants.len() as u64;
     let selection = match args.selection_rows {
         0 => None,
         rows => Some(app.selection_input(rows).map_err(failure)?),
     };
+    surge::tune::trace::stage("campaign", "making the selection input", t);
     let workload = app.workload();
     let sets = (&train[..], &test[..], selection.as_ref());
     let campaign = campaign(args, &opts, &workload, backend, sets, started);

@@ -5,6 +5,7 @@
 //! simulating the ranks in one process. With the `mpi` cargo feature, [`world`] and
 //! [`dist_spmv`] run it on real ranks.
 
+pub mod answering;
 pub mod build_id;
 pub mod kmeans_local;
 pub mod kmeans_loop;
@@ -21,6 +22,8 @@ pub mod wire;
 pub mod campaign;
 #[cfg(feature = "mpi")]
 pub mod dist_spmv;
+#[cfg(feature = "mpi")]
+pub mod fan_out;
 #[cfg(feature = "mpi")]
 pub mod world;
 

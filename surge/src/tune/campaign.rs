@@ -9,6 +9,7 @@ use super::options::{Progress, TuneOptions};
 use super::report::{self, Evaluation};
 use super::select::Tuned;
 use super::store::{self, TuningStore};
+use super::trace;
 use super::training::{Disturbance, Outcome};
 use super::{Cover, TuneInput, TuningBackend, Workload};
 use crate::Result;
@@ -120,6 +121,7 @@ impl Campaign<'_> {
         )
         .inspect_err(|_| progress(Step::Finished))?;
         let train_seconds = self.started.elapsed().as_secs_f64();
+        let t = Instant::now();
         store.save(&out)?;
         if let Some(j) = &options.journal {
             // The store holds every record now; a journal left would block the next campaign.
@@ -128,29 +130,34 @@ impl Campaign<'_> {
             })?;
         }
 
+        let t = trace::stage("campaign", "store", t);
         // Evaluation on the held-out inputs.
         progress(Step::Testing);
         let mut tuned = Tuned::from_store(self.workload, store.clone(), self.backend);
         tuned.print_warnings = false;
-        let eval = report::evaluate(
-            &tuned,
-            self.backend,
-            self.test,
-            &self.options.training,
-            &mut |i, v| {
-                progress(Step::Measured {
-                    input: i,
-                    variant: v,
-                })
-            },
-        )
-        .inspect_err(|_| progress(Step::Finished))?;
+        let eval = labeller
+            .score_all(
+                &tuned,
+                &store,
+                self.backend,
+                self.test,
+                &self.options.training,
+                &mut |i, v| {
+                    progress(Step::Measured {
+                        input: i,
+                        variant: v,
+                    })
+                },
+            )
+            .and_then(Evaluation::from_scored)
+            .inspect_err(|_| progress(Step::Finished))?;
         progress(Step::Finished);
-
+        let t = trace::stage("campaign", "testing", t);
         let selection = match self.selection {
             Some(input) => Some(selection_cost(&tuned, input)?),
             None => None,
         };
+        let t = trace::stage("campaign", "selection cost", t);
         let failures = failures(&store);
         let mut done = CampaignResult {
             store,
@@ -171,6 +178,7 @@ impl Campaign<'_> {
                     .collect::<Vec<_>>()
             );
         }
+        trace::stage("campaign", "summary and report", t);
         Ok(done)
     }
 

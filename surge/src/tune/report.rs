@@ -2,15 +2,16 @@
 //! variant and the vendor reference, and writing the report (JSON and SVG plots like the
 //! dissertation's Figure 5.5).
 
+use super::scoring::{self, Scored};
 use super::select::Tuned;
 use super::training::{self, Measurement, TrainingConfig};
 use super::{TuneInput, TuningBackend, tune_err};
 use crate::Result;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One test input.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TestResult {
     pub name: String,
     pub features: Vec<f64>,
@@ -68,13 +69,9 @@ fn geomean(v: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// Times every variant on each test input and compares the tuned choice with the best.
-/// Exhaustive search's pick, the tuned choice and the default are then timed afresh in a
-/// confirmation round (`cfg.confirm_rounds`, see [`training::confirm`]), and the scores use
-/// those times, each ratio capped at 1 (a tuned choice that comes out faster than exhaustive
-/// search's pick counts as equal). A tuned choice that fails on an input counts with the
-/// default variant's time (what a careful run time would fall back to) and is flagged in
-/// `warnings`.
+/// Times every variant on each test input and compares the tuned choice with the best, one
+/// input after the other ([`scoring::score`]), then sums the scores up
+/// ([`Evaluation::from_scored`]).
 pub fn evaluate(
     tuned: &Tuned<'_>,
     backend: &dyn TuningBackend,
@@ -82,138 +79,49 @@ pub fn evaluate(
     cfg: &TrainingConfig,
     step: &mut dyn FnMut(&str, &str),
 ) -> Result<Evaluation> {
-    if inputs.is_empty() {
-        return Err(tune_err("no test inputs"));
-    }
-    let mut results = Vec::new();
-    let (mut feat_us, mut query_us) = (0.0, 0.0);
-    for input in inputs {
-        let variants = backend.variants(input)?;
-        let sel = tuned.select(input)?;
-        feat_us += sel.feature_seconds * 1e6;
-        query_us += sel.query_seconds * 1e6;
-        let features = sel.features.clone();
-        let default = backend.default_variant(input)?;
-        // The tuned choice and the default are re-timed with the contenders, interleaved, so
-        // best and tuned times come from the same round.
-        let always = [sel.variant.as_str(), default.as_str()];
-        // The exhaustive rounds and the confirmation are one measurement for the steal guard,
-        // and the confirmation is guarded once more on its own: it is short (a few dozen
-        // samples), so a burst of steal that the whole input's average dilutes can still
-        // decide it. Bursts hurt only the multi-threaded variants, whose second thread waits
-        // for a vCPU, and one run scored a 2-thread pick at 0.05 of a 1-thread one that way.
-        let ((measurements, (confirmation, recheck)), mut disturbance) =
-            training::guarded(backend, cfg, || {
-                let measurements =
-                    training::measure_all(backend, input, &variants, cfg, &always, step);
-                let ran = |v: &str| {
-                    measurements
-                        .iter()
-                        .any(|m| m.variant == v && m.seconds().is_some())
-                };
-                let confirmation = match training::best(&measurements) {
-                    Some(b) if cfg.confirm_rounds > 0 => {
-                        let mut names = vec![b];
-                        for v in [sel.variant.as_str(), default.as_str()] {
-                            if !names.contains(&v) && ran(v) {
-                                names.push(v);
-                            }
-                        }
-                        training::guarded(backend, cfg, || {
-                            training::confirm(backend, input, &names, cfg, cfg.confirm_rounds)
-                        })
-                    }
-                    _ => (Vec::new(), Default::default()),
-                };
-                (measurements, confirmation)
-            });
-        disturbance.absorb(recheck);
-        let round_time = |v: &str| {
-            measurements
-                .iter()
-                .find(|m| m.variant == v)
-                .and_then(|m| m.seconds())
-        };
-        let best = training::best(&measurements).map(String::from);
-        let unconfirmed = best
-            .as_deref()
-            .and_then(round_time)
-            .zip(round_time(&sel.variant))
-            .map(|(b, t)| (b / t).min(1.0));
-        // Confirmed times where the confirmation succeeded (for all three, else none: one
-        // failing there, e.g. a timeout under load, leaves the exhaustive rounds' times).
-        let confirmed =
-            !confirmation.is_empty() && confirmation.iter().all(|m| m.seconds().is_some());
-        let time_of = |v: &str| {
-            if confirmed && let Some(m) = confirmation.iter().find(|m| m.variant == v) {
-                return m.seconds();
-            }
-            round_time(v)
-        };
-        let best_seconds = best.as_deref().and_then(time_of);
-        let default_seconds = time_of(&default);
-        let mut warnings = sel.warnings.clone();
-        let tuned_seconds = match time_of(&sel.variant) {
-            Some(t) => Some(t),
-            None => {
-                warnings.push(format!(
-                    "the tuned choice `{}` failed or is unknown on this input; counted with the default",
-                    sel.variant
-                ));
-                default_seconds
-            }
-        };
-        let reference_seconds = backend
-            .reference(input)
-            .and_then(|r| r.ok())
-            .map(|d| d.as_secs_f64());
-        results.push(TestResult {
-            name: input.name.clone(),
-            features,
-            work: input.work,
-            tuned: sel.variant,
-            tuned_vs_best: best_seconds
-                .zip(tuned_seconds)
-                .map(|(b, t)| (b / t).min(1.0)),
-            tuned_vs_best_unconfirmed: unconfirmed,
-            best,
-            default,
-            tuned_seconds,
-            best_seconds,
-            default_seconds,
-            reference_seconds,
-            warnings,
-            measurements,
-            confirmation,
-            disturbance,
-        });
-    }
-    let n = results.len() as f64;
-    let scored: Vec<&TestResult> = results
+    let scored = inputs
         .iter()
-        .filter(|r| r.best_seconds.is_some())
-        .collect();
-    Ok(Evaluation {
-        tuned_vs_exhaustive: geomean(scored.iter().map(|r| r.tuned_vs_best.unwrap_or(0.0))),
-        tuned_vs_exhaustive_unconfirmed: geomean(scored.iter().map(|r| {
-            r.tuned_vs_best_unconfirmed
-                .or(r.tuned_vs_best)
-                .unwrap_or(0.0)
-        })),
-        default_vs_exhaustive: geomean(scored.iter().map(|r| {
-            r.best_seconds
-                .zip(r.default_seconds)
-                .map_or(0.0, |(b, d)| (b / d).min(1.0))
-        })),
-        exact_accuracy: scored
+        .map(|input| scoring::score(tuned, backend, input, cfg, step))
+        .collect::<Result<Vec<_>>>()?;
+    Evaluation::from_scored(scored)
+}
+
+impl Evaluation {
+    /// The evaluation of the test inputs' scores, in the inputs' order (an error for none).
+    pub fn from_scored(scored: Vec<Scored>) -> Result<Evaluation> {
+        if scored.is_empty() {
+            return Err(tune_err("no test inputs"));
+        }
+        let n = scored.len() as f64;
+        let feat_us = scored.iter().map(|s| s.feature_seconds * 1e6).sum::<f64>();
+        let query_us = scored.iter().map(|s| s.query_seconds * 1e6).sum::<f64>();
+        let results: Vec<TestResult> = scored.into_iter().map(|s| s.result).collect();
+        let scored: Vec<&TestResult> = results
             .iter()
-            .filter(|r| r.best.as_deref() == Some(r.tuned.as_str()))
-            .count() as f64
-            / scored.len().max(1) as f64,
-        mean_feature_us: feat_us / n,
-        mean_query_us: query_us / n,
-        results,
-    })
+            .filter(|r| r.best_seconds.is_some())
+            .collect();
+        Ok(Evaluation {
+            tuned_vs_exhaustive: geomean(scored.iter().map(|r| r.tuned_vs_best.unwrap_or(0.0))),
+            tuned_vs_exhaustive_unconfirmed: geomean(scored.iter().map(|r| {
+                r.tuned_vs_best_unconfirmed
+                    .or(r.tuned_vs_best)
+                    .unwrap_or(0.0)
+            })),
+            default_vs_exhaustive: geomean(scored.iter().map(|r| {
+                r.best_seconds
+                    .zip(r.default_seconds)
+                    .map_or(0.0, |(b, d)| (b / d).min(1.0))
+            })),
+            exact_accuracy: scored
+                .iter()
+                .filter(|r| r.best.as_deref() == Some(r.tuned.as_str()))
+                .count() as f64
+                / scored.len().max(1) as f64,
+            mean_feature_us: feat_us / n,
+            mean_query_us: query_us / n,
+            results,
+        })
+    }
 }
 
 /// Writes `report.json` (the given summary plus the evaluation), `performance.svg` and

@@ -6,6 +6,8 @@ use super::journal::Journal;
 use super::labelling::{label, train_model};
 use super::options::{Progress, TuneOptions};
 use super::record::InputRecord;
+use super::scoring::{self, Scored};
+use super::select::Tuned;
 use super::store::{SCHEMA_VERSION, StoreKey, TuningStore};
 use super::training::TrainingConfig;
 use super::{TuneInput, TuningBackend, Workload, tune_err};
@@ -24,8 +26,8 @@ pub fn tune(
     tune_with(backend, workload, inputs, opts, &mut Local, progress)
 }
 
-/// Who measures the training inputs of an exhaustive tuning run: this process ([`Local`]), or
-/// the ranks of an MPI job (`surge::mpi::campaign`).
+/// Who measures the training inputs of an exhaustive tuning run, and scores a campaign's test
+/// inputs: this process ([`Local`]), or the ranks of an MPI job (`surge::mpi::campaign`).
 pub trait Labeller {
     /// Measures the inputs `todo` (indices into `inputs`, whose features are `features`) on
     /// `variants`, handing each record to `record` as it is finished, in any order.
@@ -41,6 +43,30 @@ pub trait Labeller {
         record: &mut dyn FnMut(usize, InputRecord) -> Result<()>,
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<()>;
+
+    /// Scores every test input of `inputs` with `tuned` (the model of `store`), returned in
+    /// the inputs' order; `step` hears of every (input, variant) timed. The default scores
+    /// them here, one after the other.
+    fn score_all(
+        &mut self,
+        tuned: &Tuned<'_>,
+        store: &TuningStore,
+        backend: &dyn TuningBackend,
+        inputs: &[TuneInput],
+        cfg: &TrainingConfig,
+        step: &mut dyn FnMut(&str, &str),
+    ) -> Result<Vec<Scored>> {
+        let _ = store;
+        inputs
+            .iter()
+            .map(|input| {
+                let t = std::time::Instant::now();
+                let s = scoring::score(tuned, backend, input, cfg, step);
+                super::trace::stage("campaign", &format!("test input {}", input.name), t);
+                s
+            })
+            .collect()
+    }
 }
 
 /// Measures every input here, in order.
@@ -60,10 +86,10 @@ impl Labeller for Local {
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<()> {
         for &k in todo {
-            record(
-                k,
-                label(backend, &inputs[k], &features[k], variants, cfg, progress),
-            )?;
+            let t = std::time::Instant::now();
+            let r = label(backend, &inputs[k], &features[k], variants, cfg, progress);
+            super::trace::stage("campaign", &format!("training input {}", inputs[k].name), t);
+            record(k, r)?;
         }
         Ok(())
     }
@@ -93,7 +119,9 @@ pub fn tune_with(
     let default_variant = backend.default_variant(first)?;
     let key = StoreKey::new(app, &first.structure(), &backend.platform(), &variants);
     let features = workload.features();
+    let t = std::time::Instant::now();
     let fv = features.evaluate_all(inputs)?;
+    let t = super::trace::stage("campaign", "training features", t);
     let records = match &opts.incremental {
         None => {
             let mut journal = match &opts.journal {
@@ -150,7 +178,9 @@ pub fn tune_with(
             backend, features, inputs, &fv, &variants, opts, stop, progress,
         )?,
     };
+    let t = super::trace::stage("campaign", "measuring the training inputs", t);
     let model = train_model(features, &records, opts)?;
+    super::trace::stage("campaign", "model", t);
     let mut labelling = opts.cover(&records);
     labelling.labels.clear();
     Ok(TuningStore {
