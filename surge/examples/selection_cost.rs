@@ -3,7 +3,11 @@
 //! the inferred feature group, the CUSP group and the model query, each in calls of the
 //! variant the model picks (timed on all cores, in a `Workspace` whose layout is built), and
 //! `Tuned::select` whole. Rounds interleave the selections with batches of calls, so that load
-//! from other processes lands on both sides; medians of [`ROUNDS`] rounds.
+//! from other processes lands on both sides; medians of [`ROUNDS`] rounds. The calls here follow
+//! a fresh input's construction, which evicts the matrix, so they are slower than the steady
+//! state `surge bench spmv` confirms (its 20th percentile after 3 ms of calls: 1.5-4× less on
+//! `matrices-large`): read the parts against each other, and the bench's `selection_calls`
+//! for the ratio.
 //!
 //! `cargo run --release -p surge --example selection_cost -- STORE.json FILE.mtx..`
 

@@ -66,7 +66,21 @@
 //! still at least 512 (256 made the planted-rule test's nearest-neighbour model miss on a
 //! 1500-row matrix: small matrices stay exact). Store schema 3 refuses models trained on the
 //! old features. Retrained on `../shared/matrices` and scored on `matrices-large`: tuned/
-//! exhaustive 91.4% before, 92.5% after (with a minimum of 256; load 2-4, noisy).
+//! exhaustive 91.4% before; after, 92.5% with a minimum of 256 and 95.0% with 512 (load 2-5,
+//! test inputs re-measured for steal up to 92%: noisy; the picks' classes changed, as between
+//! any two tuning runs here).
+//!
+//! After, by `selection_cost` in the same way (load 4): the CUSP pass of EX5 18 → 9 µs,
+//! bcsstk38 17 → 11, cage11 26-38 → 24, ct2010 20-26 → 14, nh2010 14-18 → 7, road-usroads
+//! 29-39 → 21, soc-Slashdot 70-80 → 34; the small matrices 3-5 µs → 3-4.5 µs. What remains:
+//! there the pass does not shrink with what it reads. Its layout half alone (one chunk of row
+//! lengths and 8 runs of 2-4 rows) took 2.5-7.7 µs on a fresh input, a whole pass 2-5 µs warm
+//! (about 3.6 ns per sampled nonzero on EX5: the 2×2 blocks' branchy merge and the bitmap
+//! updates; gathering a row's diagonal bits per 64-bit word before merging them did not show
+//! in a noisy run and was left out), and the query 0.7-4.9 µs on a fresh input. A tenth of a
+//! 13-30 µs call is 1.3-3 µs for everything: it would take fewer runs (each a cold region
+//! with its TLB miss), a branch-free block count, and a query whose support vectors stay in
+//! the cache (or fewer of them).
 
 use crate::mtx::CsrMatrix;
 use std::cell::RefCell;
