@@ -72,7 +72,13 @@
 //!
 //! After, by `selection_cost` in the same way (load 4): the CUSP pass of EX5 18 → 9 µs,
 //! bcsstk38 17 → 11, cage11 26-38 → 24, ct2010 20-26 → 14, nh2010 14-18 → 7, road-usroads
-//! 29-39 → 21, soc-Slashdot 70-80 → 34; the small matrices 3-5 µs → 3-4.5 µs. What remains:
+//! 29-39 → 21, soc-Slashdot 70-80 → 34; the small matrices 3-5 µs → 3-4.5 µs. Against a
+//! rayon CSR SpMV (`feature_cost`, one run, load 4): median 0.041, max 0.089 (nasa4704), 20 of
+//! 20 at most 0.10 (before: 0.055-0.063, max 0.096-0.105). Sampled against exact after (before
+//! in brackets, from the list above): standard deviation 0.75-1.65 (0.91-1.20), ELL fill-in
+//! 0.18-1 (0.54-1; orani678's longest rows now outside the chunks read), BCSR fill
+//! 0.94-1.07 (0.94-1.05), column spread 0.44-1.32 (0.44-1.26), DIA fill-in 0.36-6.0
+//! (0.47-6.0). What remains:
 //! there the pass does not shrink with what it reads. Its layout half alone (one chunk of row
 //! lengths and 8 runs of 2-4 rows) took 2.5-7.7 µs on a fresh input, a whole pass 2-5 µs warm
 //! (about 3.6 ns per sampled nonzero on EX5: the 2×2 blocks' branchy merge and the bitmap
