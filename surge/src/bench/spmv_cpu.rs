@@ -48,8 +48,8 @@ pub struct TunedResult {
     /// MKL's time over its time.
     pub ratio: f64,
     /// MKL's time over its time plus its selection's: one call that selects as it runs, as
-    /// Nitro's tuned runs were timed (the feature pass is sampled to stay under a tenth of a
-    /// call). Neither side counts its one-time layout inspection (MKL's `mkl_sparse_optimize`,
+    /// Nitro's tuned runs were timed (the feature pass is sampled, `tune::cusp`; on the smaller
+    /// matrices it still costs more than a tenth of a call). Neither side counts its one-time layout inspection (MKL's `mkl_sparse_optimize`,
     /// this variant's first call), which are reported apart.
     pub ratio_with_selection: f64,
     /// The model's selection: the feature pass plus the query, in seconds and in calls of the

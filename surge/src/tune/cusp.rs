@@ -49,16 +49,54 @@
 //! the census and road graphs, ct2010 4.9×, nh2010 6.0×, road 4.5×, whose rows keep bringing
 //! new diagonals in a run and then saturate, on bcsstk16 2.5×, nasa2910 2.9× and facebook
 //! 2.01×; orani678 0.47×). The previous evenly spread 2% sample was within 0.85-5.1×.
+//! (Those figures are of the samples before the halving below.)
+//!
+//! Against the picked variant (issue 24, 2026-11-27). The figures above weigh the pass against
+//! a plain rayon CSR SpMV; `surge bench spmv --tuned` weighs the selection (features and query
+//! on a fresh copy of the matrix) against one call of the variant the model picks, SELL or
+//! lanes on two threads, 13-320 µs on `matrices-large`: there it cost a median of 0.28 calls
+//! (0.12-0.60, none of the 20 at most 0.10; load 2-3 from other builds). Where it went
+//! (`surge --example selection_cost`, fresh inputs, medians of 15 rounds, the same load): the
+//! CUSP pass 0.07-0.35 of a call, its row pass and its layout sample about alike (the FE
+//! matrices' row pass read every row: 8-11 µs on EX5); the model query 0.7-4.9 µs on a fresh
+//! input (0.34 µs warm, as `surge tune` reports it: building the input evicts the support
+//! vectors); the inferred group 0.1-0.7 µs (cached per computation). So both samples were
+//! halved: one row offset per 128 nonzeros on every matrix (was 32, and every row on rows of
+//! 32 or more), the layout sample 0.25% of the nonzeros (was 0.5%) up to 8192 (was 16384),
+//! still at least 512 (256 made the planted-rule test's nearest-neighbour model miss on a
+//! 1500-row matrix: small matrices stay exact). Store schema 3 refuses models trained on the
+//! old features. Retrained on `../shared/matrices` and scored on `matrices-large`: tuned/
+//! exhaustive 91.4% before; after, 92.5% with a minimum of 256 and 95.0% with 512 (load 2-5,
+//! test inputs re-measured for steal up to 92%: noisy; the picks' classes changed, as between
+//! any two tuning runs here).
+//!
+//! After, by `selection_cost` in the same way (load 4): the CUSP pass of EX5 18 → 9 µs,
+//! bcsstk38 17 → 11, cage11 26-38 → 24, ct2010 20-26 → 14, nh2010 14-18 → 7, road-usroads
+//! 29-39 → 21, soc-Slashdot 70-80 → 34; the small matrices 3-5 µs → 3-4.5 µs. Against a
+//! rayon CSR SpMV (`feature_cost`, one run, load 4): median 0.041, max 0.089 (nasa4704), 20 of
+//! 20 at most 0.10 (before: 0.055-0.063, max 0.096-0.105). Sampled against exact after (before
+//! in brackets, from the list above): standard deviation 0.75-1.65 (0.91-1.20), ELL fill-in
+//! 0.18-1 (0.54-1; orani678's longest rows now outside the chunks read), BCSR fill
+//! 0.94-1.07 (0.94-1.05), column spread 0.44-1.32 (0.44-1.26), DIA fill-in 0.36-6.0
+//! (0.47-6.0). What remains:
+//! there the pass does not shrink with what it reads. Its layout half alone (one chunk of row
+//! lengths and 8 runs of 2-4 rows) took 2.5-7.7 µs on a fresh input, a whole pass 2-5 µs warm
+//! (about 3.6 ns per sampled nonzero on EX5: the 2×2 blocks' branchy merge and the bitmap
+//! updates; gathering a row's diagonal bits per 64-bit word before merging them did not show
+//! in a noisy run and was left out), and the query 0.7-4.9 µs on a fresh input. A tenth of a
+//! 13-30 µs call is 1.3-3 µs for everything: it would take fewer runs (each a cold region
+//! with its TLB miss), a branch-free block count, and a query whose support vectors stay in
+//! the cache (or fewer of them).
 
 use crate::mtx::CsrMatrix;
 use std::cell::RefCell;
 
 /// Share of the nonzeros the layout sample reads.
-pub const SAMPLE_FRACTION: f64 = 0.005;
+pub const SAMPLE_FRACTION: f64 = 0.0025;
 /// Sampled nonzeros never fewer than this (small matrices are then read whole).
 pub const MIN_SAMPLE: usize = 512;
 /// Sampled nonzeros never more than this: enough to tell shared diagonals from scattered ones.
-pub const MAX_SAMPLE: usize = 16384;
+pub const MAX_SAMPLE: usize = 8192;
 /// Runs of consecutive rows in the layout sample, one per equal segment of the matrix.
 pub const RUNS: usize = 8;
 /// Rows per chunk of the row-length pass (512 offsets: one 4 KiB page).
@@ -67,11 +105,12 @@ pub const STAT_CHUNK: usize = 512;
 /// nonzeros; below, every `k`-th chunk with `k = ⌈STAT_NNZ_PER_ROW / average⌉`, so that it
 /// reads at most one row offset per `STAT_NNZ_PER_ROW` nonzeros. On a matrix just built the
 /// offsets came from memory at about 1.4 ns per row on the 2-core EPYC VM (a fresh cage11's
-/// every other chunk took 26-30 µs, 4.6 µs when cached) against 0.4 ns or more per nonzero of
-/// a cached rayon SpMV: one row in 32 nonzeros keeps the pass near 0.05 of an SpMV at most,
-/// and the FE matrices (36-60 nonzeros per row) exact. One in 64 cut cage11's pass by a
-/// third more but lost the longest rows of five matrices (ELL fill-in 0.18-0.53×).
-pub const STAT_NNZ_PER_ROW: usize = 32;
+/// every other chunk took 26-30 µs, 4.6 µs when cached). It was 32 (every row of the FE
+/// matrices, one in 64 lost the longest rows of five matrices, ELL fill-in 0.18-0.53×) while
+/// the selection was weighed against a rayon CSR SpMV; against the picked variant (SELL on
+/// two threads, 2-4× faster on `matrices-large`) the row pass alone was 0.1-0.3 of a call on
+/// the FE matrices, so it now reads one offset per 128 nonzeros there too (module notes).
+pub const STAT_NNZ_PER_ROW: usize = 128;
 
 /// The sparse-matrix features CUSP's format selection uses (dissertation Table 2.3), and two
 /// that predict the blocked and the locality-sensitive layouts.
@@ -565,6 +604,7 @@ mod tests {
         }
         // A matrix smaller than the sample is read whole.
         let m = matgen::laplacian_2d(10);
+        assert!(m.nnz() < MIN_SAMPLE);
         assert!(Plan::of(&m).stat_every == 1 && Plan::of(&m).whole(&m));
         assert_eq!(CuspFeatures::of(&m), CuspFeatures::exact(&m));
     }
@@ -611,5 +651,45 @@ mod tests {
         assert_eq!(estimate_diagonals(10.0, 10.0, 64.0), 10.0);
         assert_eq!(estimate_diagonals(10.0, 5.0, 64.0), 640.0);
         assert_eq!(estimate_diagonals(0.0, 0.0, 8.0), 0.0);
+    }
+
+    /// What a plan reads: row offsets of the row-length pass, nonzeros of the layout sample.
+    fn read_by(m: &CsrMatrix, plan: Plan) -> (usize, usize) {
+        let offsets = row_stats(&m.row_offsets, plan.stat_every).rows;
+        (offsets, layout_sample(m, plan).nnz)
+    }
+
+    #[test]
+    fn the_sample_is_deterministic_and_small_on_large_matrices() {
+        // Training and selection must see the same features: no randomness, no state kept
+        // between calls (the thread's bitmaps are cleared), the same runs every time.
+        let m = matgen::power_law(300_000, 3, 1.8, 5);
+        let plan = Plan::of(&m);
+        let runs_of = |m: &CsrMatrix| runs(m, plan).collect::<Vec<_>>();
+        assert_eq!(runs_of(&m), runs_of(&m.clone()));
+        let first = CuspFeatures::of(&m);
+        let _ = CuspFeatures::of(&matgen::banded(50_000, 4, 3));
+        assert_eq!(CuspFeatures::of(&m), first);
+        assert_eq!(CuspFeatures::of(&m.clone()), first);
+        // Bounded reads: one offset per STAT_NNZ_PER_ROW nonzeros (plus a chunk), and at most
+        // MAX_SAMPLE nonzeros (plus the rows that round the runs up) in the layout sample.
+        for m in [
+            m,
+            matgen::random(400_000, 400_000, 3, 2),
+            matgen::banded(300_000, 30, 1),
+        ] {
+            let plan = Plan::of(&m);
+            let (offsets, nnz) = read_by(&m, plan);
+            assert!(
+                offsets <= m.nnz() / STAT_NNZ_PER_ROW + STAT_CHUNK,
+                "{offsets} offsets of {} rows, {} nonzeros",
+                m.rows,
+                m.nnz()
+            );
+            let budget =
+                ((m.nnz() as f64 * SAMPLE_FRACTION) as usize).clamp(MIN_SAMPLE, MAX_SAMPLE);
+            assert!(nnz <= 2 * budget + 64 * RUNS, "{nnz} sampled of {budget}");
+            assert!(nnz >= budget / 2, "{nnz} sampled of {budget}");
+        }
     }
 }

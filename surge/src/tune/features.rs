@@ -4,8 +4,13 @@
 //! feature functions. Evaluation is timed, because at run time the feature pass is part of the
 //! selection cost. Groups are evaluated one after another on the calling thread: each is cheap
 //! (the CUSP pass reads the row offsets, or chunks of them, and runs of rows, see `cusp`: on a
-//! fresh input about 0.06 of one SpMV on `matrices-large`, 0.105 at most in three runs), and a
-//! rayon fork-join over three groups cost more than the cheap ones together.
+//! fresh input about 0.06 of one rayon CSR SpMV on `matrices-large`, 0.105 at most in three
+//! runs), and a rayon fork-join over three groups cost more than the cheap ones together.
+//! Against the variant the model picks (SELL or lanes on two threads, 2-4× a rayon CSR SpMV)
+//! the selection cost a median of 0.28 calls in `surge bench spmv --tuned`; the CUSP samples
+//! were halved for it (issue 24), which halved the pass on the larger matrices but left a floor
+//! of 2-5 µs on a fresh input (cache and TLB misses) and the query's 0.7-4.9 µs on a fresh
+//! input: figures and what remains in the `cusp` module notes.
 
 use super::TuneInput;
 pub use super::cusp::{CuspFeatures, Plan};
