@@ -115,7 +115,6 @@ impl TrafficProbe {
     pub fn pass(&mut self) {
         if self.pattern.shared {
             self.pass_shared();
-            fence();
             return;
         }
         // The lengths are multiples of 8 · CHUNKS and BLOCK · CHUNKS: CHUNKS chunks each.
@@ -125,7 +124,6 @@ impl TrafficProbe {
             .par_chunks(rc)
             .zip(self.write.par_chunks_mut(wc))
             .for_each(|(r, w)| read_then_stream(r, w, self.pattern));
-        fence();
     }
 }
 
@@ -170,6 +168,7 @@ impl TrafficProbe {
                     stream_block(dst, acc.iter().sum());
                 }
             }
+            fence();
         });
     }
 }
@@ -213,6 +212,7 @@ fn read_then_stream(r: &[f64], w: &mut [f64], p: Pattern) {
         }
         stream_block(&mut w[b * BLOCK..(b + 1) * BLOCK], acc.iter().sum());
     }
+    fence();
 }
 
 /// Asks for the line holding `r[at]` (nothing past the end).
@@ -229,7 +229,7 @@ fn prefetch(r: &[f64], at: usize) {
 /// Writes `v` to every element of `dst` with streaming stores where the target allows.
 fn stream_block(dst: &mut [f64], v: f64) {
     #[cfg(target_arch = "x86_64")]
-    if dst.as_ptr() as usize % 16 == 0 && dst.len() % 2 == 0 {
+    if (dst.as_ptr() as usize).is_multiple_of(16) && dst.len().is_multiple_of(2) {
         use std::arch::x86_64::{_mm_set1_pd, _mm_stream_pd};
         let p = dst.as_mut_ptr();
         for j in (0..dst.len()).step_by(2) {
@@ -242,7 +242,8 @@ fn stream_block(dst: &mut [f64], v: f64) {
     dst.fill(v);
 }
 
-/// Orders the streaming stores before the pass is timed as done.
+/// Orders this thread's streaming stores before its part of the pass is done (each thread
+/// fences its own, as the kernels' `store_fence` does).
 fn fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a fence has no preconditions.
