@@ -13,11 +13,13 @@
 //! kernels it limits (`surge::bench::confirm`), in each of [`Pattern::ALL`], and the limit is
 //! its fastest batch. With the read probe taken before, a banded matrix's diagonal SpMV ran at
 //! 1.16 of the limit; with one pattern in the rounds, at 1.01 of its 20th-percentile batch;
-//! with the fastest batch of five patterns, at 1.03, 1.05 and 1.047 in three runs (2026-11-27),
-//! the Laplacian's at 0.91; with the line sum vectorized (`add_line`), at 1.001 and 0.72. **Still a limit below what that kernel does**: its fastest batches ran
-//! at 3.9 ms where no probe pass went under 5.4 ms over the same bytes; what it does that the
-//! probes do not (it prefetches 8 lines of each stream at once, reads `x` through overlapping
-//! windows, its two threads take 64-row chunks in turn) is not yet found.
+//! with the fastest batch of five patterns, at 1.03, 1.05 and 1.047 in three runs
+//! (2026-11-27), the Laplacian's at 0.91; with the line sum vectorized (`add_line`), at 1.001
+//! and 0.72. Not yet shown to be a limit on that matrix: before the vectorized sum the
+//! kernel's fastest batches ran at 3.9 ms where no probe pass went under 5.4 ms over the same
+//! bytes, and what the kernel does that the probes did not (it prefetches 8 lines of each
+//! stream at once, reads `x` through overlapping windows, its two threads take 64-row chunks in
+//! turn) is not pinned down.
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -89,7 +89,7 @@ pub struct Confirmation {
     pub reference_seconds: f64,
     /// Every contender's batch times.
     pub contenders: Vec<ContenderTimes>,
-    /// The fastest limit's batch times, when limits were timed in the same rounds
+    /// The batch times of the limit with the fastest batch, when limits were timed in the same rounds
     /// ([`confirm_with_limit`]).
     pub limit: Option<ContenderTimes>,
     /// Rounds measured again because others took the machine during them.
@@ -121,7 +121,8 @@ pub fn confirm(
 /// [`confirm`] with the machine's limit for this work timed in the same rounds, after the
 /// contenders (bandwidth probes moving the kernel's bytes in several ways): load and the
 /// machine's drift then hit the limit as they hit the kernels, and [`Confirmation::limit`]
-/// holds the times of the fastest of `limits`, on neither side of the ratio.
+/// holds the times of the one of `limits` with the fastest batch (a limit is the best the
+/// machine did), on neither side of the ratio.
 pub fn confirm_with_limit<'a>(
     contenders: &mut [Contender<'a>],
     mut limits: Vec<Contender<'a>>,
@@ -136,7 +137,7 @@ pub fn confirm_with_limit<'a>(
         .iter()
         .zip(&times[own..])
         .map(|(l, t)| times_of(l, t))
-        .min_by(|a, b| a.low_seconds.total_cmp(&b.low_seconds));
+        .min_by(|a, b| a.min_seconds.total_cmp(&b.min_seconds));
     Ok(conf)
 }
 

@@ -49,8 +49,9 @@ pub struct TunedResult {
     pub ratio: f64,
     /// MKL's time over its time plus its selection's: one call that selects as it runs, as
     /// Nitro's tuned runs were timed (the feature pass is sampled, `tune::cusp`; on the smaller
-    /// matrices it still costs more than a tenth of a call). Neither side counts its one-time layout inspection (MKL's `mkl_sparse_optimize`,
-    /// this variant's first call), which are reported apart.
+    /// matrices it still costs more than a tenth of a call). Neither side counts its one-time
+    /// layout inspection (MKL's `mkl_sparse_optimize`, this variant's first call), which are
+    /// reported apart.
     pub ratio_with_selection: f64,
     /// The model's selection: the feature pass plus the query, in seconds and in calls of the
     /// picked variant.
@@ -66,10 +67,10 @@ pub struct TunedResult {
 /// (its values, x read once, y written once) over its confirmed time, against the machine's
 /// limit for moving those bytes. Against MKL, the limit is the traffic probe
 /// (`surge_cpu::baseline::traffic`: the same reads, and y's bytes written with streaming
-/// stores, in three read patterns), timed as more contenders in the confirmation's interleaved
-/// rounds: its fastest batch, the best the machine did while the variants ran. The read-only probe (`bench::bandwidth`, best of 5
-/// passes over 256 MiB arrays before each such input, the best over the run kept) is reported
-/// beside it, and is the limit against rayon. Why: with the read probe as the limit, the
+/// stores, in each of its read patterns), timed as more contenders in the confirmation's
+/// interleaved rounds: its fastest batch, the best the machine did while the variants ran. The
+/// read-only probe (`bench::bandwidth`, best of 5 passes over 256 MiB arrays before each such
+/// input, the best over the run kept) is reported beside it, and is the limit against rayon. Why: with the read probe as the limit, the
 /// diagonal SpMV of a 5-point Laplacian ran at 1.14 of it and a banded matrix at 1.16
 /// (2026-11-27, `surge bench spmv`): the probe was taken at another moment than the kernel on a
 /// machine whose bandwidth moves by up to 2× within seconds, and it only reads, while on this
@@ -141,7 +142,7 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
         Some(path) => Some(Tuned::open_from(path, &workload, &backend)?),
         None => None,
     };
-    let l3 = l3_bytes();
+    let l3 = surge_codegen::gemm::Machine::query().l3_bytes as f64;
     let limit = inputs
         .iter()
         .any(|(_, m)| csr_bytes(m) > l3)
@@ -193,35 +194,30 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
             r.confirmation = Some(conf);
             r.tuned = tuned;
         }
-        r.traffic = Some(traffic(
-            m,
-            r.best_rate / flops,
-            limit,
-            r.confirmation.as_ref(),
-        ));
+        let probe = r.confirmation.as_ref().and_then(|c| c.limit.as_ref());
+        r.traffic = Some(traffic(m, r.best_rate / flops, limit, probe, in_dram));
         out.push(r);
     }
     Ok(out)
 }
 
 /// The best variant's traffic (`seconds_per_flop` its confirmed speed) against the limit: the
-/// fastest batch of the traffic probes timed in its confirmation's rounds where there were
-/// some (a limit is the best the machine did; the variant stands for the lower quantile of its
-/// batches), else the read probe `read_gbps`.
+/// fastest batch of the traffic probes timed in its confirmation's rounds (`probe`) where there
+/// were some (a limit is the best the machine did; the variant stands for the lower quantile of
+/// its batches), else the read probe `read_gbps`; a fraction only `in_dram`.
 fn traffic(
     m: &CsrMatrix,
     seconds_per_flop: f64,
     read_gbps: Option<f64>,
-    conf: Option<&Confirmation>,
+    probe: Option<&super::confirm::ContenderTimes>,
+    in_dram: bool,
 ) -> Traffic {
     let bytes = min_bytes(m);
     let best_gbps = bytes * seconds_per_flop;
-    let probe = conf.and_then(|c| c.limit.as_ref());
     let (limit, kind) = match probe {
         Some(p) => (Some(bytes / p.min_seconds / 1e9), LimitKind::Traffic),
         None => (read_gbps, LimitKind::Read),
     };
-    let in_dram = probe.is_some() || csr_bytes(m) > l3_bytes();
     Traffic {
         bytes,
         best_gbps,
@@ -230,10 +226,6 @@ fn traffic(
         read_gbps: read_gbps.unwrap_or(f64::NAN),
         fraction_of_bandwidth: limit.filter(|_| in_dram).map(|l| best_gbps / l),
     }
-}
-
-fn l3_bytes() -> f64 {
-    surge_codegen::gemm::Machine::query().l3_bytes as f64
 }
 
 /// One benchmarked matrix and what was built for it.
@@ -497,7 +489,7 @@ fn traffic_contenders<'a>(m: &CsrMatrix, threads: usize) -> Vec<Contender<'a>> {
 }
 
 /// The traffic probes' name in a confirmation.
-pub const TRAFFIC_PROBE: &str = "bandwidth: the matrix's reads and y's streaming writes";
+const TRAFFIC_PROBE: &str = "bandwidth: the matrix's reads and y's streaming writes";
 
 /// Names the MKL that was timed: Debian's 2020.4 and oneMKL 2026 differ.
 fn version(lib: &Mkl) -> String {

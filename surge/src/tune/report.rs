@@ -70,7 +70,7 @@ fn geomean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// Times every variant on each test input and compares the tuned choice with the best, one
-/// input after the other ([`scoring::score`]), then sums the scores up
+/// input after the other ([`scoring::score_each`]), then sums the scores up
 /// ([`Evaluation::from_scored`]).
 pub fn evaluate(
     tuned: &Tuned<'_>,
@@ -79,11 +79,7 @@ pub fn evaluate(
     cfg: &TrainingConfig,
     step: &mut dyn FnMut(&str, &str),
 ) -> Result<Evaluation> {
-    let scored = inputs
-        .iter()
-        .map(|input| scoring::score(tuned, backend, input, cfg, step))
-        .collect::<Result<Vec<_>>>()?;
-    Evaluation::from_scored(scored)
+    Evaluation::from_scored(scoring::score_each(tuned, backend, inputs, cfg, step)?)
 }
 
 impl Evaluation {

@@ -23,6 +23,26 @@ pub struct Scored {
     pub query_seconds: f64,
 }
 
+/// [`score`] on each of `inputs` here, one after the other, in their order (each traced as a
+/// stage under `SURGE_TRACE`).
+pub fn score_each(
+    tuned: &Tuned<'_>,
+    backend: &dyn TuningBackend,
+    inputs: &[TuneInput],
+    cfg: &TrainingConfig,
+    step: &mut dyn FnMut(&str, &str),
+) -> Result<Vec<Scored>> {
+    inputs
+        .iter()
+        .map(|input| {
+            let t = std::time::Instant::now();
+            let s = score(tuned, backend, input, cfg, step);
+            super::trace::stage("campaign", &format!("test input {}", input.name), t);
+            s
+        })
+        .collect()
+}
+
 /// Times every variant on `input` and compares the tuned choice with the best.
 /// Exhaustive search's pick, the tuned choice and the default are then timed afresh in a
 /// confirmation round (`cfg.confirm_rounds`, see [`training::confirm`]), and the scores use

@@ -57,15 +57,7 @@ pub trait Labeller {
         step: &mut dyn FnMut(&str, &str),
     ) -> Result<Vec<Scored>> {
         let _ = store;
-        inputs
-            .iter()
-            .map(|input| {
-                let t = std::time::Instant::now();
-                let s = scoring::score(tuned, backend, input, cfg, step);
-                super::trace::stage("campaign", &format!("test input {}", input.name), t);
-                s
-            })
-            .collect()
+        scoring::score_each(tuned, backend, inputs, cfg, step)
     }
 }
 
