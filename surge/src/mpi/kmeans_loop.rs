@@ -34,22 +34,19 @@ pub fn lloyd(
 ) -> Result<DistKMeans> {
     let k = init.len() / d;
     let mut centroids = init.to_vec();
-    let mut previous: Vec<Option<Vec<u32>>> = vec![None; parts.len()];
     let mut done = 0;
     let converged;
     let mut total;
     loop {
         total = vec![0.0; k * d + k + 1];
-        for ((local, _), prev) in parts.iter_mut().zip(previous.iter_mut()) {
-            let labels = local.labels(&centroids)?;
-            let (sums, counts) = local.sums(&labels)?;
-            for (t, v) in total.iter_mut().zip(sums.iter().chain(&counts)) {
+        for (local, points) in parts.iter_mut() {
+            let step = local.step(&centroids, points)?;
+            for (t, v) in total.iter_mut().zip(step.sums.iter().chain(&step.counts)) {
                 *t += v;
             }
-            if prev.as_ref() != Some(&labels) {
+            if step.changed {
                 total[k * d + k] += 1.0;
             }
-            *prev = Some(labels);
         }
         allreduce(&mut total);
         if total[k * d + k] == 0.0 {
@@ -63,7 +60,7 @@ pub fn lloyd(
         update(&mut centroids, &total[..k * d], &total[k * d..k * d + k], d);
         done += 1;
     }
-    let labels: Vec<u32> = previous.into_iter().flatten().flatten().collect();
+    let labels: Vec<u32> = parts.iter().flat_map(|(local, _)| local.labels()).collect();
     let mut inertia = [0.0];
     let mut at = 0;
     for (_, points) in parts.iter() {

@@ -77,3 +77,20 @@ fn more_ranks_than_points_leave_empty_ranks_that_work() {
     let points = data::blobs(5, 2, 2, 3);
     assert_matches_one_rank(&points, 2, 8, 100);
 }
+
+#[test]
+fn a_step_on_other_points_is_an_error() {
+    let points = data::blobs(40, 3, 2, 5);
+    let init = data::kmeans_plus_plus(&points, 2, 1).unwrap();
+    let mut local = LocalLloyd::new(&points, 2, Some(1)).unwrap();
+    let err = local.step(&init, &points.data[..30]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "k-means step given 30 point values, built on 120"
+    );
+    // The points it was built on work, and the labels come back in their order.
+    let step = local.step(&init, &points.data).unwrap();
+    assert!(step.changed);
+    assert_eq!(step.counts.iter().sum::<f64>(), 40.0);
+    assert_eq!(local.labels().len(), 40);
+}

@@ -43,6 +43,21 @@ impl Layout {
         Layout { perm: order, inv }
     }
 
+    /// [`Layout::arrange`] in the order of `labels` (those of the unarranged points): also gives
+    /// the arranged copy's sort by label, in which every position is already in label order.
+    pub(crate) fn arrange_by_labels(
+        points: &[f64],
+        into: &mut [f64],
+        labels: &[u32],
+        k: usize,
+        d: usize,
+    ) -> (super::lloyd::Sorted, Layout) {
+        let (order, sorted, keys, sizes) = super::lloyd::sort_by_label(labels, k);
+        let layout = Layout::arrange(points, into, d, order);
+        let identity = (0..labels.len() as u32).collect();
+        ((identity, sorted, keys, sizes), layout)
+    }
+
     /// `values` (one per original point) by position.
     pub(crate) fn to_positions(&self, values: &[u32]) -> Vec<u32> {
         self.perm.iter().map(|&i| values[i as usize]).collect()

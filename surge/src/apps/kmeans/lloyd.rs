@@ -204,25 +204,11 @@ pub(crate) fn sort_positions(
     (order, sorted, keys, sizes)
 }
 
-/// Listing 5.5 on `points` (the buffer is moved into the program and back) grouped by `labels`:
-/// per cluster that has points, its points' sum divided by `counts(sizes)`. Returns the
-/// clusters present (`keys`), their sizes and one row of `d` per key. One-process Lloyd divides
-/// by the sizes (means); a rank of distributed k-means by ones (sums, for the allreduce).
-pub(crate) fn recalculate(
-    prog: &Program,
-    points: &mut Buffer,
-    labels: &[u32],
-    k: usize,
-    d: usize,
-    counts: impl FnOnce(&[f64]) -> Vec<f64>,
-) -> Result<(Vec<u32>, Vec<f64>, Vec<f64>)> {
-    let t = std::time::Instant::now();
-    let sorted = sort_by_label(labels, k);
-    trace("counting sort", t);
-    recalculate_sorted(prog, (points, false), sorted, d, counts)
-}
-
-/// [`recalculate`] on points already sorted by label (`order` indexes `points`).
+/// Listing 5.5 on `points` (the buffer is moved into the program and back), sorted by label
+/// (`order` indexes `points`): per cluster that has points, its points' sum divided by
+/// `counts(sizes)`. Returns the clusters present (`keys`), their sizes and one row of `d` per
+/// key. One-process Lloyd divides by the sizes (means); a rank of distributed k-means by ones
+/// (sums, for the allreduce).
 pub(crate) fn recalculate_sorted(
     prog: &Program,
     (points, same_points): (&mut Buffer, bool),
@@ -337,16 +323,14 @@ pub fn lloyd(
         let (sorted, labels) = match &layout {
             Some(l) => (l.sort_by_label(&labels, k), labels),
             None => {
-                let (order, sorted, keys, sizes) = sort_by_label(&labels, k);
                 let Buffer::F64(copy) = &mut bufs[px] else {
                     unreachable!("the points' buffer holds f64")
                 };
-                let l = Layout::arrange(&points.data, copy, d, order);
+                let (sorted, l) = Layout::arrange_by_labels(&points.data, copy, &labels, k, d);
                 arranged = true;
                 let by_position = l.to_positions(&labels);
-                let identity = (0..labels.len() as u32).collect();
                 layout = Some(l);
-                ((identity, sorted, keys, sizes), by_position)
+                (sorted, by_position)
             }
         };
         trace("counting sort", t);

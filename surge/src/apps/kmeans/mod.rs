@@ -19,7 +19,7 @@
 //! ```
 
 pub mod data;
-mod layout;
+pub(crate) mod layout;
 pub(crate) mod lloyd;
 mod npy;
 pub mod program;
