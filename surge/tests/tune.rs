@@ -401,6 +401,10 @@ fn a_stale_store_is_refused_with_a_message_to_retune() {
         .unwrap();
     let before = std::fs::read(&path).unwrap();
     let tuned = Tuned::open_from(&path, &w, &backend).unwrap();
+    // Inputs of the tuned program of other sizes match (the first by its hash, the next by
+    // comparison with the first), and after them the changed program still does not.
+    assert_eq!(tuned.mismatch(&dot_input(&w, 777)), None);
+    assert_eq!(tuned.mismatch(&dot_input(&w, 12)), None);
     let why = tuned.mismatch(&changed).expect("a mismatch");
     assert!(
         why.contains("structure changed") && why.contains("retune"),
