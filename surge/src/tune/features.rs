@@ -27,6 +27,11 @@ pub type FeatureFn = Arc<dyn Fn(&TuneInput) -> Result<Vec<f64>> + Send + Sync>;
 #[derive(Clone)]
 pub struct FeatureGroup {
     pub name: String,
+    /// How the values are computed, bumped whenever that changes (1 unless set with
+    /// [`with_version`](Self::with_version)): a store records it, and a model trained on
+    /// another version of a group is refused, since it would be queried with values computed
+    /// another way. Renaming, adding or removing a feature is noticed without it.
+    pub version: u32,
     /// (feature name, log-scaled?) per value. Sizes span orders of magnitude, so they are
     /// compared on a log scale before the [-1, 1] scaling.
     pub features: Vec<(String, bool)>,
@@ -37,9 +42,58 @@ impl fmt::Debug for FeatureGroup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FeatureGroup")
             .field("name", &self.name)
+            .field("version", &self.version)
             .field("features", &self.features)
             .finish_non_exhaustive()
     }
+}
+
+impl FeatureGroup {
+    /// A group of version 1 computing `features` ((name, log-scaled?) per value) with `eval`.
+    pub fn new(
+        name: &str,
+        features: Vec<(String, bool)>,
+        eval: impl Fn(&TuneInput) -> Result<Vec<f64>> + Send + Sync + 'static,
+    ) -> FeatureGroup {
+        FeatureGroup {
+            name: name.to_string(),
+            version: 1,
+            features,
+            eval: Arc::new(eval),
+        }
+    }
+
+    /// The group with its version set: bump it whenever its values are computed another way,
+    /// so stores trained on the old values are refused.
+    ///
+    /// ```
+    /// use surge::tune::features::FeatureGroup;
+    /// let g = FeatureGroup::new("rows", vec![("rows".into(), true)], |_| Ok(vec![1.0]));
+    /// assert_eq!(g.version, 1);
+    /// assert_eq!(g.with_version(2).version, 2);
+    /// ```
+    pub fn with_version(mut self, version: u32) -> FeatureGroup {
+        self.version = version;
+        self
+    }
+
+    /// What a store records of the group: its name, version and feature names.
+    pub fn key(&self) -> FeatureGroupKey {
+        FeatureGroupKey {
+            name: self.name.clone(),
+            version: self.version,
+            features: self.features.iter().map(|(n, _)| n.clone()).collect(),
+        }
+    }
+}
+
+/// A feature group as a store records it (see [`FeatureGroup::key`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FeatureGroupKey {
+    pub name: String,
+    pub version: u32,
+    /// The group's feature names, in order.
+    pub features: Vec<String>,
 }
 
 /// The features of one workload: an ordered list of groups.
@@ -69,6 +123,30 @@ impl FeatureSet {
         self
     }
 
+    /// Sets the version of the group named `group` (e.g. a feature added with
+    /// [`with_feature`](Self::with_feature), which is a group of its own), to be bumped when
+    /// its values are computed another way. A set without that group is returned unchanged.
+    ///
+    /// ```
+    /// use surge::tune::FeatureSet;
+    /// let f = FeatureSet::inferred()
+    ///     .with_feature("nnz", true, |_| Ok(1.0))
+    ///     .with_version("nnz", 2);
+    /// assert_eq!(f.key()[1].version, 2);
+    /// assert_eq!(f.key()[0].version, 1);
+    /// ```
+    pub fn with_version(mut self, group: &str, version: u32) -> FeatureSet {
+        for g in self.groups.iter_mut().filter(|g| g.name == group) {
+            g.version = version;
+        }
+        self
+    }
+
+    /// What a store records of the set: each group's name, version and feature names.
+    pub fn key(&self) -> Vec<FeatureGroupKey> {
+        self.groups.iter().map(FeatureGroup::key).collect()
+    }
+
     /// Adds a user-defined feature function of one value.
     pub fn with_feature(
         self,
@@ -76,11 +154,11 @@ impl FeatureSet {
         log_scale: bool,
         f: impl Fn(&TuneInput) -> Result<f64> + Send + Sync + 'static,
     ) -> FeatureSet {
-        self.with_group(FeatureGroup {
-            name: name.to_string(),
-            features: vec![(name.to_string(), log_scale)],
-            eval: Arc::new(move |i| Ok(vec![f(i)?])),
-        })
+        self.with_group(FeatureGroup::new(
+            name,
+            vec![(name.to_string(), log_scale)],
+            move |i| Ok(vec![f(i)?]),
+        ))
     }
 
     pub fn names(&self) -> Vec<String> {
@@ -166,6 +244,7 @@ impl FeatureSet {
 pub fn surge_group() -> FeatureGroup {
     FeatureGroup {
         name: "surge".into(),
+        version: 1,
         features: vec![
             ("length".into(), true),
             ("aspect_ratio".into(), true),
@@ -209,9 +288,12 @@ pub fn surge_group() -> FeatureGroup {
 /// column from the diagonal, over the columns: how local SpMV's reads of x are). One pass over
 /// the row offsets (every row, or chunks of them on very sparse matrices) and one over a
 /// sample of rows; see [`CuspFeatures`] for the definitions.
+///
+/// Version 2: the samples were halved (issue 24), so the values differ from version 1's.
 pub fn cusp_group() -> FeatureGroup {
     FeatureGroup {
         name: "cusp".into(),
+        version: 2,
         features: vec![
             ("avg_nnz_per_row".into(), true),
             ("row_length_std_dev".into(), true),

@@ -5,8 +5,8 @@
 //! inputs it lacks are measured. The campaign removes the journal once the store is written.
 //!
 //! The header holds the store key (workload, structure, platform and device, the variant set's
-//! checksum) and the training protocol: records measured otherwise are never mixed in, and a
-//! journal left by an unfinished campaign is never overwritten unless asked.
+//! checksum, the feature set) and the training protocol: records measured otherwise are never
+//! mixed in, and a journal left by an unfinished campaign is never overwritten unless asked.
 
 use super::record::InputRecord;
 use super::store::StoreKey;
@@ -143,7 +143,7 @@ fn read(path: &Path, want: &Header) -> Result<HashMap<String, InputRecord>> {
     })?;
     if header.key != want.key || header.training != want.training {
         let what = if header.key != want.key {
-            "another campaign (workload, program, machine or variant set)"
+            "another campaign (workload, program, features, machine or variant set)"
         } else {
             "another training protocol"
         };
@@ -284,6 +284,16 @@ mod tests {
         assert!(
             e.to_string()
                 .contains("is the journal of another training protocol"),
+            "{e}"
+        );
+        // Records whose features were computed otherwise are another campaign's.
+        let w2 = w.clone().with_feature("n", true, |i| Ok(i.work));
+        let all2 = inputs(&w2)?;
+        let e = tune::tune(&backend(), &w2, &all2, &options(&path, true), &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is the journal of another campaign (workload, program, features,"),
             "{e}"
         );
         std::fs::write(&path, "not json\n").expect("write");

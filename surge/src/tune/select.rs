@@ -7,7 +7,7 @@
 //! * [`Tuned::load`] degrades to the backend's default variant with a warning instead: slower
 //!   perhaps, never wrong.
 
-use super::store::{StoreKey, TuningStore, default_path, stale};
+use super::store::{StoreKey, TuningStore, default_path, feature_difference, stale};
 use super::{TuneInput, TuningBackend, Workload};
 use crate::{Result, SurgeError};
 use std::fmt;
@@ -193,6 +193,10 @@ impl<'b> Tuned<'b> {
                 k.platform, k.device
             ));
         }
+        let current = self.workload.features().key();
+        if let Some(why) = feature_difference(&k.computation, &k.features, &current) {
+            return Err(why);
+        }
         let names = self.workload.features().names();
         if s.model.feature_names != names {
             return Err(format!(
@@ -297,6 +301,7 @@ impl<'b> Tuned<'b> {
                     &input.structure(),
                     &self.backend.platform(),
                     &v,
+                    self.workload.features(),
                 ),
                 Err(e) => return Some(format!("cannot list the backend's variants: {e}")),
             };

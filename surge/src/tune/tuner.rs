@@ -109,8 +109,14 @@ pub fn tune_with(
         )));
     }
     let default_variant = backend.default_variant(first)?;
-    let key = StoreKey::new(app, &first.structure(), &backend.platform(), &variants);
     let features = workload.features();
+    let key = StoreKey::new(
+        app,
+        &first.structure(),
+        &backend.platform(),
+        &variants,
+        features,
+    );
     let t = std::time::Instant::now();
     let fv = features.evaluate_all(inputs)?;
     let t = super::trace::stage("campaign", "training features", t);
