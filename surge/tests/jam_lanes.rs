@@ -91,7 +91,7 @@ fn same_bits(k: &Kernels, c: &Computation, step: usize, what: &str) {
 }
 
 const DS: [usize; 5] = [1, 3, 8, 32, 33];
-const KS: [usize; 7] = [1, 7, 8, 9, 10, 16, 17];
+const KS: [usize; 9] = [1, 7, 8, 9, 10, 12, 16, 17, 24];
 
 #[test]
 fn relabel_labels_and_distances_equal_the_interpreter_bit_for_bit() {

@@ -80,15 +80,20 @@ struct LaneCells {
 
 /// Rows `off..` of `buf` (rows of `w` values, `w > 0`), in groups of `L` consecutive rows, each
 /// group transposed: `ct[(g * w + j) * L + l]` is element `j` of row `off + g * L + l`. Only
-/// whole groups of full rows.
+/// whole groups of full rows; where rows are left over and at least `L` rows follow `off`, one
+/// more group of the last `L` full rows (the tail group of surge-codegen emit/cpu/jam/lanes.rs).
 fn lane_groups<T: Copy, const L: usize>(buf: &[T], w: usize, off: usize) -> Vec<T> {
-    let groups = (buf.len() / w).saturating_sub(off) / L;
-    let mut ct = Vec::with_capacity(groups * w * L);
-    for g in 0..groups {
-        let rows = &buf[(off + g * L) * w..(off + g * L + L) * w];
+    let rows = buf.len() / w;
+    let after = rows.saturating_sub(off);
+    let groups = after / L;
+    let tail = (after % L != 0 && after >= L).then_some(rows - L);
+    let firsts = (0..groups).map(|g| off + g * L).chain(tail);
+    let mut ct = Vec::with_capacity((groups + 1) * w * L);
+    for first in firsts {
+        let group = &buf[first * w..(first + L) * w];
         for j in 0..w {
             for l in 0..L {
-                ct.push(rows[l * w + j]);
+                ct.push(group[l * w + j]);
             }
         }
     }

@@ -5,7 +5,7 @@
 //! included.
 
 use super::code::{Code, Env, Gen, R, SeqCode, quote, with_checks};
-use super::jam::LANES;
+use super::jam::{LANES, LaneSteps};
 use super::values::{from_value, rust_type};
 use crate::ir::{Lambda, NodeId, Type};
 use std::rc::Rc;
@@ -138,12 +138,19 @@ impl<'a> Gen<'a> {
         // (`jam/lanes.rs`).
         let lanes = |four: &str| -> R<String> {
             let step = |x| self.step(op, &acc, x, &t, env);
-            Ok(match self.lane_steps(input, (&k, start), &step, env)? {
-                Some((once, group, cond)) => format!(
-                    "{once}\nwhile {k} + {LANES} <= {len} && {cond} {{\n{group}\n{k} += {LANES};\n}}\nwhile {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}"
-                ),
-                None => format!("while {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}"),
-            })
+            Ok(
+                match self.lane_steps(input, (&k, start, &len), &step, env)? {
+                    Some(LaneSteps {
+                        once,
+                        group,
+                        cond,
+                        tail,
+                    }) => format!(
+                        "{once}\nwhile {k} + {LANES} <= {len} && {cond} {{\n{group}\n{k} += {LANES};\n}}\n{tail}\nwhile {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}"
+                    ),
+                    None => format!("while {k} + 3 < {len} {{\n{four}\n{k} += 4;\n}}"),
+                },
+            )
         };
         out.push_str(&match (jam(4)?, jam(2)?) {
             (Some((once4, four)), Some((once2, two))) => format!(

@@ -18,7 +18,7 @@
 
 mod lanes;
 
-pub(super) use lanes::LANES;
+pub(super) use lanes::{LANES, LaneSteps};
 
 use super::code::{Code, Env, Gen, R, bind, scalar_of};
 use crate::ir::{Lambda, NodeId, Op};

@@ -17,6 +17,15 @@
 //! 6.5–6.7 ms after; k = 16 16.9–18.1 ms before, 13.4–13.8 ms after (one group of eight from
 //! element 1, the reduction having no prefix, then the jams).
 //!
+//! **Tail group.** Where 3 to 7 elements are left after the groups (k = 16: the 15 elements
+//! after the first are 8 + 7, which took the 4, 2 and 1 jams, three chains' latency), the last
+//! eight elements run as one more group (`LaneSteps::tail`) from an extra last group of the copy
+//! (`lane_groups` adds the last eight full rows where rows are left over); the lanes before the
+//! first element left are computed and their outer steps skipped, so the outer reduction still
+//! takes every element once, in order. With 1 or 2 left, one jam costs as much as a group.
+//! Measured (same test, 2026-11-28, load about 2.5, old and new builds alternated): k = 16
+//! 8.2 ms → 6.1–6.2 ms; k = 10 (one left) 3.8–4.0 ms both.
+//!
 //! The copy is built once per `elems` call, on first use (a `OnceCell` of the call's
 //! `LaneCells`, declared by the tile-width expansion, `spec.rs`), and memoized for the run where
 //! memoization is on; the tile length is the split's run-time tile. Only the generic expansion
@@ -42,18 +51,100 @@ pub(in crate::emit::cpu) const LANES: usize = 8;
 /// Cells per element type in the runtime's `LaneCells`.
 const SITES: usize = 4;
 
+/// The lanes form of one reduction, as `folds.rs` places it: statements to run once before the
+/// loop, the group of eight (run while `cond` holds, advancing by eight), and the tail group.
+pub(in crate::emit::cpu) struct LaneSteps {
+    pub once: String,
+    pub group: String,
+    pub cond: String,
+    /// After the groups, where 3 to 7 elements are left and every row is a full tile: the last
+    /// eight elements as one more group, from the copy's extra last group (`lane_groups`), its
+    /// lanes before the first element left computed and dropped. One group instead of up to
+    /// three jams (k-means at k = 16: the 15 elements after the first are 8 + 7).
+    pub tail: String,
+}
+
+/// What every group of one site shares: the pattern, the rows, the copy and one lane's step.
+struct Site<'l, 'a> {
+    p: super::Pattern<'l>,
+    rows: Rc<SeqCode<'a>>,
+    base: String,
+    elem: Elem,
+    ty: &'static str,
+    bty: &'static str,
+    /// Binds the copy (`ct`), built on its first use.
+    ct_bind: String,
+    /// The names `t`, `ct`, `blk`, `g`, `j`, `l`, `av`.
+    names: [String; 7],
+    /// One lane's step from the copy, and the checks its reads need.
+    one: String,
+    checks: String,
+    first: &'static str,
+}
+
+/// Where a group runs: its first element's name, its group index in the copy, the statement
+/// that leaves it when its lanes' lengths differ, and (the tail) how many lanes to drop.
+struct At<'s> {
+    k: &'s str,
+    group: String,
+    leave: String,
+    skip: Option<String>,
+}
+
 impl<'a> Gen<'a> {
-    /// Statements that compute the outer reduction's steps for elements `k..k + 8` from a
-    /// transposed copy (its group index `(k - start) / 8`), and the statements to run once
-    /// before the loop (binding the copy and its tile length), and the loop condition under
-    /// which a group may run (its eight tiles full); None where the form does not apply.
+    /// The lanes form for elements `k..k + 8` of the reduction over `input` (see [`LaneSteps`])
+    /// whose outer steps are `step`, started at `start`, over `len` elements; None where the
+    /// form does not apply.
     pub(in crate::emit::cpu) fn lane_steps(
         &self,
         input: NodeId,
-        (k, start): (&str, &str),
+        (k, start, len): (&str, &str, &str),
         step: &dyn Fn(Code<'a>) -> R<String>,
         env: &Env<'a>,
-    ) -> R<Option<(String, String, String)>> {
+    ) -> R<Option<LaneSteps>> {
+        let Some((site, mut pre)) = self.lane_site_of(input, start, env)? else {
+            return Ok(None);
+        };
+        let (tl, base) = (&site.names[0], &site.base);
+        let at = At {
+            k,
+            group: format!("({k} - {start}) / {LANES}"),
+            leave: "break;".into(),
+            skip: None,
+        };
+        let Some(group) = self.lane_group(&site, &at, step, env, &mut pre)? else {
+            return Ok(None);
+        };
+        let (kt, label) = (self.name("kt"), self.name("lt"));
+        let last = At {
+            k: &kt,
+            group: format!("({len} - {start}) / {LANES}"),
+            leave: format!("break '{label};"),
+            skip: Some(format!("({k} - {kt})")),
+        };
+        let Some(last) = self.lane_group(&site, &last, step, env, &mut pre)? else {
+            return Ok(None);
+        };
+        let tail = format!(
+            "if W == 0 && {k} + {LANES} > {len} && {k} + 3 <= {len} && {len} >= {start} + {LANES} && ({len} - {start}) % {LANES} != 0 && {len} * {tl} <= {base}.len() {{\n'{label}: {{\nlet {kt}: usize = {len} - {LANES};\n// The last {LANES} elements (jam/lanes.rs), those before {k} dropped.\n{last}\n{k} = {len};\n}}\n}}"
+        );
+        Ok(Some(LaneSteps {
+            once: pre.join("\n"),
+            cond: format!("W == 0 && ({k} + {LANES}) * {tl} <= {base}.len()"),
+            group,
+            tail,
+        }))
+    }
+
+    /// The site's shared parts and the statements to run once; None where the form does not
+    /// apply: the rows are not the tiles of a specialized `split` of an `f64`/`f32` input, a
+    /// lane's step could fail or its checks read the lane, or no site is left.
+    fn lane_site_of<'l>(
+        &'l self,
+        input: NodeId,
+        start: &str,
+        env: &Env<'a>,
+    ) -> R<Option<(Site<'l, 'a>, Vec<String>)>> {
         let Some(p) = self.jam_pattern(input, env) else {
             return Ok(None);
         };
@@ -95,9 +186,10 @@ impl<'a> Gen<'a> {
         let Some(site) = self.lane_site(buf_elem, SITES) else {
             return Ok(None);
         };
-        let mut pre = rows.checks.clone();
-        let [tl, ct, blk, gb, jj, l, acc_v] =
-            ["t", "ct", "blk", "g", "j", "l", "av"].map(|b| self.name(b));
+        let pre = rows.checks.clone();
+        let names = ["t", "ct", "blk", "g", "j", "l", "av"].map(|b| self.name(b));
+        let [tl, ct, blk, _, jj, l, acc_v] = &names;
+        let mut pre = pre;
         pre.push(format!(
             "let {tl}: usize = if W != 0 {{ W }} else {{ ({lit}) as usize }};"
         ));
@@ -108,27 +200,6 @@ impl<'a> Gen<'a> {
         // Bound in the group (which only the generic expansion runs), built on its first use.
         let ct_bind =
             format!("let {ct}: &[{bty}] = &lane_cells.{bty}s[{site}].get_or_init(|| {made})[..];");
-        // Per lane, as `jam.rs` does: the real tile bound (heads: checks, length, initial value),
-        // and the sequential loop of the fallback.
-        let mut heads = Vec::new();
-        let mut lens = Vec::new();
-        let mut accs = Vec::new();
-        let first = if prefix.is_some() { "0" } else { "1" };
-        for lane in 0..LANES {
-            let at = match lane {
-                0 => k.to_string(),
-                l => format!("({k} + {l})"),
-            };
-            let env_j = bind(env, [(p.f.params[0], rows.at(&at)?)]);
-            let Some(super::JamLane { head, acc, len, .. }) =
-                self.jam_lane(p.inner, &env_j, &jj)?
-            else {
-                return Ok(None);
-            };
-            heads.push(head);
-            lens.push(len);
-            accs.push(acc);
-        }
         // One lane `l` of the group, its row read from the copy: `blk[j·8 + l]` is element `j`
         // of row `k + l`.
         let view = {
@@ -152,31 +223,81 @@ impl<'a> Gen<'a> {
         let body = self.apply2(op, &a, &x, elem, &env_l)?;
         let one = format!(
             "{{ let {x}: {ty} = {}; let {a}: {ty} = {acc_v}[{l}]; {acc_v}[{l}] = {body}; }}",
-            scalar_of(s.at(&jj)?)
+            scalar_of(s.at(jj)?)
         );
         let checks = s.checks.join("\n");
         let mentions_lane = |c: &str| {
             c.split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-                .any(|w| w == l)
+                .any(|w| w == l.as_str())
         };
         if fallible(&one) || mentions_lane(&checks) {
             return Ok(None);
         }
+        let first = if prefix.is_some() { "0" } else { "1" };
+        Ok(Some((
+            Site {
+                p,
+                rows,
+                base,
+                elem,
+                ty,
+                bty,
+                ct_bind,
+                names,
+                one,
+                checks,
+                first,
+            },
+            pre,
+        )))
+    }
+
+    /// One group of eight at `at`: the lanes' heads (as `jam.rs` binds them: checks, length,
+    /// initial value), their inner reductions from the copy, then the outer steps in order
+    /// (those of dropped lanes skipped); None where a head or an outer step could fail.
+    fn lane_group(
+        &self,
+        site: &Site<'_, 'a>,
+        at: &At<'_>,
+        step: &dyn Fn(Code<'a>) -> R<String>,
+        env: &Env<'a>,
+        pre: &mut Vec<String>,
+    ) -> R<Option<String>> {
+        let (p, k) = (&site.p, at.k);
+        let [tl, ct, blk, gb, jj, l, acc_v] = &site.names;
+        let (mut heads, mut lens, mut accs) = (Vec::new(), Vec::new(), Vec::new());
+        for lane in 0..LANES {
+            let env_j = bind(
+                env,
+                [(p.f.params[0], site.rows.at(&format!("({k} + {lane})"))?)],
+            );
+            let Some(super::JamLane { head, acc, len, .. }) = self.jam_lane(p.inner, &env_j, jj)?
+            else {
+                return Ok(None);
+            };
+            heads.push(head);
+            lens.push(len);
+            accs.push(acc);
+        }
         // The outer steps, in order (as `jam.rs`).
         let mut elems = Vec::new();
         for (lane, acc) in accs.iter().enumerate() {
-            let at = format!("({k} + {lane})");
+            let at_lane = format!("({k} + {lane})");
             let mut items = Vec::new();
             for (i, inp) in p.inputs.iter().enumerate() {
                 if i == p.at {
-                    items.push(Code::Scalar(acc.clone(), elem));
+                    items.push(Code::Scalar(acc.clone(), site.elem));
                 } else {
                     let s = self.seq(*inp, env)?;
                     pre.extend(s.checks.clone());
-                    items.push(s.at(&at)?);
+                    items.push(s.at(&at_lane)?);
                 }
             }
-            elems.push(step(Code::Tuple(items))?);
+            let e = step(Code::Tuple(items))?;
+            elems.push(match &at.skip {
+                Some(skip) => format!("if {lane} >= {skip} {{\n{e}\n}}"),
+                None => e,
+            });
         }
         if elems.iter().any(|e| fallible(e)) {
             return Ok(None);
@@ -187,15 +308,18 @@ impl<'a> Gen<'a> {
             .collect::<Vec<_>>()
             .join(" && ");
         let accs_list = accs.join(", ");
+        let (ty, first, one, checks) = (site.ty, site.first, &site.one, &site.checks);
         // Inner reductions of different lengths (never in k-means): the heads' checks passed and
         // are pure, so the jams after the loop take the group again from `k`.
-        let group = format!(
-            "{{\n{heads}\nif !({same}) {{ break; }}\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\n{ct_bind}\nlet {gb}: usize = ({k} - {start}) / {LANES};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n{}\n}}",
+        Ok(Some(format!(
+            "{{\n{heads}\nif !({same}) {{ {leave} }}\n// Lanes (jam/lanes.rs): rows {k}..{k} + {LANES} from the transposed copy.\n{ct_bind}\nlet {gb}: usize = {group};\nlet {blk}: &[{bty}] = &{ct}[{gb} * {tl} * {LANES}..({gb} + 1) * {tl} * {LANES}];\n{checks}\nlet mut {acc_v}: [{ty}; {LANES}] = [{accs_list}];\nfor {jj} in {first}..{n0} {{\nfor {l} in 0..{LANES} {{\n{one}\n}}\n}}\n[{accs_list}] = {acc_v};\n{}\n}}",
             elems.join("\n"),
             heads = heads.join("\n"),
+            leave = at.leave,
+            ct_bind = site.ct_bind,
+            group = at.group,
+            bty = site.bty,
             n0 = lens[0],
-        );
-        let cond = format!("W == 0 && ({k} + {LANES}) * {tl} <= {base}.len()");
-        Ok(Some((pre.join("\n"), group, cond)))
+        )))
     }
 }
