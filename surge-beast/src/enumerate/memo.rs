@@ -47,6 +47,15 @@ fn hash(key: &[u64]) -> (u64, u32) {
     ((h ^ (h >> 29)).wrapping_add(((x & 7) << 2) | (y & 3)), tag)
 }
 
+/// Lanes of [`Table::find`]'s guess.
+const LANES: usize = 4;
+
+/// A key's lane: the low bits of its last word.
+#[inline]
+fn lane(key: &[u64]) -> usize {
+    key.last().map_or(0, |&w| w as usize % LANES)
+}
+
 /// Word-by-word equality of two keys of one length (`==` on slices calls `memcmp`, slow
 /// for a few words).
 #[inline]
@@ -74,6 +83,8 @@ struct Table {
     key_len: usize,
     width: usize,
     entries: usize,
+    /// Where the entry last found or added starts in the arena, per [`lane`].
+    last: [usize; LANES],
     lookups: u64,
     hits: u64,
     off: bool,
@@ -86,12 +97,23 @@ impl Table {
 
     /// Where the delta stored under `key` starts in the arena.
     #[inline]
-    fn find(&self, key: &[u64]) -> Option<usize> {
+    fn find(&mut self, key: &[u64]) -> Option<usize> {
         if self.entries == 0 || key.len() != self.key_len {
             return None;
         }
-        let mask = self.slots.len() - 1;
         let stride = self.stride();
+        // The entries after the last one found or added with the same low bits in the last
+        // key word first: a loop sweeping the innermost key words asks for them in the order
+        // it once added them.
+        let lane = lane(key);
+        let last = self.last[lane];
+        for lo in [last + stride, last + 2 * stride] {
+            if lo + stride <= self.arena.len() && same(&self.arena[lo..lo + self.key_len], key) {
+                self.last[lane] = lo;
+                return Some(lo + self.key_len);
+            }
+        }
+        let mask = self.slots.len() - 1;
         let (h, tag) = hash(key);
         let mut i = h as usize & mask;
         loop {
@@ -102,6 +124,7 @@ impl Table {
             if (s >> 32) as u32 == tag {
                 let lo = ((s as u32) as usize - 1) * stride;
                 if same(&self.arena[lo..lo + self.key_len], key) {
+                    self.last[lane] = lo;
                     return Some(lo + self.key_len);
                 }
             }
@@ -141,6 +164,7 @@ impl Table {
                 self.place(at);
             }
         }
+        self.last[lane(key)] = self.arena.len();
         self.arena.extend_from_slice(key);
         self.arena.extend_from_slice(delta);
         self.place(self.entries);
