@@ -462,6 +462,67 @@ fn streaming_iterator_and_unordered_callback() {
 }
 
 #[test]
+fn second_clip_equals_full_scan() {
+    // The loop of y is clipped by c1; c2, the next check (a derived value between them), is
+    // monotone too (rising, falling through a division by y, falling through a subtraction,
+    // with another disjunct), or not (then nothing is skipped for it).
+    let c1 = "s * 2 > 150";
+    let cases: &[(&str, &str, bool)] = &[
+        ("range(1, 60)", "min(300 // s, 8) * x < 20", true),
+        ("range(1, 60)", "x - s * x < -30", true),
+        ("range(1, 60)", "y * x // 3 >= 17 or x == 3", true),
+        ("range(1, 60, 4)", "50 < y * x", true),
+        ("range(59, 0, -1)", "min(300 // s, 8) * x < 20", true),
+        ("range(1, 60)", "(x + y) % 7 == 0", false),
+    ];
+    for (dy, c2, then) in cases {
+        let space = Space::builder("t")
+            .iterator("x", "range(1, 40)")
+            .iterator("y", *dy)
+            .derived("s", "y * (x + 1)")
+            .constraint("c1", Class::Hard, c1)
+            .constraint("c2", Class::Soft, *c2)
+            .constraint("c3", Class::Soft, "(x + y) % 5 == 0")
+            .build()
+            .unwrap();
+        let mut reference = None;
+        for tighten in [true, false] {
+            let plan = space
+                .plan(&PlanOptions::default().tighten(tighten))
+                .unwrap();
+            if tighten {
+                assert_eq!(
+                    plan.describe().contains("then by c2"),
+                    *then,
+                    "{c2}\n{}",
+                    plan.describe()
+                );
+            }
+            for threads in [1, 2] {
+                let run = RunOptions::threads(threads);
+                let (pts, stats) = plan.collect(&run).unwrap();
+                let got: Vec<Vec<i64>> = pts.iter().map(|p| key(p)).collect();
+                assert_eq!(stats.counts(), plan.count(&run).unwrap().counts(), "{c2}");
+                match &reference {
+                    None => reference = Some((got, stats.counts())),
+                    Some((order, counts)) => {
+                        assert_eq!(&got, order, "{c2} tighten={tighten} threads={threads}");
+                        assert_eq!(
+                            &stats.counts(),
+                            counts,
+                            "{c2} tighten={tighten} threads={threads}"
+                        );
+                    }
+                }
+            }
+        }
+        // Both clips reject something, so the test exercises the arithmetic.
+        let (_, _, rejected) = reference.unwrap().1;
+        assert!(rejected[0] > 0 && rejected[1] > 0, "{c2}: {rejected:?}");
+    }
+}
+
+#[test]
 fn tightening_paths_equal_full_scan() {
     // Solved products (with the outer loop enumerated by divisors), clipped ranges, zero and
     // negative values in ranges, negative right-hand sides, floats that force the fallback.

@@ -61,6 +61,47 @@ fn eval_err(entry: &str, e: EvalError) -> BeastError {
     }
 }
 
+/// Whether a clip's predicate holds in `env` (None: it does not evaluate to a truth value).
+#[inline]
+fn holds(cl: &Clip, env: &[Value]) -> Option<bool> {
+    match cl.prog.as_ref().and_then(|p| p.run(env)) {
+        Some(x) => Some(x != 0),
+        None => cl.pred.truthy_any(env).ok(),
+    }
+}
+
+/// The index of the first value of `r` after index `i` where the clip's predicate holds (`len`
+/// if none), given that it does not hold at `i` and is non-decreasing along `r`: galloping,
+/// then bisection. None when an evaluation fails. Leaves the iterator's slot changed.
+fn first_holding(cl: &Clip, r: &PyRange, i: u64, slot: usize, env: &mut [Value]) -> Option<u64> {
+    let len = r.len();
+    let at = |j: u64, env: &mut [Value]| {
+        set_int(
+            &mut env[slot],
+            r.start.wrapping_add((j as i64).wrapping_mul(r.step)),
+        );
+        holds(cl, env)
+    };
+    let (mut lo, mut hi, mut step) = (i, len, 1u64);
+    while lo + step < len {
+        if at(lo + step, env)? {
+            hi = lo + step;
+            break;
+        }
+        lo += step;
+        step *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid, env)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// `range(a, b[, c])` over ints with a non-zero step, without building values.
 #[inline]
 fn fast_range(args: &[Expr], env: &[Value]) -> Option<PyRange> {
@@ -323,6 +364,7 @@ impl Plan {
     /// right sign, so the predicate is non-decreasing along the range.
     fn clip_applies(&self, cl: &Clip, r: &PyRange, env: &[Value]) -> bool {
         r.step > 0
+            && (!cl.pos_start || r.start > 0)
             && cl.conds.iter().all(|(e, strict)| match e.eval_fast(env) {
                 Ok(Value::Int(x)) => x > 0 || (x == 0 && !strict),
                 _ => false,
@@ -468,6 +510,8 @@ impl Plan {
                     (Some(cl), true) if self.clip_applies(cl, &r, env) => Some(cl),
                     _ => None,
                 };
+                // The second clip's preconditions, checked when it first matters.
+                let mut then_ok: Option<bool> = None;
                 let mut v = r.start;
                 for i in 0..len {
                     c.visited[d] += 1;
@@ -476,13 +520,35 @@ impl Plan {
                         if !k(env, c)? {
                             return Ok(false);
                         }
-                    } else if let Some(cl) = clip
-                        && cl.pred.truthy_any(env) == Ok(true)
-                    {
-                        let rest = len - i - 1;
-                        c.visited[d] += rest;
-                        c.rejected[cl.ci] += rest;
-                        break;
+                    } else if let Some(cl) = clip {
+                        if holds(cl, env) == Some(true) {
+                            let rest = len - i - 1;
+                            c.visited[d] += rest;
+                            c.rejected[cl.ci] += rest;
+                            break;
+                        }
+                        // The second clip rejected `v`: every later value is rejected by it,
+                        // or by the first clip from the first value where that one holds.
+                        if let Some(t) = &cl.then
+                            && then_ok != Some(false)
+                            && *then_ok.get_or_insert_with(|| self.clip_applies(t, &r, env))
+                            && holds(t, env) == Some(true)
+                        {
+                            match first_holding(cl, &r, i, slot, env) {
+                                Some(k1) => {
+                                    let rest = len - i - 1;
+                                    c.visited[d] += rest;
+                                    c.rejected[t.ci] += k1 - i - 1;
+                                    c.rejected[cl.ci] += len - k1;
+                                    break;
+                                }
+                                // A value the search could not evaluate: scan on, without it.
+                                None => {
+                                    then_ok = Some(false);
+                                    set_int(&mut env[slot], v);
+                                }
+                            }
+                        }
                     }
                     v = v.wrapping_add(r.step);
                 }

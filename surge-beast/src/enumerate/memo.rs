@@ -29,17 +29,31 @@ fn mix(words: &[u64]) -> u64 {
 /// adjacent slots, so a sweep reads consecutive slots instead of one random slot per
 /// lookup (and finds its entries, inserted in the same order, adjacent in the arena). The
 /// high bits are hashed, so no more than 32 keys of one prefix share a run.
+///
+/// Also a tag (see [`Table`]): the hash's high bits, which tell tiles apart, mixed with the
+/// low bits of the last two words, which tell the keys of one tile apart.
 #[inline]
-fn hash(key: &[u64]) -> u64 {
+fn hash(key: &[u64]) -> (u64, u32) {
     let n = key.len();
     if n < 3 {
-        return mix(key);
+        let h = mix(key);
+        return (h, (h >> 32) as u32);
     }
     let (x, y) = (key[n - 2], key[n - 1]);
     let mut h = mix(&key[..n - 2]);
     h = (h.rotate_left(5) ^ (x >> 3)).wrapping_mul(K);
     h = (h.rotate_left(5) ^ (y >> 2)).wrapping_mul(K);
-    (h ^ (h >> 29)).wrapping_add(((x & 7) << 2) | (y & 3))
+    let tag = ((h >> 32) as u32) ^ ((x as u32) << 16) ^ (y as u32);
+    ((h ^ (h >> 29)).wrapping_add(((x & 7) << 2) | (y & 3)), tag)
+}
+
+/// Lanes of [`Table::find`]'s guess.
+const LANES: usize = 4;
+
+/// A key's lane: the low bits of its last word.
+#[inline]
+fn lane(key: &[u64]) -> usize {
+    key.last().map_or(0, |&w| w as usize % LANES)
 }
 
 /// Word-by-word equality of two keys of one length (`==` on slices calls `memcmp`, slow
@@ -55,18 +69,22 @@ const PROBATION: u64 = 2048;
 const MAX_ENTRIES: usize = 1 << 18;
 
 /// One table, open addressing with linear probing. An entry is its key followed by its delta,
-/// stored end to end in `arena`; `slots` holds entry index + 1 (0: empty). A table's keys all
+/// stored end to end in `arena`; a slot holds entry index + 1 (0: empty) in its low 32 bits
+/// and the key's tag (`hash`) in its high bits, and a probe reads an entry's key only when the
+/// tags match (a miss or a neighbour in the probe run costs no arena read). A table's keys all
 /// have one length and its deltas one length (set by the first entry: the same slots and the
 /// same levels each time; a key of another length, possible when a slot changes type, is
 /// simply not remembered). So a hit reads one slot and one run of adjacent words, and an entry
 /// costs no allocation of its own.
 #[derive(Default)]
 struct Table {
-    slots: Vec<u32>,
+    slots: Vec<u64>,
     arena: Vec<u64>,
     key_len: usize,
     width: usize,
     entries: usize,
+    /// Where the entry last found or added starts in the arena, per [`lane`].
+    last: [usize; LANES],
     lookups: u64,
     hits: u64,
     off: bool,
@@ -79,21 +97,36 @@ impl Table {
 
     /// Where the delta stored under `key` starts in the arena.
     #[inline]
-    fn find(&self, key: &[u64]) -> Option<usize> {
+    fn find(&mut self, key: &[u64]) -> Option<usize> {
         if self.entries == 0 || key.len() != self.key_len {
             return None;
         }
-        let mask = self.slots.len() - 1;
         let stride = self.stride();
-        let mut i = hash(key) as usize & mask;
+        // The entries after the last one found or added with the same low bits in the last
+        // key word first: a loop sweeping the innermost key words asks for them in the order
+        // it once added them.
+        let lane = lane(key);
+        let last = self.last[lane];
+        for lo in [last + stride, last + 2 * stride] {
+            if lo + stride <= self.arena.len() && same(&self.arena[lo..lo + self.key_len], key) {
+                self.last[lane] = lo;
+                return Some(lo + self.key_len);
+            }
+        }
+        let mask = self.slots.len() - 1;
+        let (h, tag) = hash(key);
+        let mut i = h as usize & mask;
         loop {
-            let s = self.slots[i] as usize;
+            let s = self.slots[i];
             if s == 0 {
                 return None;
             }
-            let lo = (s - 1) * stride;
-            if same(&self.arena[lo..lo + self.key_len], key) {
-                return Some(lo + self.key_len);
+            if (s >> 32) as u32 == tag {
+                let lo = ((s as u32) as usize - 1) * stride;
+                if same(&self.arena[lo..lo + self.key_len], key) {
+                    self.last[lane] = lo;
+                    return Some(lo + self.key_len);
+                }
             }
             i = (i + 1) & mask;
         }
@@ -103,11 +136,12 @@ impl Table {
     fn place(&mut self, at: usize) {
         let mask = self.slots.len() - 1;
         let lo = at * self.stride();
-        let mut i = hash(&self.arena[lo..lo + self.key_len]) as usize & mask;
+        let (h, tag) = hash(&self.arena[lo..lo + self.key_len]);
+        let mut i = h as usize & mask;
         while self.slots[i] != 0 {
             i = (i + 1) & mask;
         }
-        self.slots[i] = at as u32 + 1;
+        self.slots[i] = (u64::from(tag) << 32) | (at as u64 + 1);
     }
 
     fn insert(&mut self, key: &[u64], delta: &[u64]) {
@@ -130,6 +164,7 @@ impl Table {
                 self.place(at);
             }
         }
+        self.last[lane(key)] = self.arena.len();
         self.arena.extend_from_slice(key);
         self.arena.extend_from_slice(delta);
         self.place(self.entries);

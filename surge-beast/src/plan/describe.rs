@@ -77,6 +77,15 @@ impl Plan {
                     cname(cl.ci),
                     cl.pred
                 );
+                if let Some(t) = &cl.then {
+                    let _ = writeln!(
+                        s,
+                        "{}  # then by {}: {}",
+                        "  ".repeat(k + 1),
+                        cname(t.ci),
+                        t.pred
+                    );
+                }
             }
             for st in &l.steps {
                 match st {

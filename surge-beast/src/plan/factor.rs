@@ -158,11 +158,13 @@ fn level_reads(levels: &[Level], j: usize) -> (HashSet<u32>, bool) {
             reads_into(c, &mut out, &mut pure);
         }
     }
-    if let Some(cl) = &l.clip {
+    let mut clip = l.clip.as_ref();
+    while let Some(cl) = clip {
         reads_into(&cl.pred, &mut out, &mut pure);
         for (e, _) in &cl.conds {
             reads_into(e, &mut out, &mut pure);
         }
+        clip = cl.then.as_deref();
     }
     if let Some(p) = &l.pair {
         reads_into(&p.rhs, &mut out, &mut pure);

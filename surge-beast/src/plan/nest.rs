@@ -156,11 +156,21 @@ pub(crate) struct Solve {
 /// of its disjuncts, with the level's derived values inlined) is non-decreasing in the
 /// iterator whenever every `conds` expression is `>= 0` (or `> 0` when flagged strict), so
 /// once it holds it holds for the rest of an increasing range.
+///
+/// `then` is a second clip: the level's next check, whose `pred` (with the same meaning) is
+/// non-decreasing too, and which only derived values separate from this one, whose predicate
+/// is the whole constraint. Once it rejects a value, every later value is rejected by this
+/// clip (from its first true `pred`, found by search) or else by `then`.
 #[derive(Clone)]
 pub(crate) struct Clip {
     pub ci: usize,
     pub pred: Expr,
     pub conds: Vec<(Expr, bool)>,
+    /// `pred` compiled (None: evaluate the tree).
+    pub prog: Option<IntProg>,
+    /// Monotone only over a range starting above 0 (a division by a function of the iterator).
+    pub pos_start: bool,
+    pub then: Option<Box<Clip>>,
 }
 
 /// Divisor enumeration of the outer iterator `o` of a solved product `o * it != rhs` one

@@ -10,7 +10,7 @@ use super::deps::Deps;
 use super::nest::{Clip, Level, Pair, Solve, SolveForm, Step};
 use super::placement::Placement;
 use super::select::Selection;
-use crate::expr::{Builtin, Expr, ExprKind};
+use crate::expr::{Builtin, Expr, ExprKind, IntProg};
 use crate::value::{BinOp, CmpOp, UnOp};
 
 /// Choose the tightening of loop `k` (iterator `it`): the first of `checks` (the constraints
@@ -48,10 +48,33 @@ pub(super) fn tighten_level(
     }) {
         let c = checks.remove(idx);
         checks.insert(0, c);
+        // A second clip: the next check (only derived values come between the two), when
+        // this clip's predicate is its whole constraint (so a value it does not clip passes
+        // it). Nothing moves: the evaluation order is the same with or without it.
+        let then = match checks.get(1) {
+            Some(&c2) if !matches!(inline(&cexprs[c]).kind, ExprKind::Or(_)) => {
+                find_clip_either(&inline(&cexprs[c2]), it as u32, &outer).map(
+                    |(pred, conds, pos_start)| {
+                        Box::new(Clip {
+                            ci: sel.ci_of[&c2],
+                            prog: IntProg::truthy(&pred),
+                            pred,
+                            conds,
+                            pos_start,
+                            then: None,
+                        })
+                    },
+                )
+            }
+            _ => None,
+        };
         let clip = Clip {
             ci: sel.ci_of[&c],
+            prog: IntProg::truthy(&pred),
             pred,
             conds,
+            pos_start: false,
+            then,
         };
         return (None, Some(clip));
     }
@@ -241,6 +264,138 @@ fn find_clip(
         }
         if let Some(conds) = monotone(f, it, outer) {
             return Some((d.clone(), conds));
+        }
+    }
+    None
+}
+
+/// Run-time conditions of a clip: expressions that must be `>= 0` (`> 0` when flagged strict).
+type Conds = Vec<(Expr, bool)>;
+
+/// Conditions under which `e` is monotone in slot `it` over an increasing range: non-decreasing
+/// when `inc`, else non-increasing. Each condition in `conds` must be `>= 0` (`> 0` when
+/// flagged strict); `pos` is set when the range must also start above 0.
+fn mono(
+    e: &Expr,
+    it: u32,
+    outer: &dyn Fn(&[u32]) -> bool,
+    inc: bool,
+    conds: &mut Conds,
+    pos: &mut bool,
+) -> bool {
+    let has_it = |x: &Expr| x.slots().contains(&it);
+    match &e.kind {
+        ExprKind::Slot(s) if *s == it => inc,
+        _ if !has_it(e) => outer(&e.slots()),
+        ExprKind::Binary(BinOp::Add, a, b) if has_it(a) && has_it(b) => {
+            mono(a, it, outer, inc, conds, pos) && mono(b, it, outer, inc, conds, pos)
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (var, other, var_left) = if has_it(a) && !has_it(b) {
+                (a.as_ref(), b.as_ref(), true)
+            } else if has_it(b) && !has_it(a) {
+                (b.as_ref(), a.as_ref(), false)
+            } else {
+                return false;
+            };
+            if !outer(&other.slots()) {
+                return false;
+            }
+            match op {
+                BinOp::Add => mono(var, it, outer, inc, conds, pos),
+                BinOp::Sub if var_left => mono(var, it, outer, inc, conds, pos),
+                BinOp::Sub => mono(var, it, outer, !inc, conds, pos),
+                BinOp::Mul => {
+                    conds.push((other.clone(), false));
+                    mono(var, it, outer, inc, conds, pos)
+                }
+                BinOp::FloorDiv if var_left => {
+                    conds.push((other.clone(), true));
+                    mono(var, it, outer, inc, conds, pos)
+                }
+                // `other // var` with `other >= 0` and `var` positive and non-decreasing.
+                BinOp::FloorDiv if !inc => {
+                    conds.push((other.clone(), false));
+                    positive_inc(var, it, outer, conds, pos)
+                }
+                _ => false,
+            }
+        }
+        ExprKind::Call(Builtin::Min | Builtin::Max, args) if args.len() >= 2 => {
+            args.iter().all(|a| mono(a, it, outer, inc, conds, pos))
+        }
+        _ => false,
+    }
+}
+
+/// Conditions under which `e` is at least 1 and non-decreasing in slot `it` over an increasing
+/// int range (see [`mono`]): `it` over a range starting above 0, times or plus co-operands
+/// above 0.
+fn positive_inc(
+    e: &Expr,
+    it: u32,
+    outer: &dyn Fn(&[u32]) -> bool,
+    conds: &mut Conds,
+    pos: &mut bool,
+) -> bool {
+    let has_it = |x: &Expr| x.slots().contains(&it);
+    match &e.kind {
+        ExprKind::Slot(s) if *s == it => {
+            *pos = true;
+            true
+        }
+        ExprKind::Binary(op @ (BinOp::Mul | BinOp::Add), a, b) => {
+            let (var, other) = if has_it(a) && !has_it(b) {
+                (a.as_ref(), b.as_ref())
+            } else if has_it(b) && !has_it(a) {
+                (b.as_ref(), a.as_ref())
+            } else {
+                return false;
+            };
+            if !outer(&other.slots()) {
+                return false;
+            }
+            conds.push((other.clone(), *op == BinOp::Mul));
+            positive_inc(var, it, outer, conds, pos)
+        }
+        _ => false,
+    }
+}
+
+/// Find a disjunct that, once true along an increasing range, stays true: `f > e` / `f >= e`
+/// with `f` non-decreasing or `e` non-increasing, and mirrored (`e < f`, ...); the other side
+/// bound outside. Returns it with its conditions and whether the range must start above 0.
+fn find_clip_either(
+    e: &Expr,
+    it: u32,
+    outer: &dyn Fn(&[u32]) -> bool,
+) -> Option<(Expr, Conds, bool)> {
+    let disjuncts: Vec<&Expr> = match &e.kind {
+        ExprKind::Or(xs) => xs.iter().collect(),
+        _ => vec![e],
+    };
+    for d in disjuncts {
+        let ExprKind::Compare(a, rest) = &d.kind else {
+            continue;
+        };
+        if rest.len() != 1 {
+            continue;
+        }
+        let (op, b) = (&rest[0].0, &rest[0].1);
+        // `big > small`: true-set upward closed when `big` rises or `small` falls.
+        let (big, small) = match op {
+            CmpOp::Gt | CmpOp::Ge => (a.as_ref(), b),
+            CmpOp::Lt | CmpOp::Le => (b, a.as_ref()),
+            _ => continue,
+        };
+        for (var, other, inc) in [(big, small, true), (small, big, false)] {
+            if !outer(&other.slots()) || !var.slots().contains(&it) {
+                continue;
+            }
+            let (mut conds, mut pos) = (Vec::new(), false);
+            if mono(var, it, outer, inc, &mut conds, &mut pos) {
+                return Some((d.clone(), conds, pos));
+            }
         }
     }
     None
