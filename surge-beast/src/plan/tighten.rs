@@ -242,23 +242,7 @@ fn find_clip(
     it: u32,
     outer: &dyn Fn(&[u32]) -> bool,
 ) -> Option<(Expr, Vec<(Expr, bool)>)> {
-    let disjuncts: Vec<&Expr> = match &e.kind {
-        ExprKind::Or(xs) => xs.iter().collect(),
-        _ => vec![e],
-    };
-    for d in disjuncts {
-        let ExprKind::Compare(a, rest) = &d.kind else {
-            continue;
-        };
-        if rest.len() != 1 {
-            continue;
-        }
-        let (op, b) = (&rest[0].0, &rest[0].1);
-        let (f, other) = match op {
-            CmpOp::Gt | CmpOp::Ge => (a.as_ref(), b),
-            CmpOp::Lt | CmpOp::Le => (b, a.as_ref()),
-            _ => continue,
-        };
+    for (d, f, other) in order_disjuncts(e) {
         if !outer(&other.slots()) || !f.slots().contains(&it) {
             continue;
         }
@@ -267,6 +251,28 @@ fn find_clip(
         }
     }
     None
+}
+
+/// The disjuncts of `e` (itself where it is no `or`) that are one ordering comparison, each as
+/// `(disjunct, big, small)` for `big > small` or `big >= small` (`small < big` mirrored).
+fn order_disjuncts(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr, &Expr)> {
+    let disjuncts: Vec<&Expr> = match &e.kind {
+        ExprKind::Or(xs) => xs.iter().collect(),
+        _ => vec![e],
+    };
+    disjuncts.into_iter().filter_map(|d| {
+        let ExprKind::Compare(a, rest) = &d.kind else {
+            return None;
+        };
+        let [(op, b)] = rest.as_slice() else {
+            return None;
+        };
+        match op {
+            CmpOp::Gt | CmpOp::Ge => Some((d, a.as_ref(), b)),
+            CmpOp::Lt | CmpOp::Le => Some((d, b, a.as_ref())),
+            _ => None,
+        }
+    })
 }
 
 /// Run-time conditions of a clip: expressions that must be `>= 0` (`> 0` when flagged strict).
@@ -370,24 +376,8 @@ fn find_clip_either(
     it: u32,
     outer: &dyn Fn(&[u32]) -> bool,
 ) -> Option<(Expr, Conds, bool)> {
-    let disjuncts: Vec<&Expr> = match &e.kind {
-        ExprKind::Or(xs) => xs.iter().collect(),
-        _ => vec![e],
-    };
-    for d in disjuncts {
-        let ExprKind::Compare(a, rest) = &d.kind else {
-            continue;
-        };
-        if rest.len() != 1 {
-            continue;
-        }
-        let (op, b) = (&rest[0].0, &rest[0].1);
-        // `big > small`: true-set upward closed when `big` rises or `small` falls.
-        let (big, small) = match op {
-            CmpOp::Gt | CmpOp::Ge => (a.as_ref(), b),
-            CmpOp::Lt | CmpOp::Le => (b, a.as_ref()),
-            _ => continue,
-        };
+    // `big > small`: true-set upward closed when `big` rises or `small` falls.
+    for (d, big, small) in order_disjuncts(e) {
         for (var, other, inc) in [(big, small, true), (small, big, false)] {
             if !outer(&other.slots()) || !var.slots().contains(&it) {
                 continue;
