@@ -210,6 +210,17 @@ fn reduce_learns_the_size_thresholds() {
         "{:?}",
         s.warnings
     );
+    // A later input outside the range: printed no more (once per feature), still returned.
+    let again = tuned
+        .select(&TuneInput::sized(App::Reduce, 30_000_000).unwrap())
+        .unwrap();
+    assert!(
+        again
+            .warnings
+            .iter()
+            .any(|w| w.contains("elements = 30000000")),
+        "{again:?}"
+    );
 }
 
 #[test]

@@ -48,6 +48,10 @@ pub struct Tuned<'b> {
     /// (the IR cloned, erased, written as JSON, FNV-1a) cost 6-19 µs per SpMV input here, more
     /// than its features.
     verified: OnceLock<surge_codegen::ir::Computation>,
+    /// The features whose out-of-range warning was printed: each is printed once per `Tuned`
+    /// (a loop of selections repeated it on every call, and printing it cost one selection
+    /// 94 µs here); [`Selection::warnings`] still holds every input's.
+    printed: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// Print warnings to stderr as well as returning them.
     pub print_warnings: bool,
 }
@@ -148,6 +152,7 @@ impl<'b> Tuned<'b> {
             state: State::Ready(Box::new(store)),
             variants_ok: OnceLock::new(),
             verified: OnceLock::new(),
+            printed: Default::default(),
             print_warnings: true,
         }
     }
@@ -164,6 +169,7 @@ impl<'b> Tuned<'b> {
             state: State::Fallback(reason),
             variants_ok: OnceLock::new(),
             verified: OnceLock::new(),
+            printed: Default::default(),
             print_warnings: true,
         }
     }
@@ -325,14 +331,30 @@ impl<'b> Tuned<'b> {
         let mut sel = self.select_from_features(&f.values);
         sel.feature_seconds = feature_seconds;
         if self.print_warnings {
-            for w in &sel.warnings {
-                eprintln!("warning: input `{}`: {w}", input.name);
-            }
+            self.print_once(&input.name, &sel.warnings);
         }
         if !sel.from_model {
             sel.variant = self.backend.default_variant(input)?;
         }
         Ok(sel)
+    }
+
+    /// Prints each out-of-range warning (`feature = value outside ...`) whose feature has not
+    /// had one printed yet.
+    fn print_once(&self, input: &str, warnings: &[String]) {
+        if warnings.is_empty() {
+            return;
+        }
+        let mut printed = self.printed.lock().unwrap_or_else(|e| e.into_inner());
+        for w in warnings {
+            let feature = w.split(" = ").next().unwrap_or(w);
+            if printed.insert(feature.to_string()) {
+                eprintln!(
+                    "warning: input `{input}`: {w} (printed once per feature; later inputs' are in \
+                     the selection's warnings)"
+                );
+            }
+        }
     }
 
     /// The model query alone on precomputed raw features: scaling and the classifier, no
