@@ -201,13 +201,7 @@ fn monotone(e: &Expr, it: u32, outer: &dyn Fn(&[u32]) -> bool) -> Option<Vec<(Ex
             Some(conds)
         }
         ExprKind::Binary(op, a, b) => {
-            let (var, other, var_left) = if has_it(a) && !has_it(b) {
-                (a.as_ref(), b.as_ref(), true)
-            } else if has_it(b) && !has_it(a) {
-                (b.as_ref(), a.as_ref(), false)
-            } else {
-                return None;
-            };
+            let (var, other, var_left) = one_side(a, b, &has_it)?;
             if !outer(&other.slots()) {
                 return None;
             }
@@ -275,6 +269,20 @@ fn order_disjuncts(e: &Expr) -> impl Iterator<Item = (&Expr, &Expr, &Expr)> {
     })
 }
 
+/// The operand of `a ∘ b` that holds the iterator, the other, and whether it is the left one;
+/// None unless exactly one does.
+fn one_side<'e>(
+    a: &'e Expr,
+    b: &'e Expr,
+    has_it: &dyn Fn(&Expr) -> bool,
+) -> Option<(&'e Expr, &'e Expr, bool)> {
+    match (has_it(a), has_it(b)) {
+        (true, false) => Some((a, b, true)),
+        (false, true) => Some((b, a, false)),
+        _ => None,
+    }
+}
+
 /// Run-time conditions of a clip: expressions that must be `>= 0` (`> 0` when flagged strict).
 type Conds = Vec<(Expr, bool)>;
 
@@ -297,11 +305,7 @@ fn mono(
             mono(a, it, outer, inc, conds, pos) && mono(b, it, outer, inc, conds, pos)
         }
         ExprKind::Binary(op, a, b) => {
-            let (var, other, var_left) = if has_it(a) && !has_it(b) {
-                (a.as_ref(), b.as_ref(), true)
-            } else if has_it(b) && !has_it(a) {
-                (b.as_ref(), a.as_ref(), false)
-            } else {
+            let Some((var, other, var_left)) = one_side(a, b, &has_it) else {
                 return false;
             };
             if !outer(&other.slots()) {
