@@ -93,7 +93,8 @@ impl LocalLloyd {
             self.last = Some(labels);
             return Ok((sums, counts));
         };
-        let Buffer::F64(copy) = &mut self.bufs[relabel.slot(POINTS)] else {
+        let px = relabel.slot(POINTS);
+        let Buffer::F64(copy) = &mut self.bufs[px] else {
             unreachable!("the points' buffer holds f64")
         };
         if copy.len() != points.len() {
@@ -106,14 +107,13 @@ impl LocalLloyd {
         let (sorted, labels) = match &self.layout {
             Some(l) => (l.sort_by_label(&labels, k), labels),
             None => {
-                let (sorted, l) = Layout::arrange_by_labels(points, copy, &labels, k, d);
-                let by_position = l.to_positions(&labels);
+                let (sorted, l, by_position) =
+                    Layout::arrange_by_labels(points, copy, &labels, k, d);
                 self.layout = Some(l);
                 (sorted, by_position)
             }
         };
         self.last = Some(labels);
-        let px = relabel.slot(POINTS);
         let (keys, sizes, s) =
             recalculate_sorted(recalc, (&mut self.bufs[px], true), sorted, d, |sizes| {
                 vec![1.0; sizes.len()]

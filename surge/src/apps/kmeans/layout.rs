@@ -44,18 +44,20 @@ impl Layout {
     }
 
     /// [`Layout::arrange`] in the order of `labels` (those of the unarranged points): also gives
-    /// the arranged copy's sort by label, in which every position is already in label order.
+    /// the arranged copy's sort by label (every position already in label order) and `labels`
+    /// by position in it.
     pub(crate) fn arrange_by_labels(
         points: &[f64],
         into: &mut [f64],
         labels: &[u32],
         k: usize,
         d: usize,
-    ) -> (super::lloyd::Sorted, Layout) {
+    ) -> (super::lloyd::Sorted, Layout, Vec<u32>) {
         let (order, sorted, keys, sizes) = super::lloyd::sort_by_label(labels, k);
         let layout = Layout::arrange(points, into, d, order);
         let identity = (0..labels.len() as u32).collect();
-        ((identity, sorted, keys, sizes), layout)
+        let by_position = layout.to_positions(labels);
+        ((identity, sorted, keys, sizes), layout, by_position)
     }
 
     /// `values` (one per original point) by position.

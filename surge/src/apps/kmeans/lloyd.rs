@@ -326,9 +326,9 @@ pub fn lloyd(
                 let Buffer::F64(copy) = &mut bufs[px] else {
                     unreachable!("the points' buffer holds f64")
                 };
-                let (sorted, l) = Layout::arrange_by_labels(&points.data, copy, &labels, k, d);
+                let (sorted, l, by_position) =
+                    Layout::arrange_by_labels(&points.data, copy, &labels, k, d);
                 arranged = true;
-                let by_position = l.to_positions(&labels);
                 layout = Some(l);
                 (sorted, by_position)
             }

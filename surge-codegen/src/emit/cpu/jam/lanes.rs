@@ -186,10 +186,9 @@ impl<'a> Gen<'a> {
         let Some(site) = self.lane_site(buf_elem, SITES) else {
             return Ok(None);
         };
-        let pre = rows.checks.clone();
+        let mut pre = rows.checks.clone();
         let names = ["t", "ct", "blk", "g", "j", "l", "av"].map(|b| self.name(b));
         let [tl, ct, blk, _, jj, l, acc_v] = &names;
-        let mut pre = pre;
         pre.push(format!(
             "let {tl}: usize = if W != 0 {{ W }} else {{ ({lit}) as usize }};"
         ));
