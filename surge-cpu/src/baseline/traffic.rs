@@ -20,6 +20,18 @@
 //! bytes, and what the kernel does that the probes did not (it prefetches 8 lines of each
 //! stream at once, reads `x` through overlapping windows, its two threads take 64-row chunks in
 //! turn) is not pinned down.
+//!
+//! On the 2026-11-28 VM (AMD EPYC, Zen 5, 2 vCPUs) the patterns read line by line through
+//! slices, and that loop, not memory, was their bound: 41-45 GB/s in every state of the machine,
+//! while a plain read of the same bytes moved 60-87 GB/s when the machine's bandwidth was high,
+//! and the banded diagonal SpMV ran at 1.10-1.19 and once at 1.84 of the limit. The patterns now
+//! read windows of [`BLOCK`] elements as fixed-size arrays (`add_stretch`), an SpMV's values and
+//! `x` as two arrays read in step ([`TrafficProbe::with_arrays`]), one more pattern prefetches a
+//! single stream, and [`Pattern::READS_ONLY`] reads every byte. In eight `surge bench spmv`
+//! runs after that (median over rounds of each round's fraction, `Confirmation::limit_fractions`)
+//! the banded matrix ran at 0.86-1.04 of the limit and the Laplacian at 0.88-1.00: still above
+//! 1 by up to 4% in the machine's slow state (about 50 GB/s), so the kernel still moves these
+//! bytes a little faster than any probe there (`examples/probe_cmp.rs` compares the patterns).
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,12 +47,14 @@ const AHEAD: usize = 1024;
 /// Arrays sized like one kernel call's traffic; see the module's notes.
 #[derive(Debug)]
 pub struct TrafficProbe {
-    read: Vec<f64>,
+    /// The arrays read, each once per pass (an SpMV's values and its `x`), read side by side.
+    reads: Vec<Vec<f64>>,
     write: Vec<f64>,
     pattern: Pattern,
 }
 
-/// How a probe reads: one stream per chunk or several side by side, each line prefetched
+/// How a probe reads its first array (the others are read beside it, in step): one stream per
+/// chunk or several side by side, each line prefetched
 /// [`AHEAD`] or not. Which is fastest changes with the load on the machine (in one quiet
 /// minute here, 2 streams without prefetching moved 37.5 GB/s, 1 stream prefetched 31.5; under
 /// load the prefetched one was ahead), so the limit is the best of [`Pattern::ALL`].
@@ -51,29 +65,47 @@ pub struct Pattern {
     /// The threads take the next few blocks in turn (a dynamic schedule over small chunks),
     /// so they read neighbouring memory, instead of a range of chunks each.
     pub shared: bool,
+    /// Whether the pass streams out its write bytes (else it reads them too).
+    pub writes: bool,
 }
 
 impl Pattern {
     /// The patterns a limit is the best of.
-    pub const ALL: [Pattern; 5] = [
+    pub const ALL: [Pattern; 6] = [
         Pattern::new(1, false, false),
-        Pattern::new(2, false, false),
+        Pattern::new(1, true, false),
         Pattern::new(2, true, false),
         Pattern::new(1, false, true),
         Pattern::new(1, true, true),
+        Pattern::READS_ONLY,
     ];
+
+    /// The same bytes, all read (the write array's bytes added to the first array), prefetched,
+    /// over chunks of 2^16 elements as the read probe (`super::bandwidth`) reads. Why: the
+    /// machine's bandwidth moves between states minutes apart (see the module's notes), and in
+    /// the fast one a plain read moved more bytes per second than the write patterns.
+    pub const READS_ONLY: Pattern = Pattern {
+        streams: 1,
+        prefetch: false,
+        shared: false,
+        writes: false,
+    };
 
     pub const fn new(streams: usize, prefetch: bool, shared: bool) -> Pattern {
         Pattern {
             streams,
             prefetch,
             shared,
+            writes: true,
         }
     }
 }
 
 impl std::fmt::Display for Pattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.writes {
+            return write!(f, "reads only");
+        }
         let s = if self.streams == 1 { "" } else { "s" };
         let pf = if self.prefetch { ", prefetched" } else { "" };
         let sh = if self.shared {
@@ -86,59 +118,106 @@ impl std::fmt::Display for Pattern {
 }
 
 impl TrafficProbe {
-    /// A probe that reads `read_bytes` and writes `write_bytes` per pass (the reads rounded up
-    /// to whole lines per chunk, the writes to whole blocks per chunk), filled in parallel so
-    /// their pages are spread as the kernels' are.
+    /// A probe that reads `read_bytes` and writes `write_bytes` per pass (see
+    /// [`TrafficProbe::with_arrays`]).
     pub fn new(read_bytes: usize, write_bytes: usize, pattern: Pattern) -> TrafficProbe {
+        TrafficProbe::with_arrays(&[read_bytes], write_bytes, pattern)
+    }
+
+    /// A probe that reads arrays of `read_bytes` each (an SpMV's values and its `x`: any
+    /// storage reads both, in step) and writes `write_bytes` per pass (each array rounded up to
+    /// whole lines per chunk, the writes to whole blocks per chunk), filled in parallel so their
+    /// pages are spread as the kernels' are. [`Pattern::READS_ONLY`] reads the write bytes too,
+    /// in the first array.
+    pub fn with_arrays(read_bytes: &[usize], write_bytes: usize, pattern: Pattern) -> TrafficProbe {
         let n =
             |bytes: usize, unit: usize| (bytes / 8).div_ceil(unit * CHUNKS).max(1) * unit * CHUNKS;
+        let extra = if pattern.writes { 0 } else { write_bytes };
+        let reads = read_bytes
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| {
+                let bytes = if k == 0 { b + extra } else { b };
+                (0..n(bytes, 8))
+                    .into_par_iter()
+                    .map(|i| (i % 11) as f64)
+                    .collect()
+            })
+            .collect();
+        let write_len = if pattern.writes {
+            n(write_bytes, BLOCK)
+        } else {
+            0
+        };
         TrafficProbe {
-            read: (0..n(read_bytes, 8))
-                .into_par_iter()
-                .map(|i| (i % 11) as f64)
-                .collect(),
-            write: (0..n(write_bytes, BLOCK))
-                .into_par_iter()
-                .map(|_| 0.0)
-                .collect(),
+            reads,
+            write: (0..write_len).into_par_iter().map(|_| 0.0).collect(),
             pattern,
         }
     }
 
-    /// The bytes one pass moves (reads plus writes).
-    pub fn bytes(&self) -> f64 {
-        8.0 * (self.read.len() + self.write.len()) as f64
+    /// How this probe reads.
+    pub fn pattern(&self) -> Pattern {
+        self.pattern
     }
 
-    /// One pass on the current rayon pool: each chunk of the read array is summed (in its
-    /// pattern), and after every stretch of it the matching block of the write
-    /// array is written with streaming stores (the running sum, so the reads cannot be
-    /// skipped), as a kernel writes its output block by block.
+    /// The bytes one pass moves (reads plus writes).
+    pub fn bytes(&self) -> f64 {
+        let read: usize = self.reads.iter().map(Vec::len).sum();
+        8.0 * (read + self.write.len()) as f64
+    }
+
+    /// One pass on the current rayon pool: the arrays are cut into [`CHUNKS`] chunks each; each
+    /// chunk of the arrays is summed in its pattern, and after every stretch of it the matching
+    /// block of the write array is written with streaming stores (the running sum, so the reads
+    /// cannot be skipped), as a kernel writes its output block by block.
     pub fn pass(&mut self) {
+        if !self.pattern.writes {
+            let sum: f64 = self
+                .reads
+                .iter()
+                .map(|a| a.par_chunks(1 << 16).map(sum_lines).sum::<f64>())
+                .sum();
+            std::hint::black_box(sum);
+            return;
+        }
         if self.pattern.shared {
             self.pass_shared();
             return;
         }
         // The lengths are multiples of 8 · CHUNKS and BLOCK · CHUNKS: CHUNKS chunks each.
-        let rc = self.read.len() / CHUNKS;
         let wc = self.write.len() / CHUNKS;
-        self.read
-            .par_chunks(rc)
-            .zip(self.write.par_chunks_mut(wc))
-            .for_each(|(r, w)| read_then_stream(r, w, self.pattern));
+        let (reads, pattern) = (&self.reads, self.pattern);
+        self.write
+            .par_chunks_mut(wc)
+            .enumerate()
+            .for_each(|(c, w)| {
+                let chunks: Vec<&[f64]> = reads
+                    .iter()
+                    .map(|a| {
+                        let ac = a.len() / CHUNKS;
+                        &a[c * ac..(c + 1) * ac]
+                    })
+                    .collect();
+                read_then_stream(&chunks, w, pattern);
+            });
     }
 }
 
 impl TrafficProbe {
     /// [`TrafficProbe::pass`] with the threads of the current pool taking [`GRAB`] blocks at a
-    /// time from one counter: each block reads its stretch of the read array, then streams out
-    /// its block of the write array (the stretch's sum).
+    /// time from one counter: each block reads its stretch of every array, then streams out
+    /// its block of the write array (the stretches' sum).
     fn pass_shared(&mut self) {
         let blocks = self.write.len() / BLOCK;
-        let stretch = (self.read.len() / blocks) / 8 * 8;
+        let stretches: Vec<usize> = self
+            .reads
+            .iter()
+            .map(|a| (a.len() / blocks) / 8 * 8)
+            .collect();
         let next = AtomicUsize::new(0);
-        let (r, w, prefetching) = (
-            &self.read[..],
+        let (reads, w, prefetching) = (
+            &self.reads,
             Blocks(self.write.as_mut_ptr()),
             self.pattern.prefetch,
         );
@@ -151,16 +230,13 @@ impl TrafficProbe {
                 }
                 for b in g..(g + GRAB).min(blocks) {
                     let mut acc = [0.0f64; 8];
-                    let hi = if b + 1 == blocks {
-                        r.len()
-                    } else {
-                        (b + 1) * stretch
-                    };
-                    for at in (b * stretch..hi).step_by(8) {
-                        if prefetching {
-                            prefetch(r, at + AHEAD);
-                        }
-                        add_line(&mut acc, &r[at..(at + 8).min(hi)]);
+                    for (r, &stretch) in reads.iter().zip(&stretches) {
+                        let hi = if b + 1 == blocks {
+                            r.len()
+                        } else {
+                            (b + 1) * stretch
+                        };
+                        add_stretch(&mut acc, r, b * stretch, hi, prefetching);
                     }
                     // SAFETY: block `b` is handed to this thread alone by the counter, and
                     // lies inside the write array (b < blocks).
@@ -183,34 +259,42 @@ struct Blocks(*mut f64);
 // SAFETY: the threads write disjoint blocks (one counter hands each block out once).
 unsafe impl Sync for Blocks {}
 
-/// Reads `r` in as many stretches as `w` has blocks, streaming one block out after each; with
-/// `p.streams` > 1, `r` is cut into that many parts read side by side, line by line.
-fn read_then_stream(r: &[f64], w: &mut [f64], p: Pattern) {
+/// Reads `chunks` (one chunk of each array) in as many stretches as `w` has blocks, streaming
+/// one block out after each; the first chunk is cut into `p.streams` parts, and every part and
+/// every other chunk is read side by side, a stretch of each per block.
+fn read_then_stream(chunks: &[&[f64]], w: &mut [f64], p: Pattern) {
     let blocks = (w.len() / BLOCK).max(1);
-    let part_len = (r.len() / p.streams.max(1)).next_multiple_of(8);
-    let parts: Vec<(usize, &[f64])> = r
-        .chunks(part_len.max(8))
-        .enumerate()
-        .map(|(i, c)| (i * part_len, c))
+    let mut parts: Vec<(&[f64], usize, usize)> = Vec::new();
+    for (k, r) in chunks.iter().enumerate() {
+        let cuts = if k == 0 {
+            parts_of(r.len(), p.streams)
+        } else {
+            vec![(0, r.len())]
+        };
+        parts.extend(cuts.into_iter().map(|(lo, hi)| (*r, lo, hi)));
+    }
+    let stretches: Vec<usize> = parts
+        .iter()
+        .map(|(_, lo, hi)| (hi - lo).div_ceil(blocks).next_multiple_of(8))
         .collect();
-    let stretch = part_len.div_ceil(blocks).next_multiple_of(8);
     let mut acc = [0.0f64; 8];
     for b in 0..blocks {
-        let lo = b * stretch;
-        for l in (lo..lo + stretch).step_by(8) {
-            for (start, part) in &parts {
-                let Some(line) = part.get(l..(l + 8).min(part.len())) else {
-                    continue;
-                };
-                if p.prefetch {
-                    prefetch(r, start + l + AHEAD);
-                }
-                add_line(&mut acc, line);
-            }
+        for (&(r, lo, hi), st) in parts.iter().zip(&stretches) {
+            let from = (lo + b * st).min(hi);
+            add_stretch(&mut acc, r, from, (from + st).min(hi), p.prefetch);
         }
         stream_block(&mut w[b * BLOCK..(b + 1) * BLOCK], acc.iter().sum());
     }
     fence();
+}
+
+/// `len` elements cut into `streams` equal ranges starting on whole lines.
+fn parts_of(len: usize, streams: usize) -> Vec<(usize, usize)> {
+    let cut = |at: usize| at.next_multiple_of(8).min(len);
+    let step = cut(len.div_ceil(streams.max(1))).max(8);
+    (0..streams.max(1))
+        .map(|k| (cut(k * step), cut((k + 1) * step)))
+        .collect()
 }
 
 /// Adds one line (8 doubles, fewer at an end) to `acc`: a whole line as one fixed-size add, which
@@ -226,6 +310,40 @@ fn add_line(acc: &mut [f64; 8], line: &[f64]) {
         for (a, v) in acc.iter_mut().zip(line) {
             *a += v;
         }
+    }
+}
+
+/// The sum of `c` in eight independent lanes, prefetched (see [`add_stretch`]).
+fn sum_lines(c: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    add_stretch(&mut acc, c, 0, c.len(), true);
+    acc.iter().sum()
+}
+
+/// Adds `r[lo..hi]` to `acc`: whole windows of [`BLOCK`] elements (8 lines) as fixed-size
+/// arrays, each window's lines [`AHEAD`] prefetched first when `prefetching` (as the diagonal
+/// kernel reads its copy: `prefetch_ahead` in the kernels' runtime), then the rest line by line.
+/// Why windows: a pass that stepped line by line through a slice was bound by its own loop on the
+/// 2026-11-28 VM (Zen 5): 41-45 GB/s on 2 threads where a window loop over the same bytes read
+/// 70-81 in the same minute (`surge-cpu/examples/probe_cmp.rs`).
+#[inline(always)]
+fn add_stretch(acc: &mut [f64; 8], r: &[f64], lo: usize, hi: usize, prefetching: bool) {
+    let mut windows = r[lo..hi].chunks_exact(BLOCK);
+    for (i, w) in (&mut windows).enumerate() {
+        if prefetching {
+            for l in 0..BLOCK / 8 {
+                prefetch(r, lo + i * BLOCK + AHEAD + 8 * l);
+            }
+        }
+        let w: &[f64; BLOCK] = w.try_into().expect("a window of BLOCK elements");
+        for l in 0..BLOCK / 8 {
+            for k in 0..8 {
+                acc[k] += w[8 * l + k];
+            }
+        }
+    }
+    for line in windows.remainder().chunks(8) {
+        add_line(acc, line);
     }
 }
 
@@ -288,22 +406,48 @@ mod tests {
 
     #[test]
     fn every_pattern_reads_every_element_once() {
-        // The last block's sum of each chunk is the chunk's sum: all of it read, once.
-        for pattern in Pattern::ALL {
-            let mut p = TrafficProbe::new(8 * 8 * 3 * CHUNKS, 8 * BLOCK * 2 * CHUNKS, pattern);
-            p.read.iter_mut().for_each(|v| *v = 1.0);
+        // The last block's sum of each chunk is the chunks' sum: all of them read, once.
+        let second = [vec![], vec![8 * 8 * 3 * CHUNKS]];
+        for (pattern, more) in Pattern::ALL.into_iter().flat_map(|p| [(p, 0), (p, 1)]) {
+            let mut reads = vec![8 * 8 * 30 * CHUNKS];
+            reads.extend(&second[more]);
+            let mut p = TrafficProbe::with_arrays(&reads, 8 * BLOCK * 2 * CHUNKS, pattern);
+            p.reads.iter_mut().flatten().for_each(|v| *v = 1.0);
+            let read: usize = p.reads.iter().map(Vec::len).sum();
             p.pass();
-            if pattern.shared {
-                // Each block holds its stretch's sum.
-                let total: f64 = p.write.chunks(BLOCK).map(|b| b[0]).sum();
-                assert_eq!(total, p.read.len() as f64, "{pattern}");
+            if !pattern.writes {
+                // The same bytes as the other patterns, all of them read.
+                let with_writes =
+                    TrafficProbe::with_arrays(&reads, 8 * BLOCK * 2 * CHUNKS, Pattern::ALL[0]);
+                assert!(p.write.is_empty());
+                assert_eq!(p.bytes(), with_writes.bytes());
                 continue;
             }
-            let (rc, wc) = (p.read.len() / CHUNKS, p.write.len() / CHUNKS);
+            if pattern.shared {
+                // Each block holds its stretches' sum.
+                let total: f64 = p.write.chunks(BLOCK).map(|b| b[0]).sum();
+                assert_eq!(total, read as f64, "{pattern}");
+                continue;
+            }
+            let wc = p.write.len() / CHUNKS;
             for c in p.write.chunks(wc) {
-                assert_eq!(c[wc - 1], rc as f64, "{pattern}");
+                assert_eq!(c[wc - 1], (read / CHUNKS) as f64, "{pattern}, {more}");
             }
         }
+    }
+
+    #[test]
+    fn parts_cover_the_reads_on_whole_lines() {
+        assert_eq!(parts_of(100, 1), vec![(0, 100)]);
+        assert_eq!(parts_of(1000, 2), vec![(0, 504), (504, 1000)]);
+        assert_eq!(parts_of(100, 3), vec![(0, 40), (40, 80), (80, 100)]);
+    }
+
+    #[test]
+    fn the_reads_only_sum_adds_every_element() {
+        let v: Vec<f64> = (1..=1003).map(f64::from).collect();
+        assert_eq!(sum_lines(&v), 1003.0 * 1004.0 / 2.0);
+        assert_eq!(Pattern::READS_ONLY.to_string(), "reads only");
     }
 
     #[test]

@@ -92,6 +92,13 @@ pub struct Confirmation {
     /// The batch times of the limit with the fastest batch, when limits were timed in the same rounds
     /// ([`confirm_with_limit`]).
     pub limit: Option<ContenderTimes>,
+    /// Each round's fastest limit batch over the [`Confirmation::own`] contender's batch in that
+    /// round (its fraction of the limit in that round; empty without limits). Why per round: the
+    /// machine's bandwidth moves between states minutes apart (45 and 85 GB/s on the 2026-11-28
+    /// VM), and where the rounds straddle a change the fastest probe batch comes from the fast
+    /// state while the kernel's lower quantile comes from the slow one (a banded SpMV at 0.63 of
+    /// such a limit, at 0.86-0.95 in runs without a change).
+    pub limit_fractions: Vec<f64>,
     /// Rounds measured again because others took the machine during them.
     pub discarded: usize,
     /// The largest fraction of the machine's CPU time others took during a kept round.
@@ -138,6 +145,21 @@ pub fn confirm_with_limit<'a>(
         .zip(&times[own..])
         .map(|(l, t)| times_of(l, t))
         .min_by(|a, b| a.min_seconds.total_cmp(&b.min_seconds));
+    if !limits.is_empty() {
+        let mine = contenders
+            .iter()
+            .position(|c| c.name == conf.own)
+            .expect("the confirmed own contender is one of the contenders");
+        conf.limit_fractions = (0..conf.rounds)
+            .map(|r| {
+                let limit = times[own..]
+                    .iter()
+                    .map(|t| t[r])
+                    .fold(f64::INFINITY, f64::min);
+                limit / times[mine][r]
+            })
+            .collect();
+    }
     Ok(conf)
 }
 
@@ -250,6 +272,7 @@ fn summarize(contenders: &[Contender<'_>], times: &[Vec<f64>], d: Disturbance) -
         reference_seconds,
         contenders: each,
         limit: None,
+        limit_fractions: Vec::new(),
         discarded: d.discarded,
         steal: d.steal,
     }
@@ -319,7 +342,13 @@ mod tests {
             l.low_seconds >= 5e-4 && l.low_seconds < r.own_seconds,
             "{l:?}"
         );
-        assert_eq!(confirm(&mut c, &backend).unwrap().limit, None);
+        // Each round's fastest probe (~0.5 ms) over the variant's batch (~1 ms).
+        assert_eq!(r.limit_fractions.len(), r.rounds);
+        let f = median(&r.limit_fractions);
+        assert!((0.3..0.7).contains(&f), "{:?}", r.limit_fractions);
+        let plain = confirm(&mut c, &backend).unwrap();
+        assert_eq!(plain.limit, None);
+        assert!(plain.limit_fractions.is_empty());
     }
 
     #[test]

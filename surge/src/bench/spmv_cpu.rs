@@ -67,8 +67,10 @@ pub struct TunedResult {
 /// (its values, x read once, y written once) over its confirmed time, against the machine's
 /// limit for moving those bytes. Against MKL, the limit is the traffic probe
 /// (`surge_cpu::baseline::traffic`: the same reads, and y's bytes written with streaming
-/// stores, in each of its read patterns), timed as more contenders in the confirmation's
-/// interleaved rounds: its fastest batch, the best the machine did while the variants ran. The
+/// stores, in each of its read patterns, and the same bytes all read), timed as more contenders
+/// in the confirmation's interleaved rounds: its fastest batch, the best the machine did while
+/// the variants ran; the fraction is the median over the rounds of the variant's fraction of
+/// that round's fastest probe (see `Confirmation::limit_fractions`). The
 /// read-only probe (`bench::bandwidth`, best of 5 passes over 256 MiB arrays before each such
 /// input, the best over the run kept) is reported beside it, and is the limit against rayon. Why: with the read probe as the limit, the
 /// diagonal SpMV of a 5-point Laplacian ran at 1.14 of it and a banded matrix at 1.16
@@ -194,29 +196,40 @@ pub fn bench_spmv(inputs: &[(String, CsrMatrix)], opts: &BenchOptions) -> Result
             r.confirmation = Some(conf);
             r.tuned = tuned;
         }
-        let probe = r.confirmation.as_ref().and_then(|c| c.limit.as_ref());
-        r.traffic = Some(traffic(m, r.best_rate / flops, limit, probe, in_dram));
+        r.traffic = Some(traffic(
+            m,
+            r.best_rate / flops,
+            limit,
+            r.confirmation.as_ref(),
+            in_dram,
+        ));
         out.push(r);
     }
     Ok(out)
 }
 
-/// The best variant's traffic (`seconds_per_flop` its confirmed speed) against the limit: the
-/// fastest batch of the traffic probes timed in its confirmation's rounds (`probe`) where there
-/// were some (a limit is the best the machine did; the variant stands for the lower quantile of
-/// its batches), else the read probe `read_gbps`; a fraction only `in_dram`.
+/// The best variant's traffic (`seconds_per_flop` its confirmed speed) against the limit: with
+/// traffic probes timed in its confirmation's rounds (`conf`), the fastest probe batch as the
+/// rate and the median over rounds of the variant's fraction of that round's fastest probe
+/// (`Confirmation::limit_fractions`) as the fraction; else the read probe `read_gbps`. A
+/// fraction only `in_dram`.
 fn traffic(
     m: &CsrMatrix,
     seconds_per_flop: f64,
     read_gbps: Option<f64>,
-    probe: Option<&super::confirm::ContenderTimes>,
+    conf: Option<&super::confirm::Confirmation>,
     in_dram: bool,
 ) -> Traffic {
     let bytes = min_bytes(m);
     let best_gbps = bytes * seconds_per_flop;
-    let (limit, kind) = match probe {
-        Some(p) => (Some(bytes / p.min_seconds / 1e9), LimitKind::Traffic),
-        None => (read_gbps, LimitKind::Read),
+    let probed = conf.and_then(|c| Some((c.limit.as_ref()?, &c.limit_fractions)));
+    let (limit, kind, fraction) = match probed {
+        Some((p, rounds)) => (
+            Some(bytes / p.min_seconds / 1e9),
+            LimitKind::Traffic,
+            Some(crate::stats::median(rounds)),
+        ),
+        None => (read_gbps, LimitKind::Read, read_gbps.map(|l| best_gbps / l)),
     };
     Traffic {
         bytes,
@@ -224,7 +237,7 @@ fn traffic(
         bandwidth_gbps: limit.unwrap_or(f64::NAN),
         limit: kind,
         read_gbps: read_gbps.unwrap_or(f64::NAN),
-        fraction_of_bandwidth: limit.filter(|_| in_dram).map(|l| best_gbps / l),
+        fraction_of_bandwidth: fraction.filter(|_| in_dram),
     }
 }
 
@@ -465,16 +478,16 @@ fn vs_mkl(
 }
 
 /// The limits of an SpMV in DRAM, timed in its confirmation's rounds: passes that read what any
-/// storage of `m` must read (its values and `x`) and stream out `y`
+/// storage of `m` must read (its values and `x`, two arrays read in step) and stream out `y`
 /// (`surge_cpu::baseline::traffic`), on `threads`, one per read pattern (the fastest counts).
 fn traffic_contenders<'a>(m: &CsrMatrix, threads: usize) -> Vec<Contender<'a>> {
-    let read = 8 * (m.nnz() + m.cols);
+    let reads = [8 * m.nnz(), 8 * m.cols];
     let pool = surge_cpu::native::skeleton::pool(threads);
     Pattern::ALL
         .iter()
         .map(|&p| {
             let pool = pool.clone();
-            let mut probe = pool.install(|| TrafficProbe::new(read, 8 * m.rows, p));
+            let mut probe = pool.install(|| TrafficProbe::with_arrays(&reads, 8 * m.rows, p));
             Contender {
                 name: format!("{TRAFFIC_PROBE} ({p})"),
                 reference: false,
