@@ -23,15 +23,16 @@
 //!
 //! On the 2026-11-28 VM (AMD EPYC, Zen 5, 2 vCPUs) the patterns read line by line through
 //! slices, and that loop, not memory, was their bound: 41-45 GB/s in every state of the machine,
-//! while a plain read of the same bytes moved 60-87 GB/s when the machine's bandwidth was high,
+//! while a windowed read of the same bytes moved 60-87 GB/s when the machine's bandwidth was high,
 //! and the banded diagonal SpMV ran at 1.10-1.19 and once at 1.84 of the limit. The patterns now
 //! read windows of [`BLOCK`] elements as fixed-size arrays (`add_stretch`), an SpMV's values and
 //! `x` as two arrays read in step ([`TrafficProbe::with_arrays`]), one more pattern prefetches a
-//! single stream, and [`Pattern::READS_ONLY`] reads every byte. In eight `surge bench spmv`
-//! runs after that (median over rounds of each round's fraction, `Confirmation::limit_fractions`)
-//! the banded matrix ran at 0.86-1.04 of the limit and the Laplacian at 0.88-1.00: still above
-//! 1 by up to 4% in the machine's slow state (about 50 GB/s), so the kernel still moves these
-//! bytes a little faster than any probe there (`examples/probe_cmp.rs` compares the patterns).
+//! single stream, and [`Pattern::READS_ONLY`] reads every byte. In four full `surge bench spmv`
+//! runs with this code (the fraction the median over rounds of each round's fraction,
+//! `Confirmation::limit_fractions`) the banded matrix ran at 1.01-1.03 of the limit and the
+//! Laplacian at 0.93-1.00: in the machine's slow state (about 50 GB/s) the diagonal kernel still
+//! moves these bytes 1-3% faster than any probe, so the limit is still a little low there
+//! (`examples/probe_cmp.rs` compares the patterns with a plain read).
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -96,8 +96,8 @@ pub struct Confirmation {
     /// round (its fraction of the limit in that round; empty without limits). Why per round: the
     /// machine's bandwidth moves between states minutes apart (45 and 85 GB/s on the 2026-11-28
     /// VM), and where the rounds straddle a change the fastest probe batch comes from the fast
-    /// state while the kernel's lower quantile comes from the slow one (a banded SpMV at 0.63 of
-    /// such a limit, at 0.86-0.95 in runs without a change).
+    /// state while the kernel's lower quantile comes from the slow one (2026-11-29, a banded
+    /// SpMV at 0.63 of such a limit in one run, 0.86-0.95 in three without a change).
     pub limit_fractions: Vec<f64>,
     /// Rounds measured again because others took the machine during them.
     pub discarded: usize,
