@@ -355,11 +355,7 @@ fn positive_inc(
             true
         }
         ExprKind::Binary(op @ (BinOp::Mul | BinOp::Add), a, b) => {
-            let (var, other) = if has_it(a) && !has_it(b) {
-                (a.as_ref(), b.as_ref())
-            } else if has_it(b) && !has_it(a) {
-                (b.as_ref(), a.as_ref())
-            } else {
+            let Some((var, other, _)) = one_side(a, b, &has_it) else {
                 return false;
             };
             if !outer(&other.slots()) {
