@@ -87,6 +87,38 @@
 //! 13-30 µs call is 1.3-3 µs for everything: it would take fewer runs (each a cold region
 //! with its TLB miss), a branch-free block count, and a query whose support vectors stay in
 //! the cache (or fewer of them).
+//!
+//! The bitmap and block work (2026-11-29). `perf` on the pass of nasa2910 (warm) put 60% of it
+//! on the bitmap updates, each a read-modify-write chained to the last through memory (a row's
+//! nonzeros mostly fall in one 64-bit word), and a fifth on the 2×2 merge. Now a row's diagonal
+//! bits are gathered per word in a register and merged when the word changes, counted with
+//! POPCNT (the pass is compiled for it when the CPU has it: the baseline x86-64 counts bits in a
+//! dozen instructions, which made the gathering slower than before), and a block row whose two
+//! rows hold the same columns is walked as one row. Tried and not kept: a branch-free two-row
+//! merge (a chain of loads through the indices: slower on every matrix), the bitmaps cleared
+//! after a pass by walking its columns again instead of filled before it, and every run's
+//! offsets and columns prefetched around the row-length pass instead of one and two runs
+//! ahead (together 10-40% slower fresh). Same features bit for bit (sampled and exact, all 44
+//! real matrices). `cargo run --release -p surge --example cusp_pass -- FILE [fresh]`, the
+//! old and new builds alternated, two runs each, µs (quiet 2-core Zen 5 VM):
+//!
+//! | matrix | warm before | warm after | fresh before | fresh after |
+//! |---|---|---|---|---|
+//! | cs4 | 2.01-2.07 | 2.14-2.15 | 2.27-2.33 | 2.54-2.56 |
+//! | cti | 1.65 | 1.52 | 1.97-1.99 | 1.82 |
+//! | crystm01 | 1.56-1.61 | 1.28-1.29 | 1.93-2.00 | 1.59-1.60 |
+//! | nasa2910 | 2.66 | 1.52-1.53 | 2.96-3.01 | 1.86-1.97 |
+//! | web-spam | 2.11-2.13 | 2.02-2.04 | 2.35-2.53 | 2.29-2.36 |
+//! | bcsstk38 | 3.65-3.71 | 2.19-2.24 | 4.09-4.36 | 2.76-2.98 |
+//! | EX5 | 3.74 | 3.15-3.16 | 4.11-4.41 | 3.57-3.71 |
+//! | cage11 | 4.56 | 4.24-4.25 | 5.60-6.21 | 5.40-5.53 |
+//!
+//! cs4 (short rows of scattered columns: a new word at almost every nonzero) lost 5-10%. A
+//! prefetch of the model's support vectors before the feature pass (so that the query finds
+//! them in cache) gave 0.293 and 0.352 calls against 0.382 and 0.305 without it
+//! (`selection_cost`, median of 5 matrices, alternated): not shown, so not kept. The
+//! selection as a whole is still far above a tenth of a call on the small matrices: the
+//! bench's figures moved more between runs than these savings.
 
 use crate::mtx::CsrMatrix;
 use std::cell::RefCell;
@@ -383,74 +415,132 @@ fn layout_sample(m: &CsrMatrix, plan: Plan) -> LayoutCounts {
     BITMAPS.with(|b| {
         let mut b = b.borrow_mut();
         let words = (m.rows + m.cols).div_ceil(64).max(1);
-        let whole = plan.whole(m);
-        let need = if whole { words } else { 2 * words };
+        let need = if plan.whole(m) { words } else { 2 * words };
         if b.len() < need {
             b.resize(need, 0);
         }
         b[..need].fill(0);
         let (fine, coarse) = b[..need].split_at_mut(words);
-        let mut n = LayoutCounts::default();
-        let square = m.rows == m.cols;
-        let cols = &m.col_indices;
-        let mut all = [(0, 0); RUNS];
-        let count = runs(m, plan)
-            .zip(&mut all)
-            .map(|(r, slot)| *slot = r)
-            .count();
-        let all = &all[..count];
-        for (k, &(start, end)) in all.iter().enumerate() {
-            // The coarse sample: the first half of each run.
-            let half = start + (end - start) / 2;
-            // The next run's offsets, and the columns of the one after it (whose offsets
-            // were asked for one run ago).
-            if let Some(&(a, b)) = all.get(k + 1) {
-                prefetch_lines(&m.row_offsets, a, b - a + 2);
-            }
-            if let Some(&(a, b)) = all.get(k + 2) {
-                let (a, b) = (m.row_offsets[a] as usize, m.row_offsets[b] as usize);
-                prefetch_lines(cols, a, b - a);
-            }
-            for r in start..end {
-                let nested = !whole && r < half;
-                let (a, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
-                // ⌊r · cols / rows⌋ (r, cols < 2^32: the product fits).
-                let diag = if square {
-                    r as u64
-                } else {
-                    (r as u64 * m.cols as u64) / m.rows as u64
-                };
-                let mut spread = 0u64;
-                for &c in &cols[a..e] {
-                    // col − row + rows, in 0..rows + cols.
-                    let d = c as usize + m.rows - r;
-                    let (w, bit) = (d / 64, 1u64 << (d % 64));
-                    n.fine += usize::from(fine[w] & bit == 0);
-                    fine[w] |= bit;
-                    if nested {
-                        n.coarse += usize::from(coarse[w] & bit == 0);
-                        coarse[w] |= bit;
-                    }
-                    spread += u64::from(c).abs_diff(diag);
-                }
-                n.spread += u128::from(spread);
-                n.nnz += e - a;
-                if r % 2 == 0 && r + 1 < end {
-                    let below = m.row_offsets[r + 2] as usize;
-                    n.blocks += blocks_2x2(&cols[a..e], &cols[e..below], m.cols);
-                    n.block_nnz += below - a;
-                }
-            }
-            n.rows += end - start;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: the CPU has POPCNT and AVX2.
+            return unsafe { layout_counts_native(m, plan, fine, coarse) };
         }
-        n
+        layout_counts(m, plan, fine, coarse)
     })
+}
+
+/// [`layout_counts`] compiled with POPCNT (the baseline x86-64 counts a word's bits in a
+/// dozen instructions) and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,avx2")]
+unsafe fn layout_counts_native(
+    m: &CsrMatrix,
+    plan: Plan,
+    fine: &mut [u64],
+    coarse: &mut [u64],
+) -> LayoutCounts {
+    layout_counts(m, plan, fine, coarse)
+}
+
+/// [`layout_sample`] on the thread's bitmaps (zeroed: `coarse` is empty when the sample is
+/// the whole matrix).
+#[inline(always)]
+fn layout_counts(m: &CsrMatrix, plan: Plan, fine: &mut [u64], coarse: &mut [u64]) -> LayoutCounts {
+    let whole = plan.whole(m);
+    let mut n = LayoutCounts::default();
+    let square = m.rows == m.cols;
+    let cols = &m.col_indices;
+    let mut all = [(0, 0); RUNS];
+    let count = runs(m, plan)
+        .zip(&mut all)
+        .map(|(r, slot)| *slot = r)
+        .count();
+    let all = &all[..count];
+    for (k, &(start, end)) in all.iter().enumerate() {
+        // The coarse sample: the first half of each run.
+        let half = start + (end - start) / 2;
+        // The next run's offsets, and the columns of the one after it (whose offsets
+        // were asked for one run ago).
+        if let Some(&(a, b)) = all.get(k + 1) {
+            prefetch_lines(&m.row_offsets, a, b - a + 2);
+        }
+        if let Some(&(a, b)) = all.get(k + 2) {
+            let (a, b) = (m.row_offsets[a] as usize, m.row_offsets[b] as usize);
+            prefetch_lines(cols, a, b - a);
+        }
+        for r in start..end {
+            let nested = !whole && r < half;
+            let (a, e) = (m.row_offsets[r] as usize, m.row_offsets[r + 1] as usize);
+            // ⌊r · cols / rows⌋ (r, cols < 2^32: the product fits).
+            let diag = if square {
+                r as u64
+            } else {
+                (r as u64 * m.cols as u64) / m.rows as u64
+            };
+            let mut spread = 0u64;
+            // A row's diagonals rise with its columns: their bits are gathered per 64-bit
+            // word in a register and merged into the bitmaps when the word changes (a
+            // read-modify-write of the bitmap per nonzero chained each nonzero to the last
+            // through memory: 60% of the pass).
+            let (mut word, mut acc) = (usize::MAX, 0u64);
+            for &c in &cols[a..e] {
+                // col − row + rows, in 0..rows + cols.
+                let d = c as usize + m.rows - r;
+                if d / 64 != word {
+                    merge(fine, coarse, nested, word, acc, &mut n);
+                    (word, acc) = (d / 64, 0);
+                }
+                acc |= 1u64 << (d % 64);
+                spread += u64::from(c).abs_diff(diag);
+            }
+            merge(fine, coarse, nested, word, acc, &mut n);
+            n.spread += u128::from(spread);
+            n.nnz += e - a;
+            if r % 2 == 0 && r + 1 < end {
+                let below = m.row_offsets[r + 2] as usize;
+                n.blocks += blocks_2x2(&cols[a..e], &cols[e..below], m.cols);
+                n.block_nnz += below - a;
+            }
+        }
+        n.rows += end - start;
+    }
+    n
+}
+
+/// Merges one word of a row's diagonal bits into the bitmaps, counting the bits it sets
+/// first (`word` is `usize::MAX` before the row's first nonzero: nothing to merge).
+#[inline(always)]
+fn merge(
+    fine: &mut [u64],
+    coarse: &mut [u64],
+    nested: bool,
+    word: usize,
+    acc: u64,
+    n: &mut LayoutCounts,
+) {
+    if word == usize::MAX {
+        return;
+    }
+    n.fine += (acc & !fine[word]).count_ones() as usize;
+    fine[word] |= acc;
+    if nested {
+        n.coarse += (acc & !coarse[word]).count_ones() as usize;
+        coarse[word] |= acc;
+    }
 }
 
 /// The 2×2 blocks of the block row of rows `top` and `bottom` (their columns, increasing),
 /// found as the BCSR inspector finds them (see [`CuspFeatures::bcsr_fill_in`]).
 fn blocks_2x2(top: &[u32], bottom: &[u32], cols: usize) -> usize {
     let last = cols.saturating_sub(2);
+    // The lengths and first columns before the slices (a call to `bcmp` per block row cost
+    // cs4, whose short rows differ, a tenth of the pass).
+    if top.len() == bottom.len() && top.first() == bottom.first() && top == bottom {
+        return blocks_of_one(top, last);
+    }
     let (mut i, mut j, mut blocks) = (0, 0, 0);
     while i < top.len() || j < bottom.len() {
         let t = top.get(i).copied().unwrap_or(u32::MAX);
@@ -465,6 +555,23 @@ fn blocks_2x2(top: &[u32], bottom: &[u32], cols: usize) -> usize {
         while j < bottom.len() && (bottom[j] as usize) < end {
             j += 1;
         }
+    }
+    blocks
+}
+
+/// [`blocks_2x2`] of two rows with the same columns (the node blocks of finite-element
+/// matrices: most block rows of the FE set): a walk of one row, whose only jump is the loop's
+/// (the two-row merge mispredicts where the rows interleave: a fifth of the pass on nasa2910).
+fn blocks_of_one(cols: &[u32], last: usize) -> usize {
+    // The end of the current block (exclusive): 0 before the first, which any column passes.
+    let (mut end, mut blocks) = (0usize, 0usize);
+    for &c in cols {
+        let c = c as usize;
+        let new = c >= end;
+        blocks += usize::from(new);
+        // `c + 1` at least, so that a column past the last (invalid) still moves on.
+        let next = (c.min(last) + 2).max(c + 1);
+        end = if new { next } else { end };
     }
     blocks
 }
