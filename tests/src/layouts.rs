@@ -106,18 +106,28 @@ pub fn bad_index(mut m: CsrMatrix) -> (Computation, Kernels, String) {
     (c, k, expected)
 }
 
-/// Whether this test process is the child [`rerun_with_simd`] started.
+/// Whether this test process is a child [`rerun_with_simd`] or [`rerun_with_gather`] started.
 pub fn in_simd_child() -> bool {
-    std::env::var_os("SURGE_CPU_SIMD").is_some()
+    std::env::var_os("SURGE_CPU_SIMD").is_some() || std::env::var_os("SURGE_CPU_GATHER").is_some()
 }
 
 /// Runs `tests` of this test binary again in a child process with `SURGE_CPU_SIMD=level` (the
 /// kernels' SIMD path is chosen once per process, so a lower one needs a process of its own) and
 /// asserts that all of them passed.
 pub fn rerun_with_simd(level: &str, tests: &[&str]) {
+    rerun_with("SURGE_CPU_SIMD", level, tests);
+}
+
+/// Runs `tests` again in a child process with `SURGE_CPU_GATHER=way` (`hw` or `pairs`: how the
+/// SIMD kernels load `x`, otherwise measured once per process) and asserts that all passed.
+pub fn rerun_with_gather(way: &str, tests: &[&str]) {
+    rerun_with("SURGE_CPU_GATHER", way, tests);
+}
+
+fn rerun_with(var: &str, value: &str, tests: &[&str]) {
     let exe = std::env::current_exe().unwrap();
     let out = std::process::Command::new(&exe)
-        .env("SURGE_CPU_SIMD", level)
+        .env(var, value)
         .arg("--exact")
         .args(tests)
         .output()
@@ -125,7 +135,7 @@ pub fn rerun_with_simd(level: &str, tests: &[&str]) {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && text.contains(&format!("{} passed", tests.len())),
-        "SURGE_CPU_SIMD={level}:\n{text}\n{}",
+        "{var}={value}:\n{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -13,7 +13,8 @@ use surge::oracle::{Expected, Flat};
 use surge::prelude::*;
 use surge::{Buffer, Kernels, Output, Target, Workspace};
 use tests::layouts::{
-    bad_index, from_rows, in_simd_child, rerun_with_simd, small_cases, x_for, x_with_specials,
+    bad_index, from_rows, in_simd_child, rerun_with_gather, rerun_with_simd, small_cases, x_for,
+    x_with_specials,
 };
 use tests::shared_matrix_files;
 
@@ -232,4 +233,24 @@ fn the_scalar_path_sums_in_the_same_order() {
             "narrow_indices_and_one_value_sum_in_four_lanes",
         ],
     );
+}
+
+/// The AVX2 kernel loads `x` with the hardware gather or with pairs of scalar loads, whichever
+/// this CPU did faster (measured once per process, `templates/cpu/sell_simd.rs`); both ways,
+/// forced in a child process each, give the same bits on every matrix and edge case.
+#[test]
+fn both_ways_of_loading_x_sum_in_the_same_order() {
+    if in_simd_child() {
+        return;
+    }
+    for way in ["hw", "pairs"] {
+        rerun_with_gather(
+            way,
+            &[
+                "every_lanes_variant_sums_in_four_lanes_on_every_shared_matrix",
+                "edge_cases_sum_in_four_lanes",
+                "narrow_indices_and_one_value_sum_in_four_lanes",
+            ],
+        );
+    }
 }

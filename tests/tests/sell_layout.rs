@@ -10,8 +10,8 @@ use surge::mtx::{CsrMatrix, read_mtx};
 use surge::prelude::*;
 use surge::{Kernels, Target, Workspace};
 use tests::layouts::{
-    bad_index, bits, from_rows, in_simd_child, rerun_with_simd, row_variant, small_cases, x_for,
-    x_with_specials,
+    bad_index, bits, from_rows, in_simd_child, rerun_with_gather, rerun_with_simd, row_variant,
+    small_cases, x_for, x_with_specials,
 };
 use tests::shared_matrix_files;
 
@@ -265,6 +265,26 @@ fn every_simd_path_matches_the_interpreter() {
     for level in ["avx2", "none"] {
         rerun_with_simd(
             level,
+            &[
+                "every_sell_variant_matches_the_interpreter_on_every_shared_matrix",
+                "edge_cases_match_the_interpreter",
+                "one_valued_matrices_match_the_interpreter",
+            ],
+        );
+    }
+}
+
+/// The SIMD kernels load `x` with the hardware gather or with pairs of scalar loads, whichever
+/// this CPU did faster (measured once per process, `templates/cpu/sell_simd.rs`); both ways,
+/// forced in a child process each, match the interpreter bit for bit.
+#[test]
+fn both_ways_of_loading_x_match_the_interpreter() {
+    if in_simd_child() {
+        return;
+    }
+    for way in ["hw", "pairs"] {
+        rerun_with_gather(
+            way,
             &[
                 "every_sell_variant_matches_the_interpreter_on_every_shared_matrix",
                 "edge_cases_match_the_interpreter",

@@ -80,18 +80,22 @@ unsafe fn lanes_f64<const VF: bool, const U16: bool, const ISO: bool>(
     }
 }
 
-/// Four elements of `x` at the `u16` positions `ip[0..4]`, as one vector (see [`sell_x4`]).
+/// Four elements of `x` at the `u16` positions `ip[0..4]`, as one vector (see [`sell_x4`]; `hw`
+/// as there).
 ///
 /// # Safety
 /// As for [`sell_x4`], with `u16` positions.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn lanes_x4_u16(ip: *const u16, xp: *const f64) -> std::arch::x86_64::__m256d {
+unsafe fn lanes_x4_u16(ip: *const u16, xp: *const f64, hw: bool) -> std::arch::x86_64::__m256d {
     use std::arch::x86_64::*;
     // SAFETY: the caller's contract (four `u16` readable at `ip`, each a position of `x`).
     unsafe {
         let w = (ip as *const u64).read_unaligned() as usize;
+        if hw {
+            return _mm256_i32gather_pd::<8>(xp, _mm_cvtepu16_epi32(_mm_cvtsi64_si128(w as i64)));
+        }
         let a = _mm_loadh_pd(_mm_load_sd(xp.add(w & 0xffff)), xp.add((w >> 16) & 0xffff));
         let b = _mm_loadh_pd(_mm_load_sd(xp.add((w >> 32) & 0xffff)), xp.add(w >> 48));
         _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(a), b)
@@ -116,6 +120,7 @@ unsafe fn lanes_f64_avx2<const VF: bool, const U16: bool, const ISO: bool>(
     use std::arch::x86_64::*;
     let (xp, vp, sp) = (xs.as_ptr(), vals.as_ptr(), starts.as_ptr());
     let (ip, np) = (idx.as_ptr(), narrow.as_ptr());
+    let hw = gather_hw::<4>();
     let lane = _mm256_setr_epi64x(0, 1, 2, 3);
     let one = _mm256_set1_pd(iso);
     // SAFETY (loads): `starts[lo..=hi]` increase up to `vals.len()` and the indices' length, so
@@ -128,7 +133,7 @@ unsafe fn lanes_f64_avx2<const VF: bool, const U16: bool, const ISO: bool>(
             e = *sp.add(i + 1) as usize;
             let mut acc = _mm256_setzero_pd();
             while k + 4 <= e {
-                let x = if U16 { lanes_x4_u16(np.add(k), xp) } else { sell_x4(ip.add(k), xp) };
+                let x = if U16 { lanes_x4_u16(np.add(k), xp, hw) } else { sell_x4(ip.add(k), xp, hw) };
                 let m = if ISO { one } else { _mm256_loadu_pd(vp.add(k)) };
                 acc = _mm256_add_pd(acc, if VF { _mm256_mul_pd(m, x) } else { _mm256_mul_pd(x, m) });
                 k += 4;
