@@ -160,12 +160,64 @@ fn the_laplacian_band_is_found_despite_grid_aliasing() {
     k.run_in(&c, v, &mut ws).unwrap();
     let l = ws.diagonal_layout(0).expect("a layout");
     assert_eq!(l.offsets, vec![-512, -1, 0, 1, 512]);
-    // Every block is diagonal but those of the first and last grid rows, whose windows of x for
-    // the ±512 diagonals fall outside it; the grid boundaries j = 0 and j = 511 of the other grid
-    // rows are recomputed as rows.
-    assert_eq!(l.diagonal_blocks(), l.diagonal.len() - 2 * 8);
-    assert_eq!(l.fixups.len(), 2 * 510);
-    assert!(l.fixups.iter().all(|r| r % 512 == 0 || r % 512 == 511));
+    // The f64 SpMV is the blocked form, so the band is zero-filled: the grid boundaries' rows,
+    // which lack a neighbour, are stored with zeros, and the blocks of the first and last grid
+    // rows read zeros past the ends of x. Every block is diagonal; nothing is recomputed.
+    assert!(l.filled);
+    assert_eq!(l.diagonal_blocks(), l.diagonal.len());
+    assert!(
+        l.fixups.is_empty(),
+        "{:?}",
+        &l.fixups[..l.fixups.len().min(8)]
+    );
     let got = format!("{:?}", as_value(ws.output().unwrap()));
     assert_eq!(got, format!("{:?}", c.interpret().unwrap()));
+}
+
+/// A 3-D stencil's boundary rows lack some of its diagonals (a third of the rows of a 12³ grid):
+/// the zero-filled band stores them all, and every diagonal variant, run twice, gives the
+/// interpreter's bits, `-0.0` values included.
+#[test]
+fn a_zero_filled_band_matches_the_interpreter() {
+    let mut m = matgen::stencil_3d_7pt(12);
+    for (k, v) in m.values.iter_mut().enumerate() {
+        if k % 13 == 0 {
+            *v = -0.0;
+        } else if k % 5 == 0 {
+            *v = -*v;
+        }
+    }
+    let c = Computation::new(&spmv_app(&m, &x_for(&m)).unwrap()).unwrap();
+    assert_eq!(check_all(&c), 1728 / 64);
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let mut ws = Workspace::default();
+    k.run_in(&c, diagonal_variants(&k)[0], &mut ws).unwrap();
+    let l = ws.diagonal_layout(0).expect("a layout");
+    assert!(l.filled && l.fixups.is_empty());
+    assert_eq!(l.offsets, vec![-144, -12, -1, 0, 1, 12, 144]);
+}
+
+/// A stored zero times ∞ or NaN is NaN where the row layout adds nothing: with a non-finite `x`
+/// the filled layout is not used, and the result is still the interpreter's.
+#[test]
+fn a_zero_filled_band_is_not_used_on_a_non_finite_x() {
+    let m = matgen::stencil_3d_7pt(8);
+    let mut x = x_for(&m);
+    x[3] = f64::INFINITY;
+    x[200] = f64::NAN;
+    let c = Computation::new(&spmv_app(&m, &x).unwrap()).unwrap();
+    check_all(&c);
+}
+
+/// Sparsely filled diagonals would store several zeros per element: such a band is not
+/// zero-filled (the exact band is tried instead), and the result is the interpreter's.
+#[test]
+fn a_band_that_would_store_mostly_zeros_is_not_filled() {
+    let m = matgen::scattered_band(3000, 8, 4, 11);
+    let c = Computation::new(&spmv_app(&m, &x_for(&m)).unwrap()).unwrap();
+    check_all(&c);
+    let k = Kernels::build(&c, &Target::cpu()).unwrap();
+    let mut ws = Workspace::default();
+    k.run_in(&c, diagonal_variants(&k)[0], &mut ws).unwrap();
+    assert!(ws.diagonal_layout(0).is_none_or(|l| !l.filled));
 }

@@ -381,6 +381,26 @@ fn diag_window<'a, T>(s: &'a [T], start: i64, op: &str, node: u64) -> &'a [T; DI
     w.try_into().expect("a window of DIAG_BLOCK elements")
 }
 
+/// The gathered input's window `s[start..start + DIAG_BLOCK]` of a diagonal block: that part of
+/// `s` where it lies inside, else `pad` holding the part inside and zeros past the ends of `s`.
+/// Why zeros are safe: the host stores a block diagonally only when each of its rows either has
+/// every stored slot's column inside `s` (a zero stored where a filled band's row lacks an
+/// element, times a zero here, adds `+0.0`, which leaves a sum that started at `+0.0` unchanged)
+/// or is recomputed through `elems` after the block (`surge-cpu`'s `native/diagonal.rs`). Before,
+/// blocks at the ends ran as rows: 8 of crystm01's 76 blocks.
+#[inline(always)]
+fn diag_x_window<'a, T: Copy + Default>(s: &'a [T], start: i64, pad: &'a mut [T; DIAG_BLOCK]) -> &'a [T; DIAG_BLOCK] {
+    if start >= 0 && start as u128 + DIAG_BLOCK as u128 <= s.len() as u128 {
+        let w = &s[start as usize..start as usize + DIAG_BLOCK];
+        return w.try_into().expect("a window of DIAG_BLOCK elements");
+    }
+    for (r, p) in pad.iter_mut().enumerate() {
+        let j = start + r as i64;
+        *p = if j >= 0 && (j as u128) < s.len() as u128 { s[j as usize] } else { T::default() };
+    }
+    pad
+}
+
 #[cold]
 #[inline(never)]
 fn fail_diag_window(start: i64, len: usize, op: &str, node: u64) -> ! {

@@ -13,6 +13,19 @@
 //! When fewer than half of the blocks are diagonal there is no layout and the variant runs as
 //! `layout1 = rows`.
 //!
+//! **Zero-filled bands.** Where the phase is the blocked SpMV form (`reduce(+, map(*, ..), +0.0)`
+//! over floats, `analysis::BlockedPattern`; `inspect`'s `fill`), the band is instead every offset
+//! that at least [`FILL_MIN_SAMPLES`] sampled rows have, and a row is regular when its columns are
+//! any increasing subset of the band: the missing slots hold zeros. A stored zero adds `±0` to a
+//! row's sum, which never changes it while `x` is finite (the sum starts at `+0.0` and is never
+//! `-0.0`), so the runner uses such a layout only then, as BCSR's (`DiagonalLayout::filled`). Why:
+//! a 3-D 27-point stencil's boundary rows lack some neighbours, so few of its blocks have
+//! [`MIN_REGULAR_ROWS`] rows of the full band (crystm01: 27 diagonals, 21.6 elements per row,
+//! no diagonal layout at all) while MKL's inspector stores it by diagonals (on the Intel Xeon
+//! here, 2026-11-29: 6.3 µs on two threads against 15.9 for the best CSR-based variant). A
+//! filled band that stores more than [`MAX_FILL`] slots per element of its regular rows is not
+//! kept (the exact band is tried instead).
+//!
 //! The copy is built once per input set: [`super::NativeKernels::run_in_keyed`] keeps it in the
 //! [`super::Workspace`] under the caller's key for immutable inputs (what MKL's
 //! `mkl_sparse_optimize` is to its handle); without a key it is rebuilt for every run.
@@ -28,6 +41,10 @@ const MAX_DIAGONALS: usize = 64;
 const SAMPLES: usize = 257;
 /// Regular rows a block needs to be computed diagonally (the rest are recomputed as rows).
 pub const MIN_REGULAR_ROWS: usize = 48;
+/// A zero-filled band's offsets: those at least this many sampled rows have.
+const FILL_MIN_SAMPLES: usize = 8;
+/// A zero-filled band stores at most this many slots per element of its regular rows.
+const MAX_FILL: f64 = 1.6;
 
 /// A diagonal-major copy of a phase's nested inputs.
 #[derive(Debug)]
@@ -43,6 +60,9 @@ pub struct DiagonalLayout {
     pub fixups: Vec<usize>,
     /// Per nested input other than the index row, in parameter order: `[block][k][r]`.
     pub values: Vec<Buffer>,
+    /// Whether regular rows may lack some of the band (zeros stored): the layout then computes
+    /// the rows' sums only while the gathered input is finite.
+    pub filled: bool,
 }
 
 impl DiagonalLayout {
@@ -73,8 +93,16 @@ pub(super) fn data_len(pat: &DiagonalPattern, buffers: &[Buffer]) -> i64 {
         .unwrap_or(0) as i64
 }
 
-/// The layout of `buffers` for `pat`, or `None` when it does not pay (or does not apply).
-pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayout> {
+/// The layout of `buffers` for `pat`, or `None` when it does not pay (or does not apply); with
+/// `fill` (the phase is the blocked SpMV form) a zero-filled band first (see the module's notes).
+pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer], fill: bool) -> Option<DiagonalLayout> {
+    fill.then(|| inspect_band(pat, buffers, true))
+        .flatten()
+        .or_else(|| inspect_band(pat, buffers, false))
+}
+
+/// [`inspect`] with the zero-filled band (`fill`) or the exact one.
+fn inspect_band(pat: &DiagonalPattern, buffers: &[Buffer], fill: bool) -> Option<DiagonalLayout> {
     let off = &buffers[pat.offsets];
     let rows = off.len().checked_sub(1)?;
     let blocks = rows / BLOCK;
@@ -109,31 +137,52 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
             }
         }
     }
-    let (band, _) = seen.into_iter().max_by_key(|e| e.1)?;
+    let band = if fill {
+        union_band(&seen)?
+    } else {
+        seen.into_iter().max_by_key(|e| e.1)?.0
+    };
     if band.windows(2).any(|w| w[0] >= w[1]) {
         return None;
     }
     let nd = band.len();
-    let regular_row = |i: usize| -> bool {
+    // Whether row `i` is regular, `put(j, k)` called for its `j`-th element and that element's
+    // slot `k` in the band (increasing) up to the first that is not.
+    let slots = |i: usize, put: &mut dyn FnMut(usize, usize)| -> bool {
         let Some((a, b)) = extent(i) else {
             return false;
         };
-        b - a == nd
-            && band.iter().enumerate().all(|(k, o)| {
-                let c = i as i64 + o;
-                (0..x_len).contains(&c) && int_at(index, a + k) == Some(c)
-            })
+        if b - a > nd || (!fill && b - a != nd) {
+            return false;
+        }
+        let mut k = 0;
+        (a..b).all(|j| {
+            let Some(c) = int_at(index, j) else {
+                return false;
+            };
+            let Some(d) = band[k..].iter().position(|o| i as i64 + o == c) else {
+                return false;
+            };
+            k += d + 1;
+            put(j - a, k - 1);
+            (0..x_len).contains(&c)
+        })
     };
-    let regular: Vec<bool> = (0..blocks * BLOCK).map(regular_row).collect();
+    let regular: Vec<bool> = (0..blocks * BLOCK)
+        .map(|i| slots(i, &mut |_, _| {}))
+        .collect();
     let windows_inside = |q: usize| {
         band.iter().all(|o| {
             let start = (q * BLOCK) as i64 + o;
             start >= 0 && start + BLOCK as i64 <= x_len
         })
     };
+    // A filled band's block may reach past the ends of the gathered input: the kernel reads zeros
+    // there (`diag_x_window`), which its rows' stored zeros or recomputation make harmless; other
+    // bodies could fail on such placeholders, so theirs stay inside.
     let diagonal: Vec<bool> = (0..blocks)
         .map(|q| {
-            windows_inside(q)
+            (fill || windows_inside(q))
                 && regular[q * BLOCK..(q + 1) * BLOCK]
                     .iter()
                     .filter(|r| **r)
@@ -148,6 +197,17 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
     if 2 * count < blocks {
         return None;
     }
+    if fill {
+        let (mut rows, mut elements) = (0usize, 0usize);
+        for i in (0..blocks * BLOCK).filter(|&i| diagonal[i / BLOCK] && regular[i]) {
+            let (a, b) = extent(i).expect("a regular row's extent");
+            rows += 1;
+            elements += b - a;
+        }
+        if (rows * nd) as f64 > MAX_FILL * elements as f64 {
+            return None;
+        }
+    }
     let values = pat
         .rows
         .iter()
@@ -156,7 +216,7 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
         .map(|(_, r)| {
             let src = &buffers[r.buffer];
             let mut dst = Buffer::zeroed(src.elem(), blocks * nd * BLOCK);
-            copy_diagonals(src, &mut dst, off, &diagonal, &regular, nd);
+            copy_diagonals(src, &mut dst, off, (&diagonal, &regular), &slots, nd);
             dst
         })
         .collect();
@@ -166,43 +226,67 @@ pub fn inspect(pat: &DiagonalPattern, buffers: &[Buffer]) -> Option<DiagonalLayo
         diagonal,
         fixups,
         values,
+        filled: fill,
     })
 }
 
-/// `dst[(q * nd + k) * BLOCK + r] = src[off[q * BLOCK + r] + k]` for the regular rows of the
-/// diagonal blocks `q`.
+/// The band of a zero-filled layout: every offset at least [`FILL_MIN_SAMPLES`] of the sampled
+/// rows (`seen`: signatures and how many rows had each) have, increasing; `None` past
+/// [`MAX_DIAGONALS`].
+fn union_band(seen: &[(Vec<i64>, usize)]) -> Option<Vec<i64>> {
+    let mut count: std::collections::BTreeMap<i64, usize> = Default::default();
+    for (sig, n) in seen {
+        for o in sig {
+            *count.entry(*o).or_default() += n;
+        }
+    }
+    let band: Vec<i64> = count
+        .into_iter()
+        .filter(|&(_, n)| n >= FILL_MIN_SAMPLES)
+        .map(|(o, _)| o)
+        .collect();
+    (!band.is_empty() && band.len() <= MAX_DIAGONALS).then_some(band)
+}
+
+/// The slots of a regular row's elements in the band (`inspect_band`'s `slots`).
+type Slots<'a> = dyn Fn(usize, &mut dyn FnMut(usize, usize)) -> bool + 'a;
+
+/// `dst[(q * nd + k) * BLOCK + r] = src[off[q * BLOCK + r] + j]` for the `j`-th element of each
+/// regular row of the diagonal blocks `q` (`(diagonal, regular)`), `k` its slot in the band
+/// (`slots`); the other slots keep their zeros.
 fn copy_diagonals(
     src: &Buffer,
     dst: &mut Buffer,
     off: &Buffer,
-    diagonal: &[bool],
-    regular: &[bool],
+    (diagonal, regular): (&[bool], &[bool]),
+    slots: &Slots<'_>,
     nd: usize,
 ) {
     fn copy<T: Copy>(
         s: &[T],
         d: &mut [T],
         off: &Buffer,
-        diagonal: &[bool],
-        regular: &[bool],
+        (diagonal, regular): (&[bool], &[bool]),
+        slots: &Slots<'_>,
         nd: usize,
     ) {
         for (q, _) in diagonal.iter().enumerate().filter(|(_, r)| **r) {
             for r in (0..BLOCK).filter(|r| regular[q * BLOCK + r]) {
                 let a = int_at(off, q * BLOCK + r).expect("a regular row's offset") as usize;
-                for k in 0..nd {
-                    d[(q * nd + k) * BLOCK + r] = s[a + k];
-                }
+                slots(q * BLOCK + r, &mut |j, k| {
+                    d[(q * nd + k) * BLOCK + r] = s[a + j]
+                });
             }
         }
     }
+    let m = (diagonal, regular);
     match (src, dst) {
-        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, diagonal, regular, nd),
-        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, diagonal, regular, nd),
-        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, diagonal, regular, nd),
-        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, diagonal, regular, nd),
-        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, diagonal, regular, nd),
-        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, diagonal, regular, nd),
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, d, off, m, slots, nd),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, d, off, m, slots, nd),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, d, off, m, slots, nd),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, d, off, m, slots, nd),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, d, off, m, slots, nd),
+        (Buffer::U64(s), Buffer::U64(d)) => copy(s, d, off, m, slots, nd),
         _ => panic!("internal: a diagonal copy of another element type"),
     }
 }

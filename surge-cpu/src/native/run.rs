@@ -82,7 +82,10 @@ impl NativeKernels {
             let fns = self.fns.phases[m][pi];
             let layout = match (&abi.diagonal, plan.diagonals, fns.diag) {
                 (Some(pat), true, Some(_)) => {
-                    ws.layout(pi, key, || diagonal::inspect(pat, buffers))
+                    let fill = abi.bcsr.is_some();
+                    // A zero-filled band adds `±0` per stored zero: exact while `x` is finite.
+                    ws.layout(pi, key, || diagonal::inspect(pat, buffers, fill))
+                        .filter(|l| !l.filled || super::bcsr::all_finite(&buffers[pat.gathered]))
                 }
                 _ => None,
             };

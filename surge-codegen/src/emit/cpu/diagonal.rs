@@ -68,11 +68,16 @@ pub(super) fn emit_diagonal<'a>(
     let Some(xe) = g.c.inputs.get(pat.gathered).map(|d| d.elem) else {
         panic!("internal: diagonal pattern gathers from a missing input");
     };
+    // A block at either end of the gathered input reads its window through `xpad` (zeros past
+    // the ends: see `diag_x_window`).
+    decls.push_str(&format!(
+        "        let mut xpad: [{0}; DIAG_BLOCK] = [<{0}>::default(); DIAG_BLOCK];\n",
+        rust_ty(xe)
+    ));
     windows.push_str(&format!(
-        "let xk: &[{}; DIAG_BLOCK] = diag_window(b{}, base as i64 + doffs[k], \"gather\", {});\n",
+        "let xk: &[{}; DIAG_BLOCK] = diag_x_window(b{}, base as i64 + doffs[k], &mut xpad);\n",
         rust_ty(xe),
         pat.gathered,
-        pat.gather.0
     ));
     binds.push((
         pat.gather,
