@@ -6,7 +6,7 @@ use super::NativeKernels;
 use super::abi::{Buf, DiagFn, ElemsFn, PhaseFns, buffer_ptr};
 use super::diagonal::{self, DiagonalLayout};
 use super::plan::{HostPlan, PhasePlan};
-use super::skeleton::{LevelPlan, for_chunks, pool};
+use super::skeleton::{LevelPlan, LoopSchedule, for_chunks, pool};
 use super::workspace::{PhaseResult, Workspace, reuse};
 use crate::CpuError;
 use surge_codegen::data::Buffer;
@@ -349,59 +349,66 @@ impl PhaseCall<'_> {
         let mut dia = vec![Buf::of_slice(&l.offsets)];
         dia.extend(l.values.iter().map(Buf::of));
         let dia = Shared(dia.as_ptr());
+        let threads = self.plan.threads;
+        // A static schedule deals each worker one contiguous run of blocks: dealt one chunk at a
+        // time in turn, each worker's prefetches (8 KiB ahead in the copy) fetched the other's
+        // blocks, and the blocks a core kept in its L2 cache changed hands. crystm01 (27
+        // diagonals, 76 blocks), 2 threads, static chunks of 64 rows, three alternating runs on
+        // the Intel Xeon here (2026-11-29): 17.8-22.2 µs dealt in turn, 10.6-11.1 contiguous.
+        let blocks = n.div_ceil(BLOCK);
         let by_block = match self.plan.outer {
+            LevelPlan::Parallel {
+                schedule: LoopSchedule::Static,
+                chunk,
+            } => LevelPlan::Parallel {
+                schedule: LoopSchedule::Static,
+                chunk: chunk.div_ceil(BLOCK).max(blocks.div_ceil(threads.max(1))),
+            },
             LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
                 schedule,
                 chunk: chunk.div_ceil(BLOCK).max(1),
             },
             s => s,
         };
-        let threads = self.plan.threads;
         let diagonal = |q: usize| l.diagonal.get(q).copied().unwrap_or(false);
-        for_chunks::<CpuError>(
-            self.pool,
-            n.div_ceil(BLOCK),
-            by_block,
-            threads,
-            &|blo, bhi| {
-                let (b, d, o) = (self.bufs, dia, out);
-                let mut q = blo;
-                while q < bhi {
-                    let kind = diagonal(q);
-                    let mut e = q + 1;
-                    while e < bhi && diagonal(e) == kind {
-                        e += 1;
-                    }
-                    // SAFETY: blocks `q..e` are a disjoint part of the output; diagonal blocks are
-                    // within the layout's copies.
-                    self.check(unsafe {
-                        if kind {
-                            diag(b.0, d.0, q, e, o.0)
-                        } else {
-                            elems(b.0, q * BLOCK, (e * BLOCK).min(n), o.0)
-                        }
-                    })?;
-                    if kind {
-                        // The irregular rows of these blocks, over the diag kernel's placeholders.
-                        // Consecutive ones (a grid row's last and the next one's first) in one call.
-                        let first = l.fixups.partition_point(|&r| r < q * BLOCK);
-                        let last = l.fixups.partition_point(|&r| r < e * BLOCK);
-                        let rows = &l.fixups[first..last];
-                        let mut i = 0;
-                        while i < rows.len() {
-                            let mut j = i + 1;
-                            while j < rows.len() && rows[j] == rows[j - 1] + 1 {
-                                j += 1;
-                            }
-                            // SAFETY: rows `rows[i]..=rows[j - 1]` are inside blocks `q..e`.
-                            self.check(unsafe { elems(b.0, rows[i], rows[j - 1] + 1, o.0) })?;
-                            i = j;
-                        }
-                    }
-                    q = e;
+        for_chunks::<CpuError>(self.pool, blocks, by_block, threads, &|blo, bhi| {
+            let (b, d, o) = (self.bufs, dia, out);
+            let mut q = blo;
+            while q < bhi {
+                let kind = diagonal(q);
+                let mut e = q + 1;
+                while e < bhi && diagonal(e) == kind {
+                    e += 1;
                 }
-                Ok(())
-            },
-        )
+                // SAFETY: blocks `q..e` are a disjoint part of the output; diagonal blocks are
+                // within the layout's copies.
+                self.check(unsafe {
+                    if kind {
+                        diag(b.0, d.0, q, e, o.0)
+                    } else {
+                        elems(b.0, q * BLOCK, (e * BLOCK).min(n), o.0)
+                    }
+                })?;
+                if kind {
+                    // The irregular rows of these blocks, over the diag kernel's placeholders.
+                    // Consecutive ones (a grid row's last and the next one's first) in one call.
+                    let first = l.fixups.partition_point(|&r| r < q * BLOCK);
+                    let last = l.fixups.partition_point(|&r| r < e * BLOCK);
+                    let rows = &l.fixups[first..last];
+                    let mut i = 0;
+                    while i < rows.len() {
+                        let mut j = i + 1;
+                        while j < rows.len() && rows[j] == rows[j - 1] + 1 {
+                            j += 1;
+                        }
+                        // SAFETY: rows `rows[i]..=rows[j - 1]` are inside blocks `q..e`.
+                        self.check(unsafe { elems(b.0, rows[i], rows[j - 1] + 1, o.0) })?;
+                        i = j;
+                    }
+                }
+                q = e;
+            }
+            Ok(())
+        })
     }
 }
