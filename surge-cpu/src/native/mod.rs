@@ -16,6 +16,7 @@ mod contraction;
 mod cooperative;
 mod deep;
 pub mod diagonal;
+pub(crate) mod hot_team;
 mod kept;
 pub mod lanes;
 mod plan;

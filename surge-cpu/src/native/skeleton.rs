@@ -137,19 +137,19 @@ struct Member {
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
-const OPEN: u8 = 0;
-const ENTERED: u8 = 1;
-const CLOSED: u8 = 2;
+pub(super) const OPEN: u8 = 0;
+pub(super) const ENTERED: u8 = 1;
+pub(super) const CLOSED: u8 = 2;
 
 /// The team's body, lifetime erased so a `'static` pool job can hold it.
-struct Body(*const (dyn Fn(usize) + Sync + 'static));
+pub(super) struct Body(pub(super) *const (dyn Fn(usize) + Sync + 'static));
 // SAFETY: the pointee is `Sync`, and a job dereferences it only between entering (a successful
 // OPEN -> ENTERED exchange) and setting `done`, while `run_team` is still running (it waits for
 // every entered member before returning or unwinding).
 unsafe impl Send for Body {}
 
-/// Runs `worker(0)` on the calling thread and `worker(t)`, `t` in `1..workers`, as jobs on
-/// `pool`, and returns when all have run.
+/// Runs `worker(0)` on the calling thread and `worker(t)`, `t` in `1..workers`, on other
+/// threads, and returns when all have run.
 ///
 /// Why not a rayon scope: a scope waits for its jobs to *run*, so when a pool worker is asleep
 /// (between calls of a loop, or its vCPU descheduled by the hypervisor), a call of a few
@@ -158,7 +158,40 @@ unsafe impl Send for Body {}
 /// every job that has not started yet and does that member's share itself (with `dynamic` and
 /// `guided` schedules there is usually nothing left); it waits only for members already
 /// running. A closed job runs later and does nothing.
+///
+/// The members run on the hot team of that size (`hot_team`) when it is free, else as jobs on
+/// `pool` ([`pool_team`]).
 fn run_team(pool: &rayon::ThreadPool, workers: usize, worker: &(dyn Fn(usize) + Sync)) {
+    if workers > 1
+        && !force_pool()
+        && let Some(panic) = super::hot_team::run(workers, worker)
+    {
+        if let Some(p) = panic {
+            std::panic::resume_unwind(p);
+        }
+        return;
+    }
+    pool_team(pool, workers, worker);
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests of the pool path set it on their thread.
+    static FORCE_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn force_pool() -> bool {
+    FORCE_POOL.with(|f| f.get())
+}
+
+#[cfg(not(test))]
+fn force_pool() -> bool {
+    false
+}
+
+/// [`run_team`] with the members as jobs on `pool`.
+fn pool_team(pool: &rayon::ThreadPool, workers: usize, worker: &(dyn Fn(usize) + Sync)) {
     use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
     // SAFETY: lifetime erasure only; see `Body`.
     let body: *const (dyn Fn(usize) + Sync + 'static) =
@@ -262,6 +295,7 @@ mod tests {
     fn a_busy_pool_does_not_hold_up_the_caller() {
         // The pool's only worker is busy for as long as the test wants: the caller closes the
         // member that never started and does its static share itself, for every schedule.
+        FORCE_POOL.with(|f| f.set(true));
         let p = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
@@ -282,6 +316,48 @@ mod tests {
             assert!(covers_once(&p, 1000, plan, 2), "{schedule:?}");
         }
         release.store(true, Ordering::Release);
+    }
+
+    #[test]
+    fn levels_nested_in_a_member_and_concurrent_callers_cover_once() {
+        // A level inside a member finds its team busy and runs on the pool; callers on several
+        // threads at once share one team, the others running on the pool.
+        let plan = LevelPlan::Parallel {
+            schedule: LoopSchedule::Dynamic,
+            chunk: 3,
+        };
+        let outer: Vec<AtomicUsize> = (0..40).map(|_| AtomicUsize::new(0)).collect();
+        for_chunks::<()>(&pool(2), 40, plan, 2, &|lo, hi| {
+            for h in &outer[lo..hi] {
+                assert!(covers_once(&pool(2), 100, plan, 2));
+                h.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert!(outer.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for round in 0..300 {
+                        assert!(covers_once(&pool(2), 50 + round, plan, 2), "round {round}");
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_team_member_wakes_after_it_parked() {
+        // Longer than the members' spin: they park, and the next level must wake them.
+        let plan = LevelPlan::Parallel {
+            schedule: LoopSchedule::Static,
+            chunk: 1,
+        };
+        for _ in 0..3 {
+            assert!(covers_once(&pool(3), 64, plan, 3));
+            std::thread::sleep(super::super::hot_team::SPIN * 5);
+        }
     }
 
     #[test]
