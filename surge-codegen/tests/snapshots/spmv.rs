@@ -170,6 +170,7 @@ pub unsafe extern "C" fn m0_p0_diag(bufs: *const Buf, dia: *const Buf, lo: usize
         let doffs: &[i64] = unsafe { slot(dia, 0) };
         let nd: usize = doffs.len();
         let dv0: &[f64] = unsafe { slot(dia, 1) };
+        let mut xpad: [f64; DIAG_BLOCK] = [<f64>::default(); DIAG_BLOCK];
 
         for q in lo..hi {
             let base: usize = q * DIAG_BLOCK;
@@ -184,7 +185,7 @@ pub unsafe extern "C" fn m0_p0_diag(bufs: *const Buf, dia: *const Buf, lo: usize
             for k in 0..nd {
 let vk0: &[f64; DIAG_BLOCK] = diag_window(dv0, ((q * nd + k) * DIAG_BLOCK) as i64, "map", 18);
 prefetch_ahead(dv0, (q * nd + k) * DIAG_BLOCK);
-let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8);
+let xk: &[f64; DIAG_BLOCK] = diag_x_window(b3, base as i64 + doffs[k], &mut xpad);
 
                 for r in 0..DIAG_BLOCK {
                     let i: usize = base + r;
@@ -870,6 +871,7 @@ pub unsafe extern "C" fn m1_p0_diag(bufs: *const Buf, dia: *const Buf, lo: usize
         let doffs: &[i64] = unsafe { slot(dia, 0) };
         let nd: usize = doffs.len();
         let dv0: &[f64] = unsafe { slot(dia, 1) };
+        let mut xpad: [f64; DIAG_BLOCK] = [<f64>::default(); DIAG_BLOCK];
 
         for q in lo..hi {
             let base: usize = q * DIAG_BLOCK;
@@ -884,7 +886,7 @@ pub unsafe extern "C" fn m1_p0_diag(bufs: *const Buf, dia: *const Buf, lo: usize
             for k in 0..nd {
 let vk0: &[f64; DIAG_BLOCK] = diag_window(dv0, ((q * nd + k) * DIAG_BLOCK) as i64, "map", 18);
 prefetch_ahead(dv0, (q * nd + k) * DIAG_BLOCK);
-let xk: &[f64; DIAG_BLOCK] = diag_window(b3, base as i64 + doffs[k], "gather", 8);
+let xk: &[f64; DIAG_BLOCK] = diag_x_window(b3, base as i64 + doffs[k], &mut xpad);
 
                 for r in 0..DIAG_BLOCK {
                     let i: usize = base + r;
