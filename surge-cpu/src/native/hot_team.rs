@@ -18,7 +18,7 @@
 //! whose vCPU is descheduled never holds a call up; the caller waits only for members that
 //! entered. After a level, a member spins for [`SPIN`] and then parks until the next post.
 
-use super::skeleton::{Body, CLOSED, ENTERED, OPEN};
+use super::skeleton::{Body, CLOSED, ENTERED, OPEN, wait_for};
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
@@ -207,15 +207,7 @@ pub fn run(workers: usize, worker: &(dyn Fn(usize) + Sync)) -> Option<Option<Pan
         .zip(&entered)
         .filter(|(_, e)| **e)
     {
-        let mut spins = 0u32;
-        while s.done.load(Ordering::Acquire) != post {
-            if spins < 1 << 14 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::park();
-            }
-        }
+        wait_for(1 << 14, || s.done.load(Ordering::Acquire) == post);
         if let Some(p) = s.panic.lock().expect("panic slot").take() {
             panic.get_or_insert(p);
         }

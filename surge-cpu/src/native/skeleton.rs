@@ -174,6 +174,20 @@ fn run_team(pool: &rayon::ThreadPool, workers: usize, worker: &(dyn Fn(usize) + 
     pool_team(pool, workers, worker);
 }
 
+/// Spins `spins` times for `done`, then parks until it holds (whoever makes it hold unparks the
+/// waiting thread; a spurious wake-up only checks again).
+pub(super) fn wait_for(spins: u32, done: impl Fn() -> bool) {
+    let mut n = 0u32;
+    while !done() {
+        if n < spins {
+            n += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::park();
+        }
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests of the pool path set it on their thread.
@@ -238,15 +252,7 @@ fn pool_team(pool: &rayon::ThreadPool, workers: usize, worker: &(dyn Fn(usize) +
     }
     for m in &members {
         if m.state.load(Ordering::Acquire) == ENTERED {
-            let mut spins = 0u32;
-            while !m.done.load(Ordering::Acquire) {
-                if spins < 1 << 12 {
-                    spins += 1;
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::park();
-                }
-            }
+            wait_for(1 << 12, || m.done.load(Ordering::Acquire));
             if let Some(p) = m.panic.lock().expect("panic slot").take() {
                 panic.get_or_insert(p);
             }
