@@ -73,6 +73,7 @@ pub mod cover;
 pub mod cpu;
 pub mod cuda;
 mod cusp;
+mod cusp_sample;
 pub mod features;
 pub mod filtered;
 pub mod incremental;
