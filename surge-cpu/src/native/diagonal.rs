@@ -63,7 +63,7 @@ pub struct DiagonalLayout {
     pub fixups: Vec<usize>,
     /// Per nested input other than the index row, in parameter order: `[block][k][r]`.
     pub values: Vec<Buffer>,
-    /// Whether regular rows may lack some of the band (zeros stored): the layout then computes
+    /// Whether some regular row lacks part of the band (zeros stored): the layout then computes
     /// the rows' sums only while the gathered input is finite.
     pub filled: bool,
 }
@@ -212,16 +212,16 @@ fn inspect_band(pat: &DiagonalPattern, buffers: &[Buffer], fill: bool) -> Option
     if 2 * count < blocks {
         return None;
     }
-    if fill {
-        let (mut rows, mut elements) = (0usize, 0usize);
-        for i in (0..blocks * BLOCK).filter(|&i| diagonal[i / BLOCK] && regular[i]) {
-            let (a, b) = extent(i).expect("a regular row's extent");
-            rows += 1;
-            elements += b - a;
-        }
-        if (rows * nd) as f64 > MAX_FILL * elements as f64 {
-            return None;
-        }
+    // The slots of the regular rows of diagonal blocks, and the elements they hold: a filled
+    // band that stores no zero needs no finiteness check.
+    let (mut slots_kept, mut elements) = (0usize, 0usize);
+    for i in (0..blocks * BLOCK).filter(|&i| fill && diagonal[i / BLOCK] && regular[i]) {
+        let (a, b) = extent(i).expect("a regular row's extent");
+        slots_kept += nd;
+        elements += b - a;
+    }
+    if slots_kept as f64 > MAX_FILL * elements as f64 {
+        return None;
     }
     let values = pat
         .rows
@@ -241,7 +241,7 @@ fn inspect_band(pat: &DiagonalPattern, buffers: &[Buffer], fill: bool) -> Option
         diagonal,
         fixups,
         values,
-        filled: fill,
+        filled: slots_kept > elements,
     })
 }
 

@@ -214,3 +214,43 @@ pub fn run(workers: usize, worker: &(dyn Fn(usize) + Sync)) -> Option<Option<Pan
     }
     Some(panic)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Members that parked after [`SPIN`] are woken by the next level and run their own shares
+    /// (the caller waits up to a second for them before it would close their posts and run the
+    /// shares itself). Four members: no other test uses a team of that size, so it is free.
+    #[test]
+    fn parked_members_are_woken_for_the_next_level() {
+        for round in 0..3 {
+            std::thread::sleep(SPIN * 5);
+            let started: Vec<Mutex<Option<String>>> = (0..5).map(|_| Mutex::new(None)).collect();
+            let r = run(5, &|t| {
+                if t > 0 {
+                    let name = std::thread::current().name().map(str::to_string);
+                    *started[t].lock().unwrap() = Some(name.unwrap_or_default());
+                    return;
+                }
+                let until = Instant::now() + Duration::from_secs(1);
+                while Instant::now() < until
+                    && started[1..].iter().any(|s| s.lock().unwrap().is_none())
+                {
+                    std::thread::yield_now();
+                }
+            });
+            assert!(
+                matches!(r, Some(None)),
+                "round {round}: the team was busy or panicked"
+            );
+            for (t, s) in started.iter().enumerate().skip(1) {
+                let name = s.lock().unwrap().clone().unwrap_or_default();
+                assert!(
+                    name.starts_with("surge-team-5-"),
+                    "round {round}, share {t} ran on {name:?}"
+                );
+            }
+        }
+    }
+}

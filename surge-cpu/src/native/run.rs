@@ -357,17 +357,16 @@ impl PhaseCall<'_> {
         // the Intel Xeon here (2026-11-29): 17.8-22.2 µs dealt in turn, 10.6-11.1 contiguous.
         let blocks = n.div_ceil(BLOCK);
         let by_block = match self.plan.outer {
-            LevelPlan::Parallel {
-                schedule: LoopSchedule::Static,
-                chunk,
-            } => LevelPlan::Parallel {
-                schedule: LoopSchedule::Static,
-                chunk: chunk.div_ceil(BLOCK).max(blocks.div_ceil(threads.max(1))),
-            },
-            LevelPlan::Parallel { schedule, chunk } => LevelPlan::Parallel {
-                schedule,
-                chunk: chunk.div_ceil(BLOCK).max(1),
-            },
+            LevelPlan::Parallel { schedule, chunk } => {
+                let least = match schedule {
+                    LoopSchedule::Static => blocks.div_ceil(threads.max(1)),
+                    _ => 1,
+                };
+                LevelPlan::Parallel {
+                    schedule,
+                    chunk: chunk.div_ceil(BLOCK).max(least),
+                }
+            }
             s => s,
         };
         let diagonal = |q: usize| l.diagonal.get(q).copied().unwrap_or(false);

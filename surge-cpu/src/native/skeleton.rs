@@ -354,19 +354,6 @@ mod tests {
     }
 
     #[test]
-    fn a_team_member_wakes_after_it_parked() {
-        // Longer than the members' spin: they park, and the next level must wake them.
-        let plan = LevelPlan::Parallel {
-            schedule: LoopSchedule::Static,
-            chunk: 1,
-        };
-        for _ in 0..3 {
-            assert!(covers_once(&pool(3), 64, plan, 3));
-            std::thread::sleep(super::super::hot_team::SPIN * 5);
-        }
-    }
-
-    #[test]
     fn a_panic_in_any_member_reaches_the_caller() {
         for at in [0, 999] {
             let r = std::panic::catch_unwind(|| {
